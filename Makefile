@@ -1,0 +1,22 @@
+# Two entry points for a fresh clone: `make demo` (the built-in demo) and `make test`.
+# Both create .venv first: torch's CPU wheel pinned by constraints.txt, then this package.
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
+export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: setup demo test
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet torch==2.13.0
+	$(PYTHON) -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: setup
+	bash scripts/demo.sh
+
+test: setup
+	$(PYTHON) -m pytest
