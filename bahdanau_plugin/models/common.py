@@ -1,0 +1,76 @@
+"""Configuration and behaviour common to RNNsearch and RNNencdec."""
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from fairseq.dataclass import FairseqDataclass
+from fairseq.models import FairseqEncoderDecoderModel
+
+
+@dataclass
+class RecurrentTranslationConfig(FairseqDataclass):
+    dropout: float = field(
+        default=0.0,
+        metadata={"help": "dropout on embeddings, annotations and the maxout layer (paper: none)"},
+    )
+    encoder_embed_dim: int = field(
+        default=620, metadata={"help": "source word embedding size m (paper: 620)"}
+    )
+    encoder_hidden_dim: int = field(
+        default=1000,
+        metadata={"help": "encoder GRU units n, per direction when bidirectional (paper: 1000)"},
+    )
+    decoder_embed_dim: int = field(
+        default=620, metadata={"help": "target word embedding size m (paper: 620)"}
+    )
+    decoder_hidden_dim: int = field(
+        default=1000, metadata={"help": "decoder GRU units n (paper: 1000)"}
+    )
+    maxout_dim: int = field(
+        default=500, metadata={"help": "maxout units l of the deep output (paper: 500)"}
+    )
+    max_train_length: int = field(
+        default=50,
+        metadata={
+            "help": "training pairs with more tokens than this on either side (end of sentence "
+            "not counted) are skipped; translation is not limited (paper: 30 or 50)"
+        },
+    )
+
+
+def size_fields(config_class):
+    return [f.name for f in dataclasses.fields(config_class) if f.name.endswith(("_dim", "_length"))]
+
+
+def apply_architecture(cfg, config_class, **architecture):
+    """Fill every option left unset with the architecture's value, else the paper's default."""
+    for option in dataclasses.fields(config_class):
+        if option.name.startswith("_"):
+            continue
+        default = architecture.get(option.name, option.default)
+        setattr(cfg, option.name, getattr(cfg, option.name, default))
+
+
+def check_sizes(cfg, config_class):
+    for name in size_fields(config_class):
+        value = getattr(cfg, name)
+        if value <= 0:
+            option = "--" + name.replace("_", "-")
+            raise ValueError(f"{option} must be a positive integer, got {value}")
+
+
+class RecurrentTranslationModel(FairseqEncoderDecoderModel):
+    def __init__(self, cfg, encoder, decoder):
+        super().__init__(encoder, decoder)
+        self.cfg = cfg
+
+    def max_positions(self):
+        """The paper's length limit filters training (and validation) pairs only.
+
+        fairseq-generate, fairseq-interactive and the hub interface call prepare_for_inference_,
+        which sets _is_generation_fast: from then on sentences of any length are translated.
+        """
+        if self._is_generation_fast:
+            return super().max_positions()
+        limit = self.cfg.max_train_length + 1  # fairseq's sizes count the end-of-sentence token
+        return (limit, limit)

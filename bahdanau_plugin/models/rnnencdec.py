@@ -1,0 +1,66 @@
+"""RNNencdec: the RNN Encoder-Decoder of Cho et al. (2014), the baseline of Bahdanau et al. (2015).
+
+A GRU reads the source into one fixed vector c = tanh(V h_T), which starts the decoder and
+conditions every GRU step and the deep output; the decoder is otherwise RNNsearch's.
+"""
+
+from dataclasses import dataclass
+
+import torch
+from fairseq.models import register_model, register_model_architecture
+from torch import nn
+
+from ..modules.conditional_decoder import ConditionalGRUDecoder
+from ..modules.gru_encoder import GRUEncoder
+from ..modules.initialization import normal_, zero_
+from .common import (
+    RecurrentTranslationConfig,
+    RecurrentTranslationModel,
+    apply_architecture,
+    check_sizes,
+)
+
+
+@dataclass
+class RNNencdecConfig(RecurrentTranslationConfig):
+    pass
+
+
+class RNNencdecEncoder(GRUEncoder):
+    def __init__(self, cfg, dictionary):
+        super().__init__(cfg, dictionary, bidirectional=False)
+        self.summary_projection = nn.Linear(cfg.encoder_hidden_dim, cfg.decoder_hidden_dim)  # V
+        normal_(self.summary_projection.weight)
+        zero_(self.summary_projection.bias)
+
+    def summarize(self, final_states):
+        return torch.tanh(self.summary_projection(final_states[0]))  # c = tanh(V h_T)
+
+
+class RNNencdecDecoder(ConditionalGRUDecoder):
+    def __init__(self, cfg, dictionary):
+        hidden = cfg.decoder_hidden_dim
+        super().__init__(cfg, dictionary, context_dim=hidden, summary_dim=hidden)
+
+    def context(self, state, encoder_out, cache):
+        return encoder_out["summary"], None  # the same c at every position; no alignment
+
+
+@register_model("rnnencdec", dataclass=RNNencdecConfig)
+class RNNencdecModel(RecurrentTranslationModel):
+    @classmethod
+    def build_model(cls, cfg, task):
+        check_sizes(cfg, RNNencdecConfig)
+        encoder = RNNencdecEncoder(cfg, task.source_dictionary)
+        decoder = RNNencdecDecoder(cfg, task.target_dictionary)
+        return cls(cfg, encoder, decoder)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_30")
+def rnnencdec_30(cfg):
+    apply_architecture(cfg, RNNencdecConfig, max_train_length=30)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_50")
+def rnnencdec_50(cfg):
+    apply_architecture(cfg, RNNencdecConfig, max_train_length=50)

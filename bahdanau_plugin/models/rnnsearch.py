@@ -1,0 +1,76 @@
+"""RNNsearch: Bahdanau, Cho & Bengio (2015), Section 3 and Appendix A.
+
+A bidirectional GRU encodes the source into annotations h_j = [->h_j ; <-h_j]; the decoder attends
+over them with the alignment model at every target position.
+"""
+
+from dataclasses import dataclass, field
+
+from fairseq.models import register_model, register_model_architecture
+
+from ..modules.attention import BahdanauAttention
+from ..modules.conditional_decoder import ConditionalGRUDecoder
+from ..modules.gru_encoder import GRUEncoder
+from .common import (
+    RecurrentTranslationConfig,
+    RecurrentTranslationModel,
+    apply_architecture,
+    check_sizes,
+)
+
+
+@dataclass
+class RNNsearchConfig(RecurrentTranslationConfig):
+    attention_dim: int = field(
+        default=1000, metadata={"help": "hidden units n' of the alignment model (paper: 1000)"}
+    )
+
+
+class RNNsearchEncoder(GRUEncoder):
+    """Bidirectional GRU (Appendix A.1.1): nn.GRU concatenates ->h_j and <-h_j into h_j."""
+
+    def __init__(self, cfg, dictionary):
+        super().__init__(cfg, dictionary, bidirectional=True)
+
+    def summarize(self, final_states):
+        return final_states[1]  # <-h_1: the backward GRU ends on the first source word
+
+
+class RNNsearchDecoder(ConditionalGRUDecoder):
+    """c_i = sum_j alpha_ij h_j, with alpha_ij from the alignment model (Eqs. 5 and 6)."""
+
+    def __init__(self, cfg, dictionary):
+        annotation_dim = 2 * cfg.encoder_hidden_dim
+        super().__init__(cfg, dictionary, context_dim=annotation_dim, summary_dim=cfg.encoder_hidden_dim)
+        self.attention = BahdanauAttention(cfg.decoder_hidden_dim, annotation_dim, cfg.attention_dim)
+
+    def precompute(self, encoder_out):
+        return {"projected_annotations": self.attention.project_annotations(encoder_out["annotations"])}
+
+    def context(self, state, encoder_out, cache):
+        return self.attention(
+            state,
+            encoder_out["annotations"],
+            cache["projected_annotations"],
+            encoder_out["padding_mask"],
+        )
+
+
+@register_model("rnnsearch", dataclass=RNNsearchConfig)
+class RNNsearchModel(RecurrentTranslationModel):
+    @classmethod
+    def build_model(cls, cfg, task):
+        check_sizes(cfg, RNNsearchConfig)
+        encoder = RNNsearchEncoder(cfg, task.source_dictionary)
+        decoder = RNNsearchDecoder(cfg, task.target_dictionary)
+        return cls(cfg, encoder, decoder)
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_30")
+def rnnsearch_30(cfg):
+    apply_architecture(cfg, RNNsearchConfig, max_train_length=30)
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_50")
+def rnnsearch_50(cfg):
+    apply_architecture(cfg, RNNsearchConfig, max_train_length=50)

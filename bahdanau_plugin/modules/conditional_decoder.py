@@ -1,0 +1,92 @@
+"""The decoder of Appendix A.2.2, shared by RNNsearch and RNNencdec.
+
+At target position i it takes the previous state s_{i-1} and word y_{i-1}, obtains a context c_i
+(from the alignment model in RNNsearch, fixed for RNNencdec), predicts y_i through the deep maxout
+output from (s_{i-1}, y_{i-1}, c_i), and moves to s_i = f(s_{i-1}, y_{i-1}, c_i).
+"""
+
+from typing import Dict, Optional, Tuple
+
+import torch
+from fairseq.models import FairseqIncrementalDecoder
+from fairseq.modules import FairseqDropout
+from torch import Tensor, nn
+
+from .conditional_gru import ConditionalGRUCell
+from .initialization import build_embedding, normal_, zero_
+from .maxout_output import MaxoutOutput
+
+
+class ConditionalGRUDecoder(FairseqIncrementalDecoder):
+    """Subclasses define ``context`` (how c_i is obtained) and may cache per-sentence tensors."""
+
+    def __init__(self, cfg, dictionary, context_dim: int, summary_dim: int):
+        super().__init__(dictionary)
+        self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
+        self.embed_tokens = build_embedding(len(dictionary), cfg.decoder_embed_dim, dictionary.pad())
+        self.initial_state = nn.Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
+        self.gru = ConditionalGRUCell(cfg.decoder_embed_dim, context_dim, cfg.decoder_hidden_dim)
+        self.deep_output = MaxoutOutput(
+            cfg.decoder_hidden_dim, cfg.decoder_embed_dim, context_dim, cfg.maxout_dim
+        )
+        self.output_projection = nn.Linear(cfg.maxout_dim, len(dictionary))  # W_o
+        for layer in (self.initial_state, self.output_projection):
+            normal_(layer.weight)
+            zero_(layer.bias)
+
+    def context(
+        self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
+    ) -> Tuple[Tensor, Optional[Tensor]]:
+        """Context c_i for state s_{i-1}, and the attention weights alpha_i if there are any."""
+        raise NotImplementedError
+
+    def precompute(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
+        """Per-sentence tensors that every step reuses; kept (and reordered) across decoding steps."""
+        return {}
+
+    def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
+        features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)
+        return self.output_layer(features), extra
+
+    def extract_features(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
+        if incremental_state is not None:
+            prev_output_tokens = prev_output_tokens[:, -1:]
+        embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))  # E y_{i-1}
+        cache = self._cache(encoder_out, incremental_state)
+        projected_inputs = self.gru.project_inputs(embedded)  # all positions at once
+        steps = embedded.size(1)
+        state = cache["state"]
+        prev_states, contexts, alphas = [], [], []
+        for i in range(steps):
+            context, alpha = self.context(state, encoder_out, cache)
+            prev_states.append(state)
+            contexts.append(context)
+            alphas.append(alpha)
+            # The state after the last position is only needed to go on decoding.
+            if incremental_state is not None or i + 1 < steps:
+                state = self.gru(projected_inputs[:, i], context, state)  # s_i, Eq. (4)
+        if incremental_state is not None:
+            cache["state"] = state
+            self.set_incremental_state(incremental_state, "cache", cache)
+        maxout = self.deep_output(torch.stack(prev_states, 1), embedded, torch.stack(contexts, 1))
+        attn = torch.stack(alphas, 1) if alphas[0] is not None else None  # B x T x S
+        return self.dropout_module(maxout), {"attn": [attn]}
+
+    def output_layer(self, features: Tensor) -> Tensor:
+        return self.output_projection(features)  # W_o t_i, Eq. (A.2.2); softmax in the criterion
+
+    def _cache(self, encoder_out, incremental_state) -> Dict[str, Tensor]:
+        cache = None
+        if incremental_state is not None:
+            cache = self.get_incremental_state(incremental_state, "cache")
+        if cache is None:
+            cache = self.precompute(encoder_out)
+            cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0
+        return cache
+
+    def reorder_incremental_state(self, incremental_state, new_order: Tensor):
+        cache = self.get_incremental_state(incremental_state, "cache")
+        if cache is None:
+            return
+        reordered = {key: value.index_select(0, new_order) for key, value in cache.items()}
+        self.set_incremental_state(incremental_state, "cache", reordered)

@@ -1,0 +1,92 @@
+"""Incremental decoding and padding never change a model's scores."""
+
+import torch
+
+from ..helpers import build_tiny_model, randomize_
+from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
+
+
+def _teacher_forced_log_probs(model, src_tokens, src_lengths, prev_tokens):
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    return model.get_normalized_probs(model.decoder(prev_tokens, encoder_out), log_probs=True)
+
+
+def _incremental_log_probs(model, src_tokens, src_lengths, prev_tokens):
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    incremental_state = {}
+    steps = []
+    for i in range(prev_tokens.size(1)):
+        output = model.decoder(prev_tokens[:, : i + 1], encoder_out, incremental_state=incremental_state)
+        steps.append(model.get_normalized_probs(output, log_probs=True))
+    return torch.cat(steps, dim=1)
+
+
+def _eval_model(model_name):
+    return randomize_(build_tiny_model(model_name)).eval()
+
+
+def test_incremental_decoding_gives_the_teacher_forced_scores(model_name):
+    model = _eval_model(model_name)
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    torch.testing.assert_close(
+        _incremental_log_probs(model, src_tokens, src_lengths, prev_tokens),
+        _teacher_forced_log_probs(model, src_tokens, src_lengths, prev_tokens),
+    )
+
+
+def test_reordering_the_incremental_state_follows_the_beams(model_name):
+    model = _eval_model(model_name)
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    new_order = torch.tensor([1, 0])
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    incremental_state = {}
+    model.decoder(prev_tokens[:, :1], encoder_out, incremental_state=incremental_state)
+    model.decoder.reorder_incremental_state_scripting(incremental_state, new_order)
+    encoder_out = model.encoder.reorder_encoder_out(encoder_out, new_order)
+    logits, _ = model.decoder(prev_tokens[new_order, :2], encoder_out, incremental_state=incremental_state)
+    expected = _teacher_forced_log_probs(model, src_tokens[new_order], src_lengths[new_order], prev_tokens[new_order, :2])
+    torch.testing.assert_close(model.get_normalized_probs((logits, None), log_probs=True), expected[:, 1:])
+
+
+def _alone_and_in_batch(model, left_pad: bool):
+    """Scores of the shorter sentence pair alone, and batched with a longer one."""
+    src_dict, tgt_dict = model.encoder.dictionary, model.decoder.dictionary
+    alone = _teacher_forced_log_probs(
+        model, *source_batch(src_dict, SOURCES[1:], left_pad), prev_output_batch(tgt_dict, TARGETS[1:])
+    )
+    batched = _teacher_forced_log_probs(
+        model, *source_batch(src_dict, SOURCES, left_pad), prev_output_batch(tgt_dict, TARGETS)
+    )
+    return alone[0], batched[1, : alone.size(1)]
+
+
+def test_left_padding_the_source_does_not_change_scores(model_name):
+    alone, batched = _alone_and_in_batch(_eval_model(model_name), left_pad=True)
+    torch.testing.assert_close(batched, alone)
+
+
+def test_right_padding_the_source_does_not_change_scores(model_name):
+    alone, batched = _alone_and_in_batch(_eval_model(model_name), left_pad=False)
+    torch.testing.assert_close(batched, alone)
+
+
+def test_attention_rows_sum_to_one_and_are_exactly_zero_on_padding():
+    model = _eval_model("rnnsearch")
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    _, extra = model.decoder(prev_tokens, model.encoder(src_tokens, src_lengths))
+    alpha = extra["attn"][0]
+    padding = src_tokens.eq(model.encoder.dictionary.pad()).unsqueeze(1).expand_as(alpha)
+    torch.testing.assert_close(alpha.sum(dim=2), torch.ones(alpha.shape[:2]))
+    assert padding.any()
+    assert torch.all(alpha[padding] == 0)
+
+
+def test_rnnencdec_returns_no_attention():
+    model = _eval_model("rnnencdec")
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    _, extra = model.decoder(prev_tokens, model.encoder(src_tokens, src_lengths))
+    assert extra["attn"] == [None]

@@ -1,0 +1,90 @@
+"""The decoders compute exactly the equations of Appendix A.2.2 (and Cho et al. for RNNencdec)."""
+
+import pytest
+import torch
+
+from ..helpers import build_tiny_model, randomize_
+from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
+from .paper_equations import decode_step_by_step
+
+TOLERANCE = 1e-5
+
+
+def _record_outputs(module, sink):
+    return module.register_forward_hook(lambda _module, _inputs, output: sink.append(output))
+
+
+def _model_trace(model):
+    """Run the model's teacher-forced forward pass and record its per-step internals."""
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    decoder = model.decoder
+    energies, contexts, states = [], [], []
+    hooks = [_record_outputs(decoder.gru, states)]
+    if hasattr(decoder, "attention"):
+        hooks += [_record_outputs(decoder.attention.energy, energies),
+                  _record_outputs(decoder.attention, contexts)]
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    logits, extra = decoder(prev_tokens, encoder_out)
+    for hook in hooks:
+        hook.remove()
+    log_probs = model.get_normalized_probs((logits, extra), log_probs=True)
+    return {
+        "encoder_out": encoder_out,
+        "prev_tokens": prev_tokens,
+        "energies": torch.stack([e.squeeze(2) for e in energies], 1) if energies else None,
+        "context": torch.stack([c for c, _ in contexts], 1) if contexts else None,
+        "alpha": extra["attn"][0],
+        "state": torch.stack(states, 1),
+        "log_probs": log_probs,
+    }
+
+
+def _expected_and_actual(model_name, quantity):
+    model = randomize_(build_tiny_model(model_name)).double().eval()
+    trace = _model_trace(model)
+    src_tokens, _ = source_batch(model.encoder.dictionary, SOURCES)
+    pairs = []
+    for b, (source, target) in enumerate(zip(SOURCES, TARGETS)):
+        real = src_tokens[b].ne(model.encoder.dictionary.pad())
+        annotations = trace["encoder_out"]["annotations"][b][real]
+        summary = trace["encoder_out"]["summary"][b]
+        steps = len(target) + 1
+        expected = decode_step_by_step(
+            model.decoder,
+            trace["prev_tokens"][b, :steps].tolist(),
+            summary,
+            annotations if model_name == "rnnsearch" else None,
+        )
+        if quantity == "state":
+            # s_i is needed at position i + 1: teacher forcing skips the one after the last word.
+            steps -= 1
+        for i in range(steps):
+            actual = trace[quantity][b, i]
+            if quantity in ("energies", "alpha"):
+                actual = actual[real]
+            pairs.append((expected[quantity][i], actual.to(expected[quantity][i].dtype)))
+    return pairs
+
+
+@pytest.mark.parametrize("quantity", ["energies", "alpha", "context", "state", "log_probs"])
+def test_rnnsearch_decoder_matches_the_papers_equations(quantity):
+    for expected, actual in _expected_and_actual("rnnsearch", quantity):
+        torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
+
+
+@pytest.mark.parametrize("quantity", ["state", "log_probs"])
+def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(quantity):
+    for expected, actual in _expected_and_actual("rnnencdec", quantity):
+        torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
+
+
+def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first_word():
+    model = randomize_(build_tiny_model("rnnsearch")).double().eval()
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    n = model.cfg.encoder_hidden_dim
+    for b, source in enumerate(SOURCES):
+        first_word = src_tokens.size(1) - (len(source) + 1)  # left padding comes first
+        backward_first = encoder_out["annotations"][b, first_word, n:]
+        torch.testing.assert_close(encoder_out["summary"][b], backward_first)
