@@ -2,6 +2,7 @@
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel
@@ -29,11 +30,12 @@ class RecurrentTranslationConfig(FairseqDataclass):
     maxout_dim: int = field(
         default=500, metadata={"help": "maxout units l of the deep output (paper: 500)"}
     )
-    max_train_length: int = field(
-        default=50,
+    max_train_length: Optional[int] = field(
+        default=None,
         metadata={
             "help": "training pairs with more tokens than this on either side (end of sentence "
-            "not counted) are skipped; translation is not limited (paper: 30 or 50)"
+            "not counted) are skipped; translation is never limited. Default: the architecture's "
+            "(30 for *_30, 50 for *_50, no limit for plain rnnsearch/rnnencdec)"
         },
     )
 
@@ -43,18 +45,21 @@ def size_fields(config_class):
 
 
 def apply_architecture(cfg, config_class, **architecture):
-    """Fill every option left unset with the architecture's value, else the paper's default."""
+    """Fill every option left unset with the architecture's value, else the paper's default.
+
+    fairseq-train leaves options the user did not give unset; fairseq-hydra-train has already
+    filled them from the dataclass, which is why an architecture's own values default to None.
+    """
     for option in dataclasses.fields(config_class):
-        if option.name.startswith("_"):
+        if option.name.startswith("_") or getattr(cfg, option.name, None) is not None:
             continue
-        default = architecture.get(option.name, option.default)
-        setattr(cfg, option.name, getattr(cfg, option.name, default))
+        setattr(cfg, option.name, architecture.get(option.name, option.default))
 
 
 def check_sizes(cfg, config_class):
     for name in size_fields(config_class):
         value = getattr(cfg, name)
-        if value <= 0:
+        if value is not None and value <= 0:
             option = "--" + name.replace("_", "-")
             raise ValueError(f"{option} must be a positive integer, got {value}")
 
@@ -70,7 +75,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         fairseq-generate, fairseq-interactive and the hub interface call prepare_for_inference_,
         which sets _is_generation_fast: from then on sentences of any length are translated.
         """
-        if self._is_generation_fast:
+        if self._is_generation_fast or self.cfg.max_train_length is None:
             return super().max_positions()
         limit = self.cfg.max_train_length + 1  # fairseq's sizes count the end-of-sentence token
         return (limit, limit)

@@ -1,0 +1,20 @@
+"""The alignment model's U_a h_j is computed once per sentence, not once per decoding step."""
+
+import torch
+from fairseq.sequence_generator import SequenceGenerator
+
+from ..helpers import build_tiny_model, randomize_
+from ..models.batches import SOURCES, source_batch
+
+
+def test_beam_search_projects_the_annotations_once_per_sentence():
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    calls = []
+    model.decoder.attention.annotation_projection.register_forward_hook(
+        lambda _module, inputs, _output: calls.append(inputs[0].size(0))
+    )
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=3, max_len_b=6)
+    hypotheses = generator.forward({"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}})
+    assert max(len(h[0]["tokens"]) for h in hypotheses) > 2  # several decoding steps ran
+    assert calls == [len(SOURCES) * 3]  # one call, for every beam of every sentence

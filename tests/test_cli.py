@@ -1,0 +1,138 @@
+"""End to end through fairseq's own command-line tools, with the plugin passed as --user-dir."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from .helpers import REPO, fairseq_env, fairseq_tool
+
+PLUGIN = str(REPO / "bahdanau_plugin")
+TEST_SENTENCES = 13  # not a multiple of fairseq's --required-batch-size-multiple (8)
+TINY = {
+    "rnnsearch": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
+                  "--decoder-hidden-dim", "8", "--attention-dim", "8", "--maxout-dim", "4"],
+    "rnnencdec": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
+                  "--decoder-hidden-dim", "8", "--maxout-dim", "4"],
+}
+ARCHITECTURES = ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"]
+
+
+def run(tool, *args, stdin=None, cwd=None, timeout=300):
+    command = [fairseq_tool(tool), *map(str, args)]
+    result = subprocess.run(command, input=stdin, capture_output=True, text=True,
+                            env=fairseq_env(), cwd=cwd, timeout=timeout)
+    if result.returncode != 0:
+        pytest.fail(f"{tool} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def data_bin(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make_demo_corpus.py"), "--out", str(root / "raw"),
+         "--train", "2000", "--valid", "40", "--test", str(TEST_SENTENCES)],
+        check=True, capture_output=True,
+    )
+    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr",
+        "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
+        "--testpref", root / "raw/test", "--destdir", root / "data-bin", "--joined-dictionary")
+    return root / "data-bin"
+
+
+def train(data_bin, save_dir, arch, *extra):
+    return run(
+        "fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", arch, *TINY[arch.split("_")[0]],
+        "--cpu", "--optimizer", "adadelta", "--adadelta-rho", "0.95", "--adadelta-eps", "1e-6",
+        "--lr", "1.0", "--clip-norm", "1.0", "--batch-size", "80", "--save-dir", save_dir,
+        "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1", "--seed", "3",
+        *extra,
+    )
+
+
+@pytest.fixture(scope="module")
+def checkpoints(data_bin, tmp_path_factory):
+    """One tiny model per architecture, trained for a few updates."""
+    paths = {}
+    for arch in ARCHITECTURES:
+        save_dir = tmp_path_factory.mktemp(arch)
+        train(data_bin, save_dir, arch, "--max-update", "4")
+        paths[arch] = save_dir / "checkpoint_last.pt"
+    return paths
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_fairseq_train_writes_a_checkpoint_for_each_architecture(checkpoints, arch):
+    assert checkpoints[arch].stat().st_size > 0
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_fairseq_generate_translates_every_test_sentence(data_bin, checkpoints, arch):
+    output = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", checkpoints[arch],
+                 "--beam", "5", "--batch-size", "4", "--max-len-b", "20", "--cpu")
+    hypotheses = re.findall(r"^H-(\d+)\t", output, flags=re.M)
+    assert sorted(map(int, hypotheses)) == list(range(TEST_SENTENCES))
+
+
+def test_fairseq_generate_prints_alignments_from_the_soft_attention(data_bin, checkpoints):
+    output = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path",
+                 checkpoints["rnnsearch_50"], "--beam", "5", "--print-alignment", "--max-len-b", "20",
+                 "--cpu")
+    alignments = re.findall(r"^A-\d+\t(.*)$", output, flags=re.M)
+    assert len(alignments) == TEST_SENTENCES
+    assert all(re.fullmatch(r"(\d+-\d+ ?)+", line.strip()) for line in alignments)
+
+
+def test_fairseq_interactive_answers_every_line_in_order(data_bin, checkpoints):
+    lines = ["the dog sees a cat", "a small red car", "this old european bank leaves the big city"]
+    output = run("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path",
+                 checkpoints["rnnsearch_50"], "--source-lang", "en", "--target-lang", "fr",
+                 "--beam", "5", "--max-len-b", "20", "--cpu", stdin="\n".join(lines) + "\n")
+    sources = re.findall(r"^S-\d+\t(.*)$", output, flags=re.M)
+    assert sources == lines
+    assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == len(lines)
+
+
+def test_training_resumes_from_checkpoint_last(data_bin, tmp_path):
+    train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "3")
+    output = train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "6")
+    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch \d+ @ 3 updates\)", output)
+    assert "num_updates 6" in output or "num_updates=6" in output
+
+
+def test_training_skips_pairs_longer_than_the_architecture_limit(data_bin, tmp_path):
+    output = train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "1", "--max-train-length", "8",
+                   "--skip-invalid-size-inputs-valid-test")
+    skipped = re.search(r"(\d+) samples have invalid sizes and will be skipped, max_positions=\(9, 9\)", output)
+    assert skipped and int(skipped.group(1)) > 0
+
+
+def test_generation_translates_sentences_longer_than_the_training_limit(data_bin, tmp_path):
+    train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "1", "--max-train-length", "8",
+          "--skip-invalid-size-inputs-valid-test")
+    output = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path",
+                 tmp_path / "checkpoint_last.pt", "--beam", "2", "--max-len-b", "5", "--cpu")
+    assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == TEST_SENTENCES
+
+
+def test_fairseq_hydra_train_builds_a_named_architecture_from_yaml(data_bin, tmp_path):
+    (tmp_path / "tiny.yaml").write_text(
+        "task:\n  _name: translation\n  data: " + str(data_bin) + "\n"
+        "model:\n  _name: rnnsearch_30\n  encoder_embed_dim: 8\n  decoder_embed_dim: 8\n"
+        "  encoder_hidden_dim: 8\n  decoder_hidden_dim: 8\n  attention_dim: 8\n  maxout_dim: 4\n"
+        "criterion: cross_entropy\n"
+        "optimizer:\n  _name: adam\n"
+        "lr_scheduler: fixed\n"
+        "optimization:\n  max_update: 2\n  lr: [0.001]\n"
+        "dataset:\n  batch_size: 80\n"
+        "checkpoint:\n  save_dir: " + str(tmp_path / "checkpoints") + "\n  no_epoch_checkpoints: true\n"
+        "common:\n  cpu: true\n  user_dir: " + PLUGIN + "\n  log_format: simple\n"
+    )
+    output = run("fairseq-hydra-train", "--config-dir", tmp_path, "--config-name", "tiny", cwd=tmp_path)
+    assert "RNNsearchModel" in output
+    state = torch.load(tmp_path / "checkpoints" / "checkpoint_last.pt")
+    assert state["cfg"]["model"]["max_train_length"] == 30
+    assert state["cfg"]["model"]["encoder_hidden_dim"] == 8
