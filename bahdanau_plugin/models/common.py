@@ -1,11 +1,14 @@
 """Configuration and behaviour common to RNNsearch and RNNencdec."""
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
-from fairseq.models import FairseqEncoderDecoderModel
+from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
+
+PAPER_LENGTH_LIMITS = (30, 50)
 
 
 @dataclass
@@ -56,6 +59,15 @@ def apply_architecture(cfg, config_class, **architecture):
         setattr(cfg, option.name, architecture.get(option.name, option.default))
 
 
+def register_paper_architectures(model_name: str, config_class) -> None:
+    """MODEL_30 and MODEL_50: the paper's sizes, trained on pairs of up to 30 or 50 tokens."""
+    for limit in PAPER_LENGTH_LIMITS:
+        architecture = functools.partial(
+            apply_architecture, config_class=config_class, max_train_length=limit
+        )
+        register_model_architecture(model_name, f"{model_name}_{limit}")(architecture)
+
+
 def check_sizes(cfg, config_class):
     for name in size_fields(config_class):
         value = getattr(cfg, name)
@@ -65,9 +77,20 @@ def check_sizes(cfg, config_class):
 
 
 class RecurrentTranslationModel(FairseqEncoderDecoderModel):
+    """Subclasses name their configuration, encoder and decoder classes."""
+
+    config_class = encoder_class = decoder_class = None
+
     def __init__(self, cfg, encoder, decoder):
         super().__init__(encoder, decoder)
         self.cfg = cfg
+
+    @classmethod
+    def build_model(cls, cfg, task):
+        check_sizes(cfg, cls.config_class)
+        encoder = cls.encoder_class(cfg, task.source_dictionary)
+        decoder = cls.decoder_class(cfg, task.target_dictionary)
+        return cls(cfg, encoder, decoder)
 
     def max_positions(self):
         """The paper's length limit filters training (and validation) pairs only.

@@ -7,7 +7,7 @@ conditions every GRU step and the deep output; the decoder is otherwise RNNsearc
 from dataclasses import dataclass
 
 import torch
-from fairseq.models import register_model, register_model_architecture
+from fairseq.models import register_model
 from torch import nn
 
 from ..modules.conditional_decoder import ConditionalGRUDecoder
@@ -16,8 +16,7 @@ from ..modules.initialization import normal_, zero_
 from .common import (
     RecurrentTranslationConfig,
     RecurrentTranslationModel,
-    apply_architecture,
-    check_sizes,
+    register_paper_architectures,
 )
 
 
@@ -48,19 +47,9 @@ class RNNencdecDecoder(ConditionalGRUDecoder):
 
 @register_model("rnnencdec", dataclass=RNNencdecConfig)
 class RNNencdecModel(RecurrentTranslationModel):
-    @classmethod
-    def build_model(cls, cfg, task):
-        check_sizes(cfg, RNNencdecConfig)
-        encoder = RNNencdecEncoder(cfg, task.source_dictionary)
-        decoder = RNNencdecDecoder(cfg, task.target_dictionary)
-        return cls(cfg, encoder, decoder)
+    config_class = RNNencdecConfig
+    encoder_class = RNNencdecEncoder
+    decoder_class = RNNencdecDecoder
 
 
-@register_model_architecture("rnnencdec", "rnnencdec_30")
-def rnnencdec_30(cfg):
-    apply_architecture(cfg, RNNencdecConfig, max_train_length=30)
-
-
-@register_model_architecture("rnnencdec", "rnnencdec_50")
-def rnnencdec_50(cfg):
-    apply_architecture(cfg, RNNencdecConfig, max_train_length=50)
+register_paper_architectures("rnnencdec", RNNencdecConfig)

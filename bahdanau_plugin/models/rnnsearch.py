@@ -6,7 +6,7 @@ over them with the alignment model at every target position.
 
 from dataclasses import dataclass, field
 
-from fairseq.models import register_model, register_model_architecture
+from fairseq.models import register_model
 
 from ..modules.attention import BahdanauAttention
 from ..modules.conditional_decoder import ConditionalGRUDecoder
@@ -14,8 +14,7 @@ from ..modules.gru_encoder import GRUEncoder
 from .common import (
     RecurrentTranslationConfig,
     RecurrentTranslationModel,
-    apply_architecture,
-    check_sizes,
+    register_paper_architectures,
 )
 
 
@@ -58,19 +57,9 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
 
 @register_model("rnnsearch", dataclass=RNNsearchConfig)
 class RNNsearchModel(RecurrentTranslationModel):
-    @classmethod
-    def build_model(cls, cfg, task):
-        check_sizes(cfg, RNNsearchConfig)
-        encoder = RNNsearchEncoder(cfg, task.source_dictionary)
-        decoder = RNNsearchDecoder(cfg, task.target_dictionary)
-        return cls(cfg, encoder, decoder)
+    config_class = RNNsearchConfig
+    encoder_class = RNNsearchEncoder
+    decoder_class = RNNsearchDecoder
 
 
-@register_model_architecture("rnnsearch", "rnnsearch_30")
-def rnnsearch_30(cfg):
-    apply_architecture(cfg, RNNsearchConfig, max_train_length=30)
-
-
-@register_model_architecture("rnnsearch", "rnnsearch_50")
-def rnnsearch_50(cfg):
-    apply_architecture(cfg, RNNsearchConfig, max_train_length=50)
+register_paper_architectures("rnnsearch", RNNsearchConfig)
