@@ -1,0 +1,15 @@
+"""Data pipeline: raw parallel text to fairseq binaries, for WMT'14 and Multi30k English-French.
+
+download      resumable downloads with a size or checksum check
+reading       parallel files as raw byte lines (plain, gzip'd or SGML), streamed
+cleaning      fairseq's Moses tokenizer and the rules that drop pairs
+parallel      an order-preserving parallel map with bounded read-ahead
+bpe           joint BPE learned with subword-nmt, applied with fairseq's subword_nmt class
+binarize      fairseq-preprocess, for both vocabulary modes
+summary       pairs, words, vocabulary sizes and <unk> rates of a run
+pipeline      the steps above in order, for any list of splits
+multi30k      which Multi30k files make which split, and where they are published
+wmt14         the same for the WMT'14 release archives
+command_line  the options shared by scripts/prepare_*.py
+errors        DataError, the one-line error for bad input
+"""

@@ -1,0 +1,65 @@
+"""Binarize tokenized text with fairseq-preprocess, in either vocabulary mode."""
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Sequence, Tuple
+
+from .errors import DataError
+
+FAIRSEQ_SPECIALS = 4  # <s>, <pad>, </s>, <unk>
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """`shortlist`: the `size` most frequent words of each language, the rest <unk> (the paper);
+    `bpe`: one dictionary of joint BPE units learned with `size` merges (no unknown words)."""
+
+    mode: str
+    size: int
+
+    def describe(self) -> str:
+        if self.mode == "bpe":
+            return f"joint BPE, {self.size} merges"
+        return f"shortlist of the {self.size} most frequent words per language"
+
+
+def preprocess_command(
+    text_dir: Path, test_names: Sequence[str], destination: Path,
+    vocabulary: Vocabulary, languages: Tuple[str, str], workers: int,
+) -> List[str]:
+    """fairseq-preprocess (run as the module behind that command, from this Python's environment)."""
+    command = [
+        sys.executable, "-m", "fairseq_cli.preprocess",
+        "--source-lang", languages[0], "--target-lang", languages[1],
+        "--trainpref", str(text_dir / "train"),
+        "--validpref", str(text_dir / "valid"),
+        # fairseq names the binaries of these test, test1, test2, ... in this order
+        "--testpref", ",".join(str(text_dir / name) for name in test_names),
+        "--destdir", str(destination),
+        "--workers", str(workers),
+        # no filler symbols: the dictionaries hold exactly the words (or BPE units) and the specials
+        "--padding-factor", "1",
+    ]
+    if vocabulary.mode == "bpe":
+        return command + ["--joined-dictionary"]
+    nwords = str(vocabulary.size + FAIRSEQ_SPECIALS)  # fairseq counts its specials in --nwords
+    return command + ["--nwordssrc", nwords, "--nwordstgt", nwords]
+
+
+def binarize(
+    text_dir: Path, test_names: Sequence[str], destination: Path,
+    vocabulary: Vocabulary, languages: Tuple[str, str], workers: int,
+) -> None:
+    if destination.exists():
+        shutil.rmtree(destination)  # fairseq-preprocess refuses to overwrite its dictionaries
+    command = preprocess_command(text_dir, test_names, destination, vocabulary, languages, workers)
+    print("running", " ".join(command), flush=True)
+    completed = subprocess.run(command)
+    if completed.returncode != 0:
+        raise DataError(
+            f"fairseq-preprocess failed with exit status {completed.returncode}; "
+            f"its messages are above and in {destination / 'preprocess.log'}"
+        )

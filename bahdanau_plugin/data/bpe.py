@@ -1,0 +1,43 @@
+"""Joint BPE: learned with subword-nmt, applied with fairseq's own `--bpe subword_nmt` class."""
+
+import functools
+import os
+from collections import Counter
+from pathlib import Path
+from typing import List, Sequence
+
+from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
+from subword_nmt import learn_bpe
+
+from .parallel import map_line_chunks
+
+
+def learn_joint_bpe(texts: Sequence[Path], codes: Path, merges: int, workers: int) -> None:
+    """Learn `merges` merge operations on the words of all texts together, as subword-nmt's
+    learn-joint-bpe-and-vocab does, without its vocabulary files: fairseq never reads them."""
+    words = Counter()
+    for path in texts:
+        with path.open(encoding="utf-8") as text:
+            words += learn_bpe.get_vocabulary(text, num_workers=workers)
+    with codes.open("w", encoding="utf-8") as out:
+        learn_bpe.learn_bpe([f"{word} {count}" for word, count in words.items()], out, merges, is_dict=True)
+
+
+@functools.lru_cache(maxsize=None)
+def subword_nmt_bpe(codes: str, modified_ns: int) -> SubwordNMTBPE:
+    """fairseq's `--bpe subword_nmt --bpe-codes codes`, so training text is segmented exactly like
+    the input of fairseq-interactive (separator `@@`, no vocabulary filter). Loaded once per
+    process and per version of the file (modified_ns)."""
+    return SubwordNMTBPE(SubwordNMTBPEConfig(bpe_codes=codes))
+
+
+def segment_lines(lines: List[str], codes: str) -> List[str]:
+    bpe = subword_nmt_bpe(codes, os.stat(codes).st_mtime_ns)
+    return [bpe.encode(line) for line in lines]
+
+
+def segment_file(source: Path, destination: Path, codes: Path, workers: int) -> None:
+    segment = functools.partial(segment_lines, codes=str(codes))
+    with destination.open("w", encoding="utf-8", newline="\n") as out:
+        for segmented in map_line_chunks(source, segment, workers):
+            out.writelines(line + "\n" for line in segmented)

@@ -1,0 +1,74 @@
+"""Tokenize raw pairs with fairseq's own Moses tokenizer, and drop the pairs the cleaning rules reject."""
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+from fairseq.data.encoders.moses_tokenizer import MosesTokenizer, MosesTokenizerConfig
+
+# Every pair is counted as read and under exactly one of the other steps, in this order.
+STEPS = ("read", "invalid_utf8", "empty", "ratio", "too_long", "kept")
+
+
+@dataclass(frozen=True)
+class CleaningRules:
+    """Which pairs to drop; the defaults drop none (but a line that is not UTF-8 is never kept)."""
+
+    drop_empty: bool = False
+    max_ratio: Optional[float] = None  # longer side / shorter side, in words
+    max_len: Optional[int] = None  # words, on each side
+
+
+class CleanPair(NamedTuple):
+    source_tokens: str
+    target_tokens: str
+    source_text: str
+    target_text: str
+
+
+@functools.lru_cache(maxsize=None)
+def moses_tokenizer(language: str) -> MosesTokenizer:
+    """fairseq's `--tokenizer moses` with its defaults, so training text is tokenized exactly like
+    the input of fairseq-interactive, and decoded output is detokenized by the same class."""
+    return MosesTokenizer(MosesTokenizerConfig(source_lang=language, target_lang=language))
+
+
+def tokenize(text: str, language: str) -> List[str]:
+    # split(), as fairseq's binarizer does, so no Unicode space survives inside a token
+    return moses_tokenizer(language).encode(text).split()
+
+
+def clean_chunk(
+    raw_pairs: Sequence[Tuple[bytes, bytes]], languages: Tuple[str, str], rules: CleaningRules
+) -> Tuple[List[CleanPair], Counter]:
+    """Tokenize and clean a chunk of pairs; count each pair under the step that dropped or kept it,
+    and count the words of the kept pairs under `words.<language>`."""
+    kept, counts = [], Counter(read=len(raw_pairs))
+    for raw_pair in raw_pairs:
+        step, pair = clean_pair(raw_pair, languages, rules)
+        counts[step] += 1
+        if pair is not None:
+            kept.append(pair)
+            for language, tokens in zip(languages, pair[:2]):
+                counts[f"words.{language}"] += len(tokens.split())
+    return kept, counts
+
+
+def clean_pair(
+    raw_pair: Tuple[bytes, bytes], languages: Tuple[str, str], rules: CleaningRules
+) -> Tuple[str, Optional[CleanPair]]:
+    """Return ("kept", the tokenized pair) or (the step that drops the pair, None)."""
+    try:
+        texts = [" ".join(raw.decode("utf-8").split()) for raw in raw_pair]
+    except UnicodeDecodeError:
+        return "invalid_utf8", None
+    tokens = [tokenize(text, language) for text, language in zip(texts, languages)]
+    shorter, longer = sorted(map(len, tokens))
+    if rules.drop_empty and shorter == 0:
+        return "empty", None
+    if rules.max_ratio is not None and longer > rules.max_ratio * shorter:
+        return "ratio", None
+    if rules.max_len is not None and longer > rules.max_len:
+        return "too_long", None
+    return "kept", CleanPair(" ".join(tokens[0]), " ".join(tokens[1]), *texts)

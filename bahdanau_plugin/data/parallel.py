@@ -1,0 +1,48 @@
+"""An order-preserving parallel map whose read-ahead is bounded, so memory stays flat."""
+
+import multiprocessing
+from collections import deque
+from itertools import islice
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, List, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+CHUNK_LINES = 2000  # big enough to outweigh the cost of passing a chunk between processes
+
+
+def chunked(items: Iterable[Item], size: int = CHUNK_LINES) -> Iterator[List[Item]]:
+    iterator = iter(items)
+    while True:
+        chunk = list(islice(iterator, size))
+        if not chunk:
+            return
+        yield chunk
+
+
+def ordered_map(function: Callable[[Item], Result], items: Iterable[Item], workers: int) -> Iterator[Result]:
+    """Yield function(item) for each item, in order, computed by `workers` processes.
+
+    multiprocessing's imap would do the same, but it drains `items` into its task queue as fast as
+    it can read them, which on a billion-word corpus means holding the corpus in memory; here at
+    most 2 × workers items are in flight at any time.
+    """
+    if workers <= 1:
+        yield from map(function, items)
+        return
+    with multiprocessing.Pool(workers) as pool:
+        in_flight = deque()
+        for item in items:
+            in_flight.append(pool.apply_async(function, (item,)))
+            if len(in_flight) >= 2 * workers:
+                yield in_flight.popleft().get()
+        while in_flight:
+            yield in_flight.popleft().get()
+
+
+def map_line_chunks(path: Path, function: Callable[[List[str]], Result], workers: int) -> Iterator[Result]:
+    """Stream the lines of a UTF-8 text file through function, one chunk of lines at a time, in order."""
+    with path.open(encoding="utf-8", newline="\n") as text:
+        stripped = (line.rstrip("\n") for line in text)
+        yield from ordered_map(function, chunked(stripped), workers)

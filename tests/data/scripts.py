@@ -1,0 +1,40 @@
+"""Running the data scripts as a user does: a separate process, from the repository root."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+from fairseq.data import Dictionary, data_utils
+
+from ..helpers import REPO, fairseq_env
+
+
+def run_script(script: str, *arguments) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *map(str, arguments)],
+        cwd=REPO, env=fairseq_env(), capture_output=True, text=True, timeout=600,
+    )
+
+
+def run_pipeline(script: str, out: Path, *arguments) -> dict:
+    """Run a script that must succeed; return the summary.json it wrote."""
+    completed = run_script(script, "--out", out, "--workers", 2, *arguments)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return read_summary(out)
+
+
+def read_summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+def text_lines(path: Path) -> List[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def binarized_sentences(out: Path, split: str, language: str) -> int:
+    """How many sentences fairseq loads from a split's binaries."""
+    data_bin = out / "data-bin"
+    dictionary = Dictionary.load(str(data_bin / f"dict.{language}.txt"))
+    return len(data_utils.load_indexed_dataset(str(data_bin / f"{split}.en-fr.{language}"), dictionary))

@@ -1,0 +1,68 @@
+"""Pairs are tokenized with fairseq's Moses tokenizer and dropped by the cleaning rules of their split."""
+
+from bahdanau_plugin.data.binarize import Vocabulary
+from bahdanau_plugin.data.cleaning import STEPS, CleaningRules, clean_chunk, clean_pair
+from bahdanau_plugin.data.pipeline import Settings, cleaning_rules
+
+LANGUAGES = ("en", "fr")
+TRAIN = CleaningRules(drop_empty=True, max_ratio=3, max_len=5)
+SETTINGS = Settings(Vocabulary("bpe", 10), max_len=5, max_ratio=3, workers=1)
+
+
+def test_kept_pairs_are_moses_tokenized_with_case_and_fairseqs_escaping():
+    step, pair = clean_pair((b"Don't stop!", "L'homme & moi.".encode()), LANGUAGES, TRAIN)
+    assert step == "kept"
+    assert pair.source_tokens == "Don &apos;t stop !"
+    assert pair.target_tokens == "L&apos; homme &amp; moi ."
+
+
+def test_kept_pairs_carry_their_untokenized_text_with_spaces_collapsed():
+    _, pair = clean_pair((b"  Two   dogs. ", b"Deux chiens."), LANGUAGES, TRAIN)
+    assert (pair.source_text, pair.target_text) == ("Two dogs.", "Deux chiens.")
+
+
+def test_a_pair_with_a_side_that_is_not_utf8_is_dropped_as_invalid():
+    assert clean_pair((b"caf\xe9", b"caf\xc3\xa9"), LANGUAGES, TRAIN) == ("invalid_utf8", None)
+
+
+def test_a_pair_with_an_empty_side_is_dropped_as_empty():
+    assert clean_pair((b"Hello.", b"  "), LANGUAGES, TRAIN) == ("empty", None)
+
+
+def test_a_pair_whose_longer_side_exceeds_max_ratio_times_the_shorter_is_dropped():
+    assert clean_pair((b"Yes", b"oui oui oui oui"), LANGUAGES, TRAIN) == ("ratio", None)
+
+
+def test_a_pair_with_more_than_max_len_words_on_one_side_is_dropped_as_too_long():
+    assert clean_pair((b"one two three four five six", b"un deux trois quatre cinq six"), LANGUAGES, TRAIN) == \
+           ("too_long", None)
+
+
+def test_a_pair_of_exactly_max_len_words_is_kept():
+    assert clean_pair((b"one two three four five", b"un deux trois quatre cinq"), LANGUAGES, TRAIN)[0] == "kept"
+
+
+def test_without_rules_even_an_empty_pair_is_kept():
+    step, pair = clean_pair((b"", b""), LANGUAGES, CleaningRules())
+    assert (step, pair.source_tokens, pair.target_tokens) == ("kept", "", "")
+
+
+def test_a_chunk_counts_each_pair_under_read_and_one_step_and_the_kept_words():
+    chunk = [(b"Hello there.", b"Bonjour."), (b"", b"vide"), (b"\xff", b"x")]
+    kept, counts = clean_chunk(chunk, LANGUAGES, TRAIN)
+    assert [pair.source_tokens for pair in kept] == ["Hello there ."]
+    assert {step: counts[step] for step in STEPS} == \
+           {"read": 3, "invalid_utf8": 1, "empty": 1, "ratio": 0, "too_long": 0, "kept": 1}
+    assert (counts["words.en"], counts["words.fr"]) == (3, 2)
+
+
+def test_training_pairs_are_cleaned_and_length_limited():
+    assert cleaning_rules("train", SETTINGS) == CleaningRules(drop_empty=True, max_ratio=3, max_len=5)
+
+
+def test_dev_pairs_are_cleaned_but_never_length_limited():
+    assert cleaning_rules("valid", SETTINGS) == CleaningRules(drop_empty=True, max_ratio=3)
+
+
+def test_no_test_line_is_ever_dropped():
+    assert cleaning_rules("test", SETTINGS) == cleaning_rules("test2", SETTINGS) == CleaningRules()

@@ -1,0 +1,85 @@
+"""Downloads resume where they stopped and are checked against the announced size and the MD5 sum."""
+
+import hashlib
+import http.server
+import threading
+from contextlib import contextmanager
+
+import pytest
+
+from bahdanau_plugin.data.download import download
+from bahdanau_plugin.data.errors import DataError
+
+CONTENT = bytes(range(256)) * 40
+
+
+class RangeHandler(http.server.BaseHTTPRequestHandler):
+    """Serves CONTENT, honours `Range: bytes=N-`, and cuts the first `server.cut_after` bytes short."""
+
+    def do_GET(self):  # noqa: N802  (http.server's naming)
+        self.server.ranges.append(self.headers.get("Range"))
+        start = int(self.headers["Range"][len("bytes="):-1]) if self.headers.get("Range") else 0
+        body = CONTENT[start:]
+        self.send_response(206 if start else 200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        cut_after = self.server.cut_after
+        self.server.cut_after = None
+        self.wfile.write(body[:cut_after])
+
+    def log_message(self, *arguments):
+        pass
+
+
+@contextmanager
+def serving(cut_after=None):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
+    server.ranges, server.cut_after = [], cut_after
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server, f"http://127.0.0.1:{server.server_address[1]}/file.bin"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_interrupted_download_is_a_one_line_error_and_the_next_run_resumes_it(tmp_path):
+    destination = tmp_path / "file.bin"
+    with serving(cut_after=1000) as (server, url):
+        with pytest.raises(DataError, match="run again to resume") as error:
+            download(url, destination)
+        assert "\n" not in str(error.value)
+        download(url, destination)
+    assert server.ranges == [None, "bytes=1000-"]
+    assert destination.read_bytes() == CONTENT
+    assert not (tmp_path / "file.bin.part").exists()
+
+
+def test_a_server_that_ignores_the_range_gets_the_file_written_from_the_start(tmp_path):
+    source = tmp_path / "published.bin"
+    source.write_bytes(CONTENT)
+    (tmp_path / "file.bin.part").write_bytes(b"stale bytes")
+    download(source.as_uri(), tmp_path / "file.bin")  # file: URLs answer every request with the whole file
+    assert (tmp_path / "file.bin").read_bytes() == CONTENT
+
+
+def test_a_file_whose_md5_differs_is_deleted_and_reported(tmp_path):
+    source = tmp_path / "published.bin"
+    source.write_bytes(CONTENT)
+    with pytest.raises(DataError, match="MD5"):
+        download(source.as_uri(), tmp_path / "file.bin", md5="0" * 32)
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_a_file_with_the_published_md5_is_kept(tmp_path):
+    source = tmp_path / "published.bin"
+    source.write_bytes(CONTENT)
+    download(source.as_uri(), tmp_path / "file.bin", md5=hashlib.md5(CONTENT).hexdigest())
+    assert (tmp_path / "file.bin").read_bytes() == CONTENT
+
+
+def test_a_file_already_downloaded_is_not_fetched_again(tmp_path):
+    (tmp_path / "file.bin").write_bytes(b"complete")
+    download((tmp_path / "nowhere.bin").as_uri(), tmp_path / "file.bin")
+    assert (tmp_path / "file.bin").read_bytes() == b"complete"

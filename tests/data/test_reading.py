@@ -1,0 +1,48 @@
+"""Parallel files are read as raw byte lines or SGML segments, streamed, and checked for alignment."""
+
+import gzip
+
+import pytest
+
+from bahdanau_plugin.data.errors import DataError
+from bahdanau_plugin.data.reading import ParallelFiles, check_aligned, read_pairs, records, require_file
+
+
+def test_lines_split_only_at_newlines_and_keep_their_bytes(tmp_path):
+    path = tmp_path / "text.en"
+    path.write_bytes("one\r\ntwo\u2028still two\rand \xe9\n".encode() + b"caf\xe9\n")
+    assert list(records(path)) == [b"one", "two\u2028still two\rand \xe9".encode(), b"caf\xe9"]
+
+
+def test_gzipped_files_are_read_as_their_text(tmp_path):
+    path = tmp_path / "text.en.gz"
+    path.write_bytes(gzip.compress(b"one\ntwo\n"))
+    assert list(records(path)) == [b"one", b"two"]
+
+
+def test_sgml_files_yield_the_text_of_their_segments(tmp_path):
+    path = tmp_path / "newstest2014-fren-src.en.sgm"
+    path.write_bytes(b'<srcset setid="newstest2014" srclang="any">\n<doc docid="1" genre="news">\n<p>\n'
+                     b'<seg id="1">AT&T grew.</seg>\n<seg id="2"></seg>\n</p>\n</doc>\n</srcset>\n')
+    assert list(records(path)) == [b"AT&T grew.", b""]
+
+
+def test_pairs_of_several_parts_follow_one_another(tmp_path):
+    parts = []
+    for name, lines in (("a", [b"1", b"2"]), ("b", [b"3"])):
+        for language in ("en", "fr"):
+            (tmp_path / f"{name}.{language}").write_bytes(b"".join(line + language.encode() + b"\n" for line in lines))
+        parts.append(ParallelFiles(tmp_path / f"{name}.en", tmp_path / f"{name}.fr"))
+    assert list(read_pairs(parts)) == [(b"1en", b"1fr"), (b"2en", b"2fr"), (b"3en", b"3fr")]
+
+
+def test_sides_with_different_line_counts_are_an_error_with_both_counts(tmp_path):
+    (tmp_path / "a.en").write_bytes(b"1\n2\n3\n")
+    (tmp_path / "a.fr").write_bytes(b"1\n2\n")
+    with pytest.raises(DataError, match=r"a\.en has 3 lines but .*a\.fr has 2"):
+        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"))
+
+
+def test_a_missing_file_is_an_error_naming_it(tmp_path):
+    with pytest.raises(DataError, match=f"missing file {tmp_path / 'train.en.gz'}"):
+        require_file(tmp_path / "train.en.gz", "hint")

@@ -1,0 +1,86 @@
+"""prepare_wmt14.py --from-dir on a small release with the real file names and formats."""
+
+import pytest
+
+from bahdanau_plugin.data import wmt14
+from bahdanau_plugin.data.download import file_md5
+from bahdanau_plugin.data.errors import DataError
+from bahdanau_plugin.data.wmt14 import Archive, extract_members, fetch_archives
+
+from .corpora import TEST_PAIRS, release_members, write_tar
+from .scripts import binarized_sentences, read_summary, text_lines
+
+
+def members_text(archive, *names):
+    members = release_members()[archive]
+    return [line for name in names for line in members[name].decode().splitlines()]
+
+
+@pytest.mark.parametrize("split", ["train", "valid", "test"])
+def test_binaries_load_with_one_sentence_per_kept_pair(wmt14_bpe, split):
+    kept = read_summary(wmt14_bpe)["splits"][split]["cleaning"]["kept"]
+    assert [binarized_sentences(wmt14_bpe, split, language) for language in ("en", "fr")] == [kept, kept]
+
+
+def test_training_pairs_come_from_all_five_corpora(wmt14_bpe):
+    train = read_summary(wmt14_bpe)["splits"]["train"]
+    assert train["origin"] == "Europarl v7 + Common Crawl + UN + News Commentary v9 + 10^9 French-English"
+    assert train["cleaning"]["read"] == 5 * 30 + 4  # 30 pairs per corpus, plus one bad pair in four of them
+
+
+def test_each_cleaning_step_drops_and_counts_its_bad_training_pair(wmt14_bpe):
+    cleaning = read_summary(wmt14_bpe)["splits"]["train"]["cleaning"]
+    assert {step: count for step, count in cleaning.items() if step not in ("read", "kept")} == \
+           {"invalid_utf8": 1, "empty": 1, "ratio": 1, "too_long": 1}
+    assert cleaning["kept"] == 5 * 30
+
+
+def test_valid_is_newstest2012_then_newstest2013(wmt14_bpe):
+    expected = members_text("dev.tgz", "dev/newstest2012.fr", "dev/newstest2013.fr")
+    assert text_lines(wmt14_bpe / "raw" / "valid.fr") == expected
+
+
+def test_test_is_the_text_of_the_sgml_segments_with_no_line_dropped(wmt14_bpe):
+    assert text_lines(wmt14_bpe / "raw" / "test.en") == [source.decode() for source, _ in TEST_PAIRS]
+    assert text_lines(wmt14_bpe / "raw" / "test.fr") == [target.decode() for _, target in TEST_PAIRS]
+
+
+def test_test_text_is_moses_tokenized_with_escaping_as_fairseq_does(wmt14_bpe):
+    assert "AT &amp; T and R &amp; D grew ." in text_lines(wmt14_bpe / "tok" / "test.en")
+
+
+def test_a_member_missing_from_an_archive_is_an_error_naming_it(tmp_path):
+    archive = tmp_path / "dev.tgz"
+    write_tar(archive, {"dev/newstest2012.en": b"Hello.\n"})
+    with pytest.raises(DataError, match="dev/newstest2012.fr"):
+        extract_members(archive, ["dev/newstest2012.en", "dev/newstest2012.fr"], tmp_path / "orig")
+
+
+def test_a_truncated_archive_is_an_error_saying_to_fetch_it_again(tmp_path):
+    archive = tmp_path / "dev.tgz"
+    write_tar(archive, {"dev/newstest2012.en": b"Hello.\n" * 1000})
+    archive.write_bytes(archive.read_bytes()[:60])
+    with pytest.raises(DataError, match="fetch it again"):
+        extract_members(archive, ["dev/newstest2012.en"], tmp_path / "orig")
+
+
+def test_members_extracted_before_are_not_extracted_again(tmp_path):
+    archive = tmp_path / "dev.tgz"
+    write_tar(archive, {"dev/newstest2012.en": b"Hello.\n"})
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "orig" / "newstest2012.en").write_text("kept\n")
+    extract_members(archive, ["dev/newstest2012.en"], tmp_path / "orig")
+    assert (tmp_path / "orig" / "newstest2012.en").read_text() == "kept\n"
+
+
+def test_every_corpus_comes_from_an_archive_of_the_release_table():
+    corpora = wmt14.TRAIN + wmt14.VALID + wmt14.TEST
+    assert {corpus.archive for corpus in corpora} == {archive.name for archive in wmt14.ARCHIVES}
+
+
+def test_without_from_dir_every_archive_is_downloaded_and_checked(wmt14_release, tmp_path, monkeypatch):
+    published = tuple(Archive(archive.name, (wmt14_release / archive.name).as_uri(),
+                              file_md5(wmt14_release / archive.name)) for archive in wmt14.ARCHIVES)
+    monkeypatch.setattr(wmt14, "ARCHIVES", published)
+    folder = fetch_archives(None, tmp_path / "download")
+    assert sorted(path.name for path in folder.iterdir()) == sorted(archive.name for archive in published)
