@@ -1,13 +1,18 @@
 """bahdanau-fairseq: RNNsearch and RNNencdec (Bahdanau, Cho & Bengio, ICLR 2015) for fairseq.
 
 Pass this folder to fairseq with ``--user-dir``. Importing it registers the models, lets fairseq's
-checkpoints load under torch's safe (weights-only) unpickler, and stops fairseq from silently
-dropping the last few sentences of a test set.
+checkpoints load under torch's safe (weights-only) unpickler and explains the ones that cannot
+load, stops fairseq from silently dropping the last few sentences of a test set, and keeps
+fairseq-interactive serving when a line of its input is not valid UTF-8.
 """
 
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)
-from .checkpoint_safety import allow_fairseq_checkpoint_types
-from .fairseq_fixes import keep_last_batch
+from .checkpoint_safety import allow_fairseq_checkpoint_types, explain_checkpoint_errors
+from .errors import print_plugin_errors_as_one_line
+from .fairseq_fixes import keep_last_batch, tolerate_invalid_utf8_input
 
+print_plugin_errors_as_one_line()
 allow_fairseq_checkpoint_types()
+explain_checkpoint_errors()
 keep_last_batch()
+tolerate_invalid_utf8_input()

@@ -1,4 +1,4 @@
-"""A fix for a fairseq 0.12 bug that silently changes evaluation results, applied on import.
+"""Fixes for fairseq 0.12 behaviour that loses sentences, applied when the plugin is imported.
 
 fairseq's ``data_utils.batch_by_size`` drops the last batch whenever its size is not a multiple of
 ``--required-batch-size-multiple`` (8 by default), so fairseq-generate silently skips up to 7 test
@@ -7,6 +7,8 @@ plugin hands the dropped sentences back as one final batch, as fairseq did befor
 """
 
 import functools
+import io
+import sys
 
 import numpy as np
 from fairseq.data import data_utils
@@ -32,3 +34,11 @@ def _keeping_last_batch(batch_by_size):
 def keep_last_batch() -> None:
     if not getattr(data_utils.batch_by_size, "keeps_last_batch", False):
         data_utils.batch_by_size = _keeping_last_batch(data_utils.batch_by_size)
+
+
+def tolerate_invalid_utf8_input() -> None:
+    """fairseq-interactive reads sys.stdin; under a strict UTF-8 decoder (PYTHONIOENCODING=utf-8,
+    say) one line of invalid bytes ends the whole session. Undecodable bytes become U+FFFD instead,
+    which the dictionary maps to <unk>, and the line is translated like any other."""
+    if isinstance(sys.stdin, io.TextIOWrapper) and sys.stdin.errors == "strict":
+        sys.stdin.reconfigure(errors="replace")

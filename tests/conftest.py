@@ -1,8 +1,25 @@
 import pytest
 
-from .helpers import MODELS
+from .helpers import ARCHITECTURES, MODELS, make_demo_data_bin, train
 
 
 @pytest.fixture(params=sorted(MODELS))
 def model_name(request):
     return request.param
+
+
+@pytest.fixture(scope="session")
+def data_bin(tmp_path_factory):
+    """A small binarized demo corpus: 2,000 training pairs and 13 test sentences."""
+    return make_demo_data_bin(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def checkpoints(data_bin, tmp_path_factory):
+    """One tiny model per architecture, trained for a few updates."""
+    paths = {}
+    for arch in ARCHITECTURES:
+        save_dir = tmp_path_factory.mktemp(arch)
+        train(data_bin, save_dir, arch, "--max-update", "4")
+        paths[arch] = save_dir / "checkpoint_last.pt"
+    return paths

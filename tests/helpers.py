@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -16,6 +17,15 @@ from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
+PLUGIN = str(REPO / "bahdanau_plugin")
+ARCHITECTURES = ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"]
+TEST_SENTENCES = 13  # not a multiple of fairseq's --required-batch-size-multiple (8)
+TINY_FLAGS = {
+    "rnnsearch": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
+                  "--decoder-hidden-dim", "8", "--attention-dim", "8", "--maxout-dim", "4"],
+    "rnnencdec": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
+                  "--decoder-hidden-dim", "8", "--maxout-dim", "4"],
+}
 
 TINY_SIZES = dict(
     encoder_embed_dim=6,
@@ -71,3 +81,40 @@ def fairseq_tool(name: str) -> str:
     if found is None:
         pytest.fail(f"{name} is not installed next to {sys.executable}")
     return found
+
+
+def run(tool, *args, stdin=None, cwd=None, timeout=300, check=True):
+    """Run one of fairseq's tools; its stdout and stderr together."""
+    command = [fairseq_tool(tool), *map(str, args)]
+    result = subprocess.run(command, input=stdin, capture_output=True, text=True,
+                            env=fairseq_env(), cwd=cwd, timeout=timeout)
+    if check and result.returncode != 0:
+        pytest.fail(f"{tool} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result.stdout + result.stderr
+
+
+def train_command(data_bin, save_dir, arch, *extra):
+    """fairseq-train with the paper's optimizer and clipping, at tiny sizes (later flags win)."""
+    return [
+        data_bin, "--user-dir", PLUGIN, "--arch", arch, *TINY_FLAGS[arch.split("_")[0]],
+        "--cpu", "--optimizer", "adadelta", "--adadelta-rho", "0.95", "--adadelta-eps", "1e-6",
+        "--lr", "1.0", "--clip-norm", "1.0", "--batch-size", "80", "--save-dir", save_dir,
+        "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1", "--seed", "3",
+        *extra,
+    ]
+
+
+def train(data_bin, save_dir, arch, *extra):
+    return run("fairseq-train", *train_command(data_bin, save_dir, arch, *extra))
+
+
+def make_demo_data_bin(root: Path, train_pairs: int = 2000) -> Path:
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make_demo_corpus.py"), "--out", str(root / "raw"),
+         "--train", str(train_pairs), "--valid", "40", "--test", str(TEST_SENTENCES)],
+        check=True, capture_output=True,
+    )
+    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr",
+        "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
+        "--testpref", root / "raw/test", "--destdir", root / "data-bin", "--joined-dictionary")
+    return root / "data-bin"

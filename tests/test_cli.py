@@ -1,67 +1,11 @@
 """End to end through fairseq's own command-line tools, with the plugin passed as --user-dir."""
 
 import re
-import subprocess
-import sys
 
 import pytest
 import torch
 
-from .helpers import REPO, fairseq_env, fairseq_tool
-
-PLUGIN = str(REPO / "bahdanau_plugin")
-TEST_SENTENCES = 13  # not a multiple of fairseq's --required-batch-size-multiple (8)
-TINY = {
-    "rnnsearch": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
-                  "--decoder-hidden-dim", "8", "--attention-dim", "8", "--maxout-dim", "4"],
-    "rnnencdec": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
-                  "--decoder-hidden-dim", "8", "--maxout-dim", "4"],
-}
-ARCHITECTURES = ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"]
-
-
-def run(tool, *args, stdin=None, cwd=None, timeout=300):
-    command = [fairseq_tool(tool), *map(str, args)]
-    result = subprocess.run(command, input=stdin, capture_output=True, text=True,
-                            env=fairseq_env(), cwd=cwd, timeout=timeout)
-    if result.returncode != 0:
-        pytest.fail(f"{tool} failed ({result.returncode}):\n{result.stderr[-3000:]}")
-    return result.stdout + result.stderr
-
-
-@pytest.fixture(scope="module")
-def data_bin(tmp_path_factory):
-    root = tmp_path_factory.mktemp("demo")
-    subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "make_demo_corpus.py"), "--out", str(root / "raw"),
-         "--train", "2000", "--valid", "40", "--test", str(TEST_SENTENCES)],
-        check=True, capture_output=True,
-    )
-    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr",
-        "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
-        "--testpref", root / "raw/test", "--destdir", root / "data-bin", "--joined-dictionary")
-    return root / "data-bin"
-
-
-def train(data_bin, save_dir, arch, *extra):
-    return run(
-        "fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", arch, *TINY[arch.split("_")[0]],
-        "--cpu", "--optimizer", "adadelta", "--adadelta-rho", "0.95", "--adadelta-eps", "1e-6",
-        "--lr", "1.0", "--clip-norm", "1.0", "--batch-size", "80", "--save-dir", save_dir,
-        "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1", "--seed", "3",
-        *extra,
-    )
-
-
-@pytest.fixture(scope="module")
-def checkpoints(data_bin, tmp_path_factory):
-    """One tiny model per architecture, trained for a few updates."""
-    paths = {}
-    for arch in ARCHITECTURES:
-        save_dir = tmp_path_factory.mktemp(arch)
-        train(data_bin, save_dir, arch, "--max-update", "4")
-        paths[arch] = save_dir / "checkpoint_last.pt"
-    return paths
+from .helpers import ARCHITECTURES, PLUGIN, TEST_SENTENCES, run, train
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)

@@ -8,6 +8,8 @@ from typing import Optional
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
 
+from ..errors import CheckpointError, ConfigurationError
+
 PAPER_LENGTH_LIMITS = (30, 50)
 
 
@@ -73,7 +75,7 @@ def check_sizes(cfg, config_class):
         value = getattr(cfg, name)
         if value is not None and value <= 0:
             option = "--" + name.replace("_", "-")
-            raise ValueError(f"{option} must be a positive integer, got {value}")
+            raise ConfigurationError(f"{option} must be a positive integer, got {value}")
 
 
 class RecurrentTranslationModel(FairseqEncoderDecoderModel):
@@ -92,6 +94,11 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         decoder = cls.decoder_class(cfg, task.target_dictionary)
         return cls(cfg, encoder, decoder)
 
+    def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        for side, module in (("source", self.encoder), ("target", self.decoder)):
+            _check_vocabulary(state_dict, side, module)
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+
     def max_positions(self):
         """The paper's length limit filters training (and validation) pairs only.
 
@@ -102,3 +109,16 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             return super().max_positions()
         limit = self.cfg.max_train_length + 1  # fairseq's sizes count the end-of-sentence token
         return (limit, limit)
+
+
+def _check_vocabulary(state_dict, side: str, module) -> None:
+    """A checkpoint used with another dictionary fails here with a sentence, not a shape dump."""
+    key = ("encoder" if side == "source" else "decoder") + ".embed_tokens.weight"
+    if key not in state_dict:
+        return
+    trained, given = state_dict[key].size(0), len(module.dictionary)
+    if trained != given:
+        raise CheckpointError(
+            f"the checkpoint was trained with a {trained}-symbol {side} dictionary but the data "
+            f"directory's has {given}: use the dictionaries (dict.*.txt) the model was trained with"
+        )

@@ -3,6 +3,8 @@
 import pytest
 from fairseq import options
 
+from bahdanau_plugin.errors import ConfigurationError
+
 from ..helpers import REPO, build_tiny_model
 
 PAPER_SIZES = dict(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000,
@@ -37,7 +39,7 @@ def test_every_size_can_be_overridden_from_the_command_line():
 
 @pytest.mark.parametrize("size", [0, -3])
 def test_a_non_positive_size_is_refused_naming_the_option(model_name, size):
-    with pytest.raises(ValueError, match=f"--decoder-hidden-dim must be a positive integer, got {size}"):
+    with pytest.raises(ConfigurationError, match=f"--decoder-hidden-dim must be a positive integer, got {size}"):
         build_tiny_model(model_name, decoder_hidden_dim=size)
 
 

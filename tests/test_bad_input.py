@@ -1,0 +1,105 @@
+"""Bad input gets a clear one-line answer, and nothing is lost."""
+
+import os
+import re
+import subprocess
+
+import pytest
+import torch
+
+from .helpers import PLUGIN, fairseq_env, fairseq_tool, run, train_command
+
+NORMAL = "the dog sees a cat"
+
+
+def _tool(name, *args, stdin=None, env=None):
+    """Run a fairseq tool on bytes; (return code, stdout, stderr) as text."""
+    result = subprocess.run([fairseq_tool(name), *map(str, args)], input=stdin, capture_output=True,
+                            env=env or fairseq_env(), timeout=300)
+    return (result.returncode, result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"))
+
+
+def _assert_one_line_error(returncode, stderr, *expected):
+    assert returncode != 0
+    assert "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ")
+    for text in expected:
+        assert text in last
+
+
+def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, checkpoints):
+    lines = [
+        NORMAL.encode(),
+        b"",
+        " ".join(["the big dog sees a small cat"] * 143)[:6000].encode(),  # about 1,000 words
+        b"zorglub blorp quux",
+        b"the red \xff\xfe car sees a \xc3( dog",
+        b"?! ... , ; :",
+        b"a small red car",
+    ]
+    env = {**fairseq_env(), "PYTHONIOENCODING": "utf-8"}  # a strict decoder, the hardest case
+    returncode, stdout, stderr = _tool(
+        "fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
+        "--source-lang", "en", "--target-lang", "fr", "--beam", "2", "--max-len-b", "10", "--cpu",
+        stdin=b"\n".join(lines) + b"\n", env=env,
+    )
+    assert returncode == 0, stderr[-2000:]
+    answered = [int(number) for number in re.findall(r"^H-(\d+)\t", stdout, flags=re.M)]
+    assert answered == list(range(len(lines)))
+    sources = re.findall(r"^S-\d+\t(.*)$", stdout, flags=re.M)
+    assert sources[0] == NORMAL and sources[-1] == "a small red car"
+    assert sources[3] == "<unk> <unk> <unk>"
+
+
+def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(data_bin, checkpoints, tmp_path):
+    truncated = tmp_path / "truncated.pt"
+    data = checkpoints["rnnsearch_50"].read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
+    returncode, _, stderr = _tool("fairseq-generate", data_bin, "--user-dir", PLUGIN,
+                                  "--path", truncated, "--cpu")
+    _assert_one_line_error(returncode, stderr, str(truncated), "incomplete")
+
+
+def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_error(
+    data_bin, checkpoints, tmp_path
+):
+    for lang, text in (("en", "a red car\nthe dog\n"), ("fr", "une voiture rouge\nle chien\n")):
+        (tmp_path / f"other.{lang}").write_text(text)
+    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr", "--joined-dictionary",
+        "--trainpref", tmp_path / "other", "--testpref", tmp_path / "other", "--destdir", tmp_path / "other")
+    returncode, _, stderr = _tool("fairseq-generate", tmp_path / "other", "--user-dir", PLUGIN,
+                                  "--path", checkpoints["rnnsearch_50"], "--cpu")
+    _assert_one_line_error(returncode, stderr, "source dictionary", "dict.*.txt")
+
+
+class _RunsACommand:
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def test_a_checkpoint_whose_pickle_would_run_code_is_refused_saying_why(data_bin, checkpoints, tmp_path):
+    state = torch.load(checkpoints["rnnsearch_50"])
+    state["extra_state"]["payload"] = _RunsACommand()
+    malicious = tmp_path / "malicious.pt"
+    torch.save(state, malicious)
+    returncode, _, stderr = _tool("fairseq-generate", data_bin, "--user-dir", PLUGIN,
+                                  "--path", malicious, "--cpu")
+    _assert_one_line_error(returncode, stderr, str(malicious), "posix.system", "could run code")
+    assert not (tmp_path / "pwned").exists() and not os.path.exists("pwned")
+
+
+def test_an_unknown_architecture_is_fairseqs_argument_error(data_bin, tmp_path):
+    returncode, _, stderr = _tool("fairseq-train", data_bin, "--user-dir", PLUGIN,
+                                  "--arch", "rnnsearch_70", "--cpu")
+    assert returncode == 2
+    assert "argument --arch" in stderr and "invalid choice: 'rnnsearch_70'" in stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_non_positive_size_is_a_one_line_error_naming_the_option(data_bin, tmp_path, value):
+    command = train_command(data_bin, tmp_path, "rnnsearch_50", "--attention-dim", value,
+                            "--max-update", "1")
+    returncode, _, stderr = _tool("fairseq-train", *command)
+    _assert_one_line_error(returncode, stderr, f"--attention-dim must be a positive integer, got {value}")
