@@ -41,8 +41,12 @@ class RNNencdecDecoder(ConditionalGRUDecoder):
         hidden = cfg.decoder_hidden_dim
         super().__init__(cfg, dictionary, context_dim=hidden, summary_dim=hidden)
 
+    def precompute(self, encoder_out):
+        return {"context_drive": self.gru.project_context(encoder_out["summary"])}  # C c
+
     def context(self, state, encoder_out, cache):
-        return encoder_out["summary"], None  # the same c at every position; no alignment
+        # The same c at every position, and no alignment.
+        return encoder_out["summary"], None, cache["context_drive"]
 
 
 @register_model("rnnencdec", dataclass=RNNencdecConfig)

@@ -47,12 +47,13 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
         return {"projected_annotations": self.attention.project_annotations(encoder_out["annotations"])}
 
     def context(self, state, encoder_out, cache):
-        return self.attention(
+        context, alpha = self.attention(
             state,
             encoder_out["annotations"],
             cache["projected_annotations"],
             encoder_out["padding_mask"],
         )
+        return context, alpha, self.gru.project_context(context)
 
 
 @register_model("rnnsearch", dataclass=RNNsearchConfig)

@@ -36,8 +36,9 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
 
     def context(
         self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
-    ) -> Tuple[Tensor, Optional[Tensor]]:
-        """Context c_i for state s_{i-1}, and the attention weights alpha_i if there are any."""
+    ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        """For state s_{i-1}: the context c_i, the attention weights alpha_i if there are any, and
+        the GRU's context drive C c_i (``self.gru.project_context``, perhaps computed smarter)."""
         raise NotImplementedError
 
     def precompute(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
@@ -53,18 +54,19 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             prev_output_tokens = prev_output_tokens[:, -1:]
         embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))  # E y_{i-1}
         cache = self._cache(encoder_out, incremental_state)
-        projected_inputs = self.gru.project_inputs(embedded)  # all positions at once
+        # W E y_{i-1} for all positions at once; unbound so that each step's gradient is a view.
+        input_drives = self.gru.project_inputs(embedded).unbind(dim=1)
         steps = embedded.size(1)
         state = cache["state"]
         prev_states, contexts, alphas = [], [], []
         for i in range(steps):
-            context, alpha = self.context(state, encoder_out, cache)
+            context, alpha, context_drive = self.context(state, encoder_out, cache)
             prev_states.append(state)
             contexts.append(context)
             alphas.append(alpha)
             # The state after the last position is only needed to go on decoding.
             if incremental_state is not None or i + 1 < steps:
-                state = self.gru(projected_inputs[:, i], context, state)  # s_i, Eq. (4)
+                state = self.gru(input_drives[i] + context_drive, state)  # s_i, Eq. (4)
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)

@@ -10,8 +10,8 @@ class ConditionalGRUCell(nn.Module):
     """s_i = (1 - z_i) * s_{i-1} + z_i * tanh(W E y_{i-1} + U [r_i * s_{i-1}] + C c_i).
 
     The reset gate multiplies s_{i-1} before U, as in the paper (not after, as torch.nn.GRU does).
-    The input and context terms are split from the recurrent step so that callers can compute
-    W E y_{i-1} for all target positions at once and keep only U s_{i-1} in the sequential loop.
+    The input and context terms ("drives") are split from the recurrent step so that callers can
+    compute W E y_{i-1} for all target positions at once, and C c once when the context is fixed.
     """
 
     def __init__(self, input_dim: int, context_dim: int, hidden_dim: int):
@@ -31,9 +31,13 @@ class ConditionalGRUCell(nn.Module):
         """[W_z; W_r; W] E y_{i-1} (+ biases), for any number of positions at once."""
         return self.input_weights(embedded)
 
-    def forward(self, projected_input: Tensor, context: Tensor, state: Tensor) -> Tensor:
-        drive = projected_input + self.context_weights(context)
+    def project_context(self, context: Tensor) -> Tensor:
+        """[C_z; C_r; C] c."""
+        return self.context_weights(context)
+
+    def forward(self, drive: Tensor, state: Tensor) -> Tensor:
+        """drive: W E y_{i-1} + C c_i, the part of every pre-activation that s_{i-1} does not touch."""
         gate_drive, candidate_drive = drive.split([2 * self.hidden_dim, self.hidden_dim], dim=-1)
         update, reset = torch.sigmoid(gate_drive + self.gate_weights(state)).chunk(2, dim=-1)
         candidate = torch.tanh(candidate_drive + self.candidate_weights(reset * state))
-        return (1 - update) * state + update * candidate
+        return torch.lerp(state, candidate, update)  # (1 - z_i) * s_{i-1} + z_i * candidate
