@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup demo test
+.PHONY: setup demo test bench
 
 setup: $(VENV)/.installed
 
@@ -20,3 +20,6 @@ demo: setup
 
 test: setup
 	$(PYTHON) -m pytest
+
+bench: setup
+	$(PYTHON) bench/benchmark.py

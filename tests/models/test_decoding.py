@@ -90,3 +90,12 @@ def test_rnnencdec_returns_no_attention():
     prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
     _, extra = model.decoder(prev_tokens, model.encoder(src_tokens, src_lengths))
     assert extra["attn"] == [None]
+
+
+def test_every_parameter_gets_a_gradient_so_pytorch_ddp_needs_no_unused_parameter_search(model_name):
+    model = _eval_model(model_name).train()
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    _teacher_forced_log_probs(model, src_tokens, src_lengths, prev_tokens).sum().backward()
+    missing = [name for name, parameter in model.named_parameters() if parameter.grad is None]
+    assert missing == []

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Where a training step's time goes: torch.profiler over rnnsearch's and fairseq lstm's forward and
+backward passes on one Multi30k-sized batch (synthetic tokens; sizes as in bench/benchmark.py)."""
+
+import argparse
+import time
+from argparse import Namespace
+
+import torch
+from fairseq.data import Dictionary
+from fairseq.models.lstm import LSTMModel, base_architecture
+
+import bahdanau_plugin  # noqa: F401
+from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+
+
+def dictionary(size):
+    d = Dictionary()
+    for i in range(size - 4):
+        d.add_symbol(f"w{i}")
+    return d
+
+
+def build(name, sizes, task):
+    if name == "rnnsearch":
+        cfg = RNNsearchConfig(encoder_embed_dim=sizes.embed, decoder_embed_dim=sizes.embed,
+                              encoder_hidden_dim=sizes.hidden, decoder_hidden_dim=sizes.hidden,
+                              attention_dim=sizes.hidden, maxout_dim=sizes.maxout)
+        return RNNsearchModel.build_model(cfg, task)
+    args = Namespace(encoder_embed_dim=sizes.embed, decoder_embed_dim=sizes.embed,
+                     encoder_hidden_size=sizes.hidden, decoder_hidden_size=sizes.hidden,
+                     encoder_bidirectional=True, decoder_out_embed_dim=sizes.maxout, dropout=0.0,
+                     max_source_positions=1024, max_target_positions=1024, criterion="cross_entropy")
+    base_architecture(args)
+    return LSTMModel.build_model(args, task)
+
+
+def batch(task, sizes, generator):
+    src = torch.randint(4, len(task.source_dictionary), (sizes.batch, sizes.source), generator=generator)
+    tgt = torch.randint(4, len(task.target_dictionary), (sizes.batch, sizes.target), generator=generator)
+    prev = torch.cat([torch.full((sizes.batch, 1), 2), tgt[:, :-1]], dim=1)
+    return src, torch.full((sizes.batch,), sizes.source), prev, tgt
+
+
+def step(model, src, lengths, prev, tgt):
+    logits, _ = model(src, lengths, prev)
+    loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), tgt.view(-1))
+    loss.backward()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--embed", type=int, default=256)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--maxout", type=int, default=256)
+    parser.add_argument("--vocab", type=int, default=9642)
+    parser.add_argument("--batch", type=int, default=80)
+    parser.add_argument("--source", type=int, default=16)
+    parser.add_argument("--target", type=int, default=17)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rows", type=int, default=18)
+    parser.add_argument("--models", nargs="+", default=["rnnsearch", "lstm"])
+    sizes = parser.parse_args()
+    task = Namespace(source_dictionary=dictionary(sizes.vocab), target_dictionary=dictionary(sizes.vocab))
+    generator = torch.Generator().manual_seed(0)
+    for name in sizes.models:
+        model = build(name, sizes, task)
+        data = batch(task, sizes, generator)
+        for _ in range(3):
+            step(model, *data)
+        start = time.perf_counter()
+        with torch.profiler.profile() as profiler:
+            for _ in range(sizes.steps):
+                step(model, *data)
+        elapsed = (time.perf_counter() - start) / sizes.steps
+        print(f"== {name}: {elapsed * 1000:.1f} ms per step (profiled), "
+              f"{sizes.batch * sizes.target / elapsed:.0f} target tokens/s")
+        print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=sizes.rows))
+
+
+if __name__ == "__main__":
+    main()
