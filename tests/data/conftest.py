@@ -32,20 +32,22 @@ def multi30k_slice(tmp_path_factory) -> Path:
     return directory
 
 
-@pytest.fixture(scope="session")
-def multi30k_bpe(multi30k_slice, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("multi30k-bpe")
-    run_pipeline("prepare_multi30k.py", out, "--from-dir", multi30k_slice, "--bpe", 1000,
+def _prepare_multi30k(multi30k_slice, tmp_path_factory, vocabulary: str) -> Path:
+    """The pipeline on the slice, with --bpe 1000 or --shortlist 1000."""
+    out = tmp_path_factory.mktemp(f"multi30k-{vocabulary}")
+    run_pipeline("prepare_multi30k.py", out, "--from-dir", multi30k_slice, f"--{vocabulary}", 1000,
                  "--max-len", MULTI30K_MAX_LEN)
     return out
+
+
+@pytest.fixture(scope="session")
+def multi30k_bpe(multi30k_slice, tmp_path_factory) -> Path:
+    return _prepare_multi30k(multi30k_slice, tmp_path_factory, "bpe")
 
 
 @pytest.fixture(scope="session")
 def multi30k_shortlist(multi30k_slice, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("multi30k-shortlist")
-    run_pipeline("prepare_multi30k.py", out, "--from-dir", multi30k_slice, "--shortlist", 1000,
-                 "--max-len", MULTI30K_MAX_LEN)
-    return out
+    return _prepare_multi30k(multi30k_slice, tmp_path_factory, "shortlist")
 
 
 @pytest.fixture(scope="session")
