@@ -1,15 +1,31 @@
-"""Figure 3 of the paper: the soft alignment alpha_ij of one translation, as a grayscale heatmap."""
+"""Figure 3 of the paper: the soft alignment alpha_ij of one translation, as a grayscale heatmap.
 
+Heatmaps are for people, so the labels are words: BPE pieces ("ter@@ rier") are merged back into
+words and Moses escapes ("&apos;") are undone.
+"""
+
+import functools
 from pathlib import Path
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 import torch
+from sacremoses import MosesDetokenizer
+
+from .errors import PluginError
+from .evaluation.figures import pyplot, save_png
 
 END_OF_SENTENCE = "<end>"
+SUBWORD_CONTINUES = "@@"  # subword-nmt's mark on every piece of a word but its last
+MOSES_SPLIT_DASH = "@-@"  # "t-shirt" is tokenized "t @-@ shirt"
+
+
+class NoAttentionError(PluginError):
+    """The model returned no attention weights: RNNencdec, or a fairseq model such as `lstm`,
+    which only computes them for generation when asked to print alignments."""
 
 
 def load_translator(checkpoint: Path, data: Path, **generation_options):
-    """fairseq's hub interface for a trained model (with --tokenizer/--bpe options if any)."""
+    """fairseq's hub interface for a trained model (with tokenizer/bpe options if any)."""
     from fairseq.models import FairseqEncoderDecoderModel
 
     return FairseqEncoderDecoderModel.from_pretrained(
@@ -20,25 +36,72 @@ def load_translator(checkpoint: Path, data: Path, **generation_options):
     )
 
 
-def translate_with_alignment(translator, sentence: str, beam: int = 5):
-    """Returns (source tokens, target tokens, alpha: target x source), end-of-sentence included."""
-    source_ids = translator.encode(sentence)
-    hypothesis = translator.generate([source_ids], beam=beam)[0][0]
-    alpha = hypothesis["attention"]  # source x target
-    if alpha is None:
-        raise ValueError("this model has no attention to plot (rnnencdec uses one fixed context)")
+def translate_with_alignment(translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200):
+    """Returns (source tokens, target tokens, alpha: target x source), end-of-sentence included.
+
+    source_ids are binarized, end of sentence included, as translator.encode returns them; the
+    translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b."""
+    hypothesis = translator.generate([source_ids], beam=beam, max_len_b=max_len_b)[0][0]
+    alpha = hypothesis["attention"]  # source x target; fairseq leaves an empty tensor without attention
+    if alpha is None or alpha.numel() == 0:
+        raise NoAttentionError(
+            "the model returned no attention to draw (RNNencdec has none: it translates from one fixed context)"
+        )
     source = [translator.src_dict[i] for i in source_ids[:-1].tolist()] + [END_OF_SENTENCE]
     target = [translator.tgt_dict[i] for i in hypothesis["tokens"][:-1].tolist()] + [END_OF_SENTENCE]
     return source, target, alpha.t().float().cpu()
 
 
-def plot_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor, path: Path) -> None:
+def word_pieces(tokens: Sequence[str]) -> List[List[int]]:
+    """The positions of each word's pieces: a piece ending in @@ continues into the next one."""
+    words, pieces = [], []
+    for position, token in enumerate(tokens):
+        pieces.append(position)
+        if not token.endswith(SUBWORD_CONTINUES):
+            words.append(pieces)
+            pieces = []
+    if pieces:  # a last piece that still ends in @@ (an unfinished word) stands on its own
+        words.append(pieces)
+    return words
+
+
+def _without_mark(piece: str) -> str:
+    return piece[: -len(SUBWORD_CONTINUES)] if piece.endswith(SUBWORD_CONTINUES) else piece
+
+
+@functools.lru_cache(maxsize=None)
+def _moses_detokenizer() -> MosesDetokenizer:
+    return MosesDetokenizer()
+
+
+def readable_word(tokens: Sequence[str], pieces: Sequence[int]) -> str:
+    """The word the pieces spell, with Moses' escapes undone: &apos; -> ', &amp; -> &, and the
+    @-@ of its aggressive dash splitting -> -."""
+    word = "".join(_without_mark(tokens[position]) for position in pieces)
+    return _moses_detokenizer().unescape_xml(word).replace(MOSES_SPLIT_DASH, "-")
+
+
+def merge_subwords(
+    source: Sequence[str], target: Sequence[str], alpha: torch.Tensor
+) -> Tuple[List[str], List[str], torch.Tensor]:
+    """Words instead of BPE pieces on both axes of alpha (target x source).
+
+    A source word receives the attention of all its pieces (columns summed), and a target word
+    gets the mean distribution of its pieces (rows averaged): every row still sums to 1, as the
+    softmax of Eq. (6) does, so the grayscale keeps its meaning."""
+    source_words, target_words = word_pieces(source), word_pieces(target)
+    by_source_word = torch.stack([alpha[:, pieces].sum(dim=1) for pieces in source_words], dim=1)
+    by_word = torch.stack([by_source_word[pieces].mean(dim=0) for pieces in target_words], dim=0)
+    return (
+        [readable_word(source, pieces) for pieces in source_words],
+        [readable_word(target, pieces) for pieces in target_words],
+        by_word,
+    )
+
+
+def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor):
     """Source words along the top, target words down the side; 0 is black and 1 is white."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     width = 1.5 + 0.45 * len(source)
     height = 1.5 + 0.4 * len(target)
     figure, axes = plt.subplots(figsize=(width, height))
@@ -48,18 +111,23 @@ def plot_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Te
     axes.xaxis.tick_top()
     figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02, label="alpha")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    return figure
+
+
+def save_heatmap(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor, path: Path) -> List[str]:
+    """Draw the alignment of BPE or word tokens, labelled with words, as a PNG; return the
+    target words, end of sentence included."""
+    source_words, target_words, word_alpha = merge_subwords(source, target, alpha)
+    save_png(draw_alignment(source_words, target_words, word_alpha), path)
+    return target_words
 
 
 def alignment_heatmaps(checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options):
     translator = load_translator(checkpoint, data, **options)
     translator.eval()
-    out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for number, sentence in enumerate(sentences, start=1):
-        source, target, alpha = translate_with_alignment(translator, sentence)
         path = out_dir / f"alignment_{number}.png"
-        plot_alignment(source, target, alpha, path)
-        paths.append((path, " ".join(target[:-1])))
+        target_words = save_heatmap(*translate_with_alignment(translator, translator.encode(sentence)), path)
+        paths.append((path, " ".join(target_words[:-1])))
     return paths

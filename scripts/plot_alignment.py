@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Translate sentences with a trained model and draw each soft alignment (the paper's Figure 3)."""
+"""Translate sentences with a trained model and draw each soft alignment (the paper's Figure 3).
+
+Sentences are raw text: they are tokenized with fairseq's Moses tokenizer and, given --bpe-codes,
+segmented as the training data was. The heatmap shows words: BPE pieces merged back (a source
+word's attention summed over its pieces, a target word's averaged over its pieces).
+"""
 
 import argparse
 from pathlib import Path
@@ -13,12 +18,18 @@ def main():
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint_*.pt file")
     parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder")
     parser.add_argument("--out-dir", type=Path, required=True, help="where alignment_N.png go")
+    parser.add_argument("--bpe-codes", type=Path, help="the subword-nmt codes of BPE data (OUT/bpe.codes)")
+    parser.add_argument("--source-lang", default="en", help="for the Moses tokenizer (default: %(default)s)")
+    parser.add_argument("--target-lang", default="fr", help="for the Moses tokenizer (default: %(default)s)")
     parser.add_argument("sentences", nargs="+", help="source sentences, one argument each")
     args = parser.parse_args()
-    for path in (args.checkpoint, args.data):
-        if not path.exists():
+    for path in (args.checkpoint, args.data, args.bpe_codes):
+        if path is not None and not path.exists():
             parser.error(f"{path} does not exist")
-    for path, translation in alignment_heatmaps(args.checkpoint, args.data, args.sentences, args.out_dir):
+    options = dict(tokenizer="moses", source_lang=args.source_lang, target_lang=args.target_lang)
+    if args.bpe_codes is not None:
+        options.update(bpe="subword_nmt", bpe_codes=str(args.bpe_codes))
+    for path, translation in alignment_heatmaps(args.checkpoint, args.data, args.sentences, args.out_dir, **options):
         print(f"{path}\t{translation}")
 
 

@@ -1,0 +1,187 @@
+"""scripts/evaluate.py: translate a test set with several checkpoints and report as the paper does."""
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from tqdm import tqdm
+
+from ..alignment import NoAttentionError, load_translator, save_heatmap, translate_with_alignment
+from ..data.command_line import positive_int
+from .binarized_split import BinarizedSplit, load_split, sentences_without_unknown_words, source_lengths_in_words
+from .bleu import table1_scores
+from .errors import EvaluationError
+from .generate import Generation, read_hypotheses, run_generate
+from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
+
+
+def named_checkpoint(text: str) -> Tuple[str, Path]:
+    name, separator, path = text.partition("=")
+    if not separator or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=CHECKPOINT (e.g. rnnsearch=ckpt/checkpoint_best.pt), got {text!r}"
+        )
+    return name, Path(path)
+
+
+def evaluation_parser(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True,
+                        help="the fairseq data-bin folder (OUT/data-bin of scripts/prepare_*.py)")
+    parser.add_argument("--model", type=named_checkpoint, action="append", required=True, metavar="NAME=CHECKPOINT",
+                        help="a model to evaluate and its name in tables and plots; repeat for several")
+    parser.add_argument("--out-dir", type=Path, required=True, help="where the translations, scores and figures go")
+    parser.add_argument("--subset", default="test", help="the split to translate (default: %(default)s)")
+    parser.add_argument("--source-lang", default="en", help="default: %(default)s")
+    parser.add_argument("--target-lang", default="fr", help="default: %(default)s")
+    parser.add_argument("--references", type=Path,
+                        help="untokenized references, one per line (default: DATA/../raw/SUBSET.TARGET_LANG)")
+    parser.add_argument("--bpe-codes", type=Path,
+                        help="the subword-nmt codes the data was segmented with "
+                             "(default: DATA/../bpe.codes if it exists, else the data has no BPE)")
+    parser.add_argument("--beam", type=positive_int, default=12, help="beam size (default: %(default)s)")
+    parser.add_argument("--max-len-b", type=positive_int, default=200,
+                        help="translations have at most this many tokens (fairseq's option; default: %(default)s)")
+    parser.add_argument("--batch-size", type=positive_int, default=32,
+                        help="sentences per batch (default: %(default)s)")
+    parser.add_argument("--bucket-width", type=positive_int, default=10,
+                        help="words per length bucket of the BLEU-by-length plot (default: %(default)s)")
+    parser.add_argument("--min-bucket-sentences", type=positive_int, default=20,
+                        help="a bucket with fewer sentences is widened, and the longest sentences share an "
+                             "open-ended last bucket (default: %(default)s)")
+    parser.add_argument("--heatmaps", type=int, nargs="+", default=[], metavar="ID",
+                        help="test sentences (fairseq-generate's ids: line numbers from 0) to draw "
+                             "alignment heatmaps for")
+    return parser
+
+
+def fill_defaults(arguments: argparse.Namespace) -> None:
+    """References and BPE codes where scripts/prepare_*.py put them, beside the data-bin folder."""
+    prepared = arguments.data.parent
+    if arguments.references is None:
+        arguments.references = prepared / "raw" / f"{arguments.subset}.{arguments.target_lang}"
+    if arguments.bpe_codes is None and (prepared / "bpe.codes").is_file():
+        arguments.bpe_codes = prepared / "bpe.codes"
+
+
+def read_references(path: Path, sentences: int) -> List[str]:
+    if not path.is_file():
+        raise EvaluationError(f"references {path} not found: give the untokenized references with --references")
+    references = path.read_text(encoding="utf-8").splitlines()
+    if len(references) != sentences:
+        raise EvaluationError(
+            f"{path} has {len(references)} lines but the test set has {sentences} sentences: give the "
+            "untokenized references of the same split (--references)"
+        )
+    return references
+
+
+def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
+    names = [name for name, _ in arguments.model]
+    if len(set(names)) != len(names):
+        raise EvaluationError(f"model names must differ, got {', '.join(names)}: give each --model its own NAME")
+    for name, checkpoint in arguments.model:
+        if not checkpoint.is_file():
+            raise EvaluationError(f"checkpoint {checkpoint} of model {name} not found")
+    for sentence in arguments.heatmaps:
+        if not 0 <= sentence < len(split):
+            raise EvaluationError(f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}")
+    codes = arguments.bpe_codes
+    if codes is not None and not codes.is_file():
+        raise EvaluationError(f"BPE codes {codes} not found")
+
+
+def translate_all(arguments, generation: Generation, sentences: int) -> Dict[str, List[str]]:
+    """Each model's detokenized translations; also written to OUT/NAME/SUBSET.hyp, one per line."""
+    translations = {}
+    for name, checkpoint in arguments.model:
+        print(f"== {name}: fairseq-generate, beam {generation.beam}, {checkpoint}", file=sys.stderr, flush=True)
+        output = arguments.out_dir / name / f"generate-{generation.subset}.txt"
+        run_generate(checkpoint, arguments.data, generation, output)
+        translations[name] = read_hypotheses(output, sentences)
+        hypotheses = output.with_name(f"{generation.subset}.hyp")
+        hypotheses.write_text("".join(line + "\n" for line in translations[name]), encoding="utf-8")
+    return translations
+
+
+def format_table1(report: dict) -> str:
+    models = report["models"]
+    first = next(iter(models.values()))
+    lines = [
+        f"BLEU on {report['subset']}: All {first['all']['sentences']} sentences, "
+        f"No UNK {first['no_unk']['sentences']} (no word outside the vocabulary in source or reference)",
+        f"sacrebleu {first['all']['signature']}",
+        f"{'model':<24}{'All':>8}{'No UNK':>8}",
+    ]
+    for name, scores in models.items():
+        cells = ["-" if score["bleu"] is None else f"{score['bleu']:.2f}"
+                 for score in (scores["all"], scores["no_unk"])]
+        lines.append(f"{name:<24}{cells[0]:>8}{cells[1]:>8}")
+    return "\n".join(lines) + "\n"
+
+
+def draw_heatmaps(arguments, split: BinarizedSplit, out_dir: Path) -> None:
+    """Figure 3 for the chosen sentences, from each model's soft attention, for models that have it."""
+    for name, checkpoint in tqdm(arguments.model, desc="heatmaps", unit="model", disable=not arguments.heatmaps):
+        translator = load_translator(checkpoint, arguments.data)
+        translator.eval()
+        try:
+            for sentence in arguments.heatmaps:
+                path = out_dir / name / f"sentence_{sentence}.png"
+                alignment = translate_with_alignment(
+                    translator, split.source.sentences[sentence], arguments.beam, arguments.max_len_b
+                )
+                save_heatmap(*alignment, path)
+        except NoAttentionError as error:
+            print(f"{name}: no heatmaps, {error}", file=sys.stderr)
+
+
+def write_table1(arguments, split: BinarizedSplit, translations, references: List[str]) -> None:
+    known = sentences_without_unknown_words(split)
+    report = {
+        "subset": arguments.subset,
+        "references": str(arguments.references),
+        "bpe_codes": None if arguments.bpe_codes is None else str(arguments.bpe_codes),
+        "beam": arguments.beam,
+        "models": {
+            name: {"checkpoint": str(checkpoint), **table1_scores(translations[name], references, known)}
+            for name, checkpoint in arguments.model
+        },
+    }
+    (arguments.out_dir / "bleu.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    table = format_table1(report)
+    (arguments.out_dir / "bleu.txt").write_text(table, encoding="utf-8")
+    print(table, end="", flush=True)
+
+
+def write_figure2(arguments, split: BinarizedSplit, translations, references: List[str]) -> None:
+    lengths = source_lengths_in_words(split)
+    buckets = length_buckets(lengths, arguments.bucket_width, arguments.min_bucket_sentences)
+    rows = bleu_by_length(translations, references, lengths, buckets)
+    write_csv(rows, arguments.out_dir / "bleu_by_length.csv")
+    plot_bleu_by_length(rows, arguments.out_dir / "bleu_by_length.png",
+                        title=f"BLEU by source length ({arguments.subset})")
+
+
+def evaluate(arguments: argparse.Namespace) -> None:
+    fill_defaults(arguments)
+    split = load_split(arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang)
+    check_inputs(arguments, split)
+    references = read_references(arguments.references, len(split))
+    generation = Generation(arguments.subset, arguments.source_lang, arguments.target_lang, arguments.beam,
+                            arguments.max_len_b, arguments.batch_size, arguments.bpe_codes)
+    translations = translate_all(arguments, generation, len(split))
+    write_table1(arguments, split, translations, references)
+    write_figure2(arguments, split, translations, references)
+    draw_heatmaps(arguments, split, arguments.out_dir / "heatmaps")
+
+
+def main(description: str, argv: Optional[Sequence[str]] = None) -> None:
+    # importing fairseq sets the root logger to DEBUG (its text_to_speech task calls basicConfig),
+    # and the models loaded here for the heatmaps would then print their whole configuration
+    logging.basicConfig(level=logging.WARNING, force=True)
+    evaluate(evaluation_parser(description).parse_args(argv))

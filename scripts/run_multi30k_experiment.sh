@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The real result of docs/results.md: Multi30k English->French (BPE) on the CPU. RNNsearch,
+# RNNencdec and fairseq's own `lstm` (bidirectional encoder) at the same sizes, on the same data,
+# each trained for the same wall-clock budget with the same recipe (and, with PAPER_RECIPE=1,
+# RNNsearch once more with the paper's Adadelta recipe); then scripts/evaluate.py on
+# test_2016_flickr: BLEU All and No UNK, BLEU by length (Figure 2), alignment heatmaps (Figure 3).
+#
+# Usage: bash scripts/run_multi30k_experiment.sh [OUT]      (default OUT: /tmp/multi30k-experiment)
+# Run from anywhere with the project's environment active (fairseq-train on PATH). Settings, from
+# the environment:
+#   BUDGET_MINUTES=30  training time of each system (fairseq-train --stop-time-hours)
+#   JOBS=2             trainings at once, each on OMP_NUM_THREADS = cores / JOBS threads; systems
+#                      are started in the order below, so with 2 jobs RNNsearch and RNNencdec
+#                      share the machine with each other, then lstm with RNNsearch-Adadelta
+#   PAPER_RECIPE=1     also train RNNsearch with the paper's Adadelta recipe (0: do not)
+#   DIM=256            embedding, hidden (per direction in the encoders), alignment and maxout size
+#   OPTIMIZER=adam LR=3e-3 DROPOUT=0.2 BATCH=80   the recipe of the three compared systems
+#   DATA=/tmp/multi30k-bpe10k         prepared data; made if missing, from
+#   MULTI30K=<repo>/../shared/data/multi30k   the raw Multi30k files
+#   HEATMAPS="1 7 49 58 357"          test sentences (from 0) to draw alignments for
+#   EVALUATE_OPTIONS=""                more scripts/evaluate.py options (a quick check: "--beam 2 --max-len-b 20")
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+out=$(realpath -m "${1:-/tmp/multi30k-experiment}")
+BUDGET_MINUTES=${BUDGET_MINUTES:-30}
+JOBS=${JOBS:-2}
+PAPER_RECIPE=${PAPER_RECIPE:-1}
+DIM=${DIM:-256}
+OPTIMIZER=${OPTIMIZER:-adam} LR=${LR:-3e-3} DROPOUT=${DROPOUT:-0.2} BATCH=${BATCH:-80}
+DATA=$(realpath -m "${DATA:-/tmp/multi30k-bpe10k}")
+MULTI30K=${MULTI30K:-$repo/../shared/data/multi30k}
+HEATMAPS=${HEATMAPS:-1 7 49 58 357}
+EVALUATE_OPTIONS=${EVALUATE_OPTIONS:-}
+cores=$(nproc)
+threads=$(( cores / JOBS > 0 ? cores / JOBS : 1 ))
+hours=$(python -c "print($BUDGET_MINUTES / 60)")
+mkdir -p "$out"
+cd "$repo"
+
+if [ ! -f "$DATA/data-bin/dict.en.txt" ]; then
+  echo "== preparing Multi30k (BPE, 10,000 merges) -> $DATA"
+  python scripts/prepare_multi30k.py --from-dir "$MULTI30K" --out "$DATA" --bpe 10000 --max-len 50
+fi
+
+# Training pairs are already at most 50 words per side (prepare_multi30k.py --max-len 50, the
+# paper's RNNsearch-50 limit, counted in words), so the models get no further limit in BPE units.
+sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-dim "$DIM" --decoder-hidden-dim "$DIM"
+       --maxout-dim "$DIM")
+lstm_sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-size "$DIM"
+            --decoder-hidden-size "$DIM" --decoder-out-embed-dim "$DIM")
+recipe=(--optimizer "$OPTIMIZER" --lr "$LR" --clip-norm 1.0 --batch-size "$BATCH" --dropout "$DROPOUT")
+budget=(--cpu --seed 1 --stop-time-hours "$hours" --skip-invalid-size-inputs-valid-test
+        --no-epoch-checkpoints --log-format simple --log-interval 50)
+
+systems=(rnnsearch rnnencdec lstm)
+declare -A commands
+commands[rnnsearch]="fairseq-train $DATA/data-bin --save-dir $out/rnnsearch --user-dir bahdanau_plugin --arch rnnsearch ${sizes[*]} --attention-dim $DIM ${recipe[*]}"
+commands[rnnencdec]="fairseq-train $DATA/data-bin --save-dir $out/rnnencdec --user-dir bahdanau_plugin --arch rnnencdec ${sizes[*]} ${recipe[*]}"
+commands[lstm]="fairseq-train $DATA/data-bin --save-dir $out/lstm --arch lstm --encoder-bidirectional ${lstm_sizes[*]} ${recipe[*]}"
+if [ "$PAPER_RECIPE" = 1 ]; then
+  systems+=(rnnsearch-adadelta)
+  # the paper's training, as configs/paper_training.yaml; no dropout, as in the paper
+  commands[rnnsearch-adadelta]="bash scripts/train_paper_recipe.sh rnnsearch $DATA/data-bin $out/rnnsearch-adadelta ${sizes[*]} --attention-dim $DIM"
+fi
+
+: > "$out/commands.txt"
+for name in "${systems[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  command="${commands[$name]} ${budget[*]}"
+  echo "OMP_NUM_THREADS=$threads $command" >> "$out/commands.txt"
+  mkdir -p "$out/$name"
+  echo "== $(date +%T) training $name for $BUDGET_MINUTES min on $threads thread(s); log: $out/$name/train.log"
+  OMP_NUM_THREADS=$threads $command > "$out/$name/train.log" 2>&1 &
+done
+wait
+
+models=()
+for name in "${systems[@]}"; do
+  if [ ! -f "$out/$name/checkpoint_best.pt" ]; then
+    echo "error: $name did not train; see the end of $out/$name/train.log" >&2
+    exit 1
+  fi
+  echo "$name: $(grep -E "valid on 'valid'" "$out/$name/train.log" | tail -n 1 | cut -d'|' -f 4-)"
+  models+=(--model "$name=$out/$name/checkpoint_best.pt")
+done
+
+echo "== $(date +%T) evaluating on test_2016_flickr -> $out/evaluation"
+# shellcheck disable=SC2086  # HEATMAPS and EVALUATE_OPTIONS are lists
+# Multi30k's sentences are short (test sources: 13 words on average, the longest 35), so Figure 2
+# gets buckets of 5 words; the longest 16 sentences (26 to 35 words) share the last one.
+OMP_NUM_THREADS=$cores python scripts/evaluate.py --data "$DATA/data-bin" --out-dir "$out/evaluation" \
+  "${models[@]}" --bucket-width 5 --min-bucket-sentences 15 --heatmaps $HEATMAPS $EVALUATE_OPTIONS
+echo "== done: $out/commands.txt, $out/evaluation/{bleu.txt,bleu_by_length.csv,bleu_by_length.png,heatmaps/}"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The paper's training (Appendix B.2) with fairseq-train flags: the same recipe as
+# configs/paper_training.yaml (tests/test_configs.py checks that both give the same configuration).
+# Adadelta (rho 0.95, epsilon 1e-6, learning rate 1.0), gradient L2 norm clipped at 1,
+# minibatches of 80 sentences; the architecture brings the sizes and the length limit.
+#
+# Usage: bash scripts/train_paper_recipe.sh ARCH DATA SAVE_DIR [more fairseq-train options]
+#   ARCH: rnnsearch_30, rnnsearch_50, rnnencdec_30 or rnnencdec_50 (or rnnsearch, rnnencdec);
+#   later options win, e.g. --max-train-length 80 --stop-time-hours 24
+set -euo pipefail
+if [ $# -lt 3 ]; then
+  echo "usage: $0 ARCH DATA SAVE_DIR [more fairseq-train options]" >&2
+  exit 2
+fi
+arch=$1 data=$2 save_dir=$3
+shift 3
+plugin="$(cd "$(dirname "$0")/.." && pwd)/bahdanau_plugin"
+
+exec fairseq-train "$data" --user-dir "$plugin" --arch "$arch" \
+  --task translation --criterion cross_entropy \
+  --optimizer adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 --weight-decay 0.0 \
+  --lr-scheduler fixed --clip-norm 1.0 \
+  --batch-size 80 --skip-invalid-size-inputs-valid-test \
+  --save-dir "$save_dir" "$@"

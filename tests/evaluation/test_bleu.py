@@ -1,0 +1,69 @@
+"""BLEU on All and No UNK sentences is sacrebleu's, on the detokenized translations and the references."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bahdanau_plugin.evaluation.bleu import corpus_bleu
+
+from .conftest import MODELS, UNKNOWN_WORDS
+
+
+def sacrebleu_command_line(references, hypotheses, tmp_path) -> dict:
+    """What the sacrebleu command prints (JSON, 6 decimals) for these lines."""
+    files = {}
+    for name, lines in (("references", references), ("hypotheses", hypotheses)):
+        files[name] = tmp_path / name
+        files[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "sacrebleu", str(files["references"]), "-i", str(files["hypotheses"]),
+         "-m", "bleu", "-w", "6"],
+        capture_output=True, text=True, check=True,
+    )
+    return json.loads(completed.stdout)
+
+
+def report(evaluation) -> dict:
+    return json.loads((evaluation / "bleu.json").read_text(encoding="utf-8"))
+
+
+def lines(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def assert_same_score(ours: dict, theirs: dict) -> None:
+    assert ours["bleu"] == pytest.approx(theirs["score"], abs=1e-6)
+    assert ours["detail"].endswith(theirs["verbose_score"])
+    assert ours["signature"] == theirs["signature"]
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_bleu_on_all_sentences_is_what_sacrebleu_computes_on_the_same_files(evaluation, prepared_test_set,
+                                                                            model, tmp_path):
+    references = lines(prepared_test_set / "raw" / "test.fr")
+    hypotheses = lines(evaluation / model / "test.hyp")
+    ours = report(evaluation)["models"][model]["all"]
+    assert ours["sentences"] == len(references)
+    assert_same_score(ours, sacrebleu_command_line(references, hypotheses, tmp_path))
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences(evaluation, prepared_test_set, model, tmp_path):
+    ours = report(evaluation)["models"][model]["no_unk"]
+    kept = ours["sentence_ids"]
+    references = lines(prepared_test_set / "raw" / "test.fr")
+    hypotheses = lines(evaluation / model / "test.hyp")
+    theirs = sacrebleu_command_line([references[i] for i in kept], [hypotheses[i] for i in kept], tmp_path)
+    assert_same_score(ours, theirs)
+
+
+def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_words(evaluation, prepared_test_set):
+    sentences = len(lines(prepared_test_set / "raw" / "test.en"))
+    for scores in report(evaluation)["models"].values():
+        assert scores["no_unk"]["sentence_ids"] == [i for i in range(sentences) if i not in UNKNOWN_WORDS]
+
+
+def test_bleu_of_no_sentence_is_none():
+    assert corpus_bleu([], []).bleu is None

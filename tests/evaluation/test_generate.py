@@ -1,0 +1,42 @@
+"""fairseq-generate's detokenized hypotheses, read back in the order of the test set."""
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bahdanau_plugin.evaluation.errors import EvaluationError
+from bahdanau_plugin.evaluation.generate import Generation, generate_command, read_hypotheses
+
+from .conftest import MODELS
+
+GENERATION = Generation("test", "en", "fr", beam=12, max_len_b=200, batch_size=32, bpe_codes=None)
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_hypotheses_file_holds_the_d_lines_of_fairseq_generate_in_sentence_order(evaluation, model):
+    output = (evaluation / model / "generate-test.txt").read_text(encoding="utf-8")
+    by_id = dict(re.findall(r"^D-(\d+)\t[^\t]*\t(.*)$", output, flags=re.M))
+    expected = [by_id[str(index)] for index in range(len(by_id))]
+    assert (evaluation / model / "test.hyp").read_text(encoding="utf-8").splitlines() == expected
+
+
+def test_hypotheses_are_read_in_sentence_order_whatever_the_order_of_the_batches(tmp_path):
+    output = tmp_path / "generate-test.txt"
+    output.write_text("S-1\tb\nH-1\t-0.5\tdeux\nD-1\t-0.5\tdeux\nD-0\t-0.1\tun\nD-2\t-0.2\t\n", encoding="utf-8")
+    assert read_hypotheses(output, 3) == ["un", "deux", ""]
+
+
+def test_a_missing_hypothesis_is_an_error_that_names_it(tmp_path):
+    output = tmp_path / "generate-test.txt"
+    output.write_text("D-0\t-0.1\tun\n", encoding="utf-8")
+    with pytest.raises(EvaluationError, match="no hypothesis for 1 of the 2 test sentences"):
+        read_hypotheses(output, 2)
+
+
+def test_bpe_is_undone_by_fairseq_only_when_the_data_has_codes():
+    plain = generate_command(Path("model.pt"), Path("data-bin"), GENERATION)
+    with_bpe = generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, bpe_codes=Path("bpe.codes")))
+    assert "--bpe" not in plain and "--tokenizer" in plain
+    assert with_bpe[-4:] == ["--bpe", "subword_nmt", "--bpe-codes", "bpe.codes"]
