@@ -1,32 +1,37 @@
 """GRU encoders over fairseq's padded source batches (Appendix A.2.1 and Cho et al., 2014)."""
 
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 from fairseq.models import FairseqEncoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .initialization import build_embedding, normal_, orthogonal_blocks_, zero_
 
 
-def _rotate_rows(x: Tensor, shift: Tensor) -> Tensor:
-    """Rotate each row of a B x T (x C) tensor left by shift[b] positions."""
-    steps = x.size(1)
-    index = (torch.arange(steps, device=x.device).unsqueeze(0) + shift.unsqueeze(1)) % steps
-    if x.dim() == 3:
-        index = index.unsqueeze(2).expand_as(x)
-    return x.gather(1, index)
+def reading_orders(padding_mask: Tensor) -> Tuple[Tensor, Tensor]:
+    """For each sentence, the source positions that the forward and the backward GRU read at each
+    step: its real tokens first to last (forward) or last to first (backward), then its padding.
+
+    Either side may be padded. Reading padding last means that it can only change outputs after
+    the last real token, which are discarded, so the GRU runs over the whole batch unpacked: on CPU
+    that lets torch compute every step's input product in one matrix multiply. Each order is a
+    permutation of the positions.
+    """
+    steps = padding_mask.size(1)
+    lengths = (~padding_mask).sum(dim=1, keepdim=True)
+    first = padding_mask.long().cumprod(dim=1).sum(dim=1, keepdim=True)  # left padding, if any
+    step = torch.arange(steps, device=padding_mask.device).unsqueeze(0)
+    return (first + step) % steps, (first + lengths - 1 - step) % steps
 
 
 class GRUEncoder(FairseqEncoder):
-    """Embeds the source and runs a GRU over each sentence's real tokens only.
+    """Embeds the source and runs a GRU in each direction over each sentence's real tokens.
 
-    fairseq left-pads sources by default; the GRU must not see padding (the backward direction would
-    start on it), so rows are rotated to the front, packed, and the outputs rotated back: every
-    returned tensor is aligned with ``src_tokens`` whichever side the padding is on.
-    Subclasses turn the GRU's final states into the ``summary`` that starts the decoder.
+    ``forward_rnn`` reads the sentence from its first word (->h_j), ``backward_rnn`` from its last
+    (<-h_j, RNNsearch only). Every returned tensor is aligned with ``src_tokens``, whichever side
+    the padding is on. Subclasses turn the final states into the ``summary`` that starts the decoder.
     """
 
     def __init__(self, cfg, dictionary, bidirectional: bool):
@@ -34,46 +39,68 @@ class GRUEncoder(FairseqEncoder):
         self.padding_idx = dictionary.pad()
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
         self.embed_tokens = build_embedding(len(dictionary), cfg.encoder_embed_dim, self.padding_idx)
-        self.rnn = nn.GRU(
-            cfg.encoder_embed_dim,
-            cfg.encoder_hidden_dim,
-            batch_first=True,
-            bidirectional=bidirectional,
-        )
-        for name, parameter in self.rnn.named_parameters():
-            if name.startswith("weight_hh"):
-                orthogonal_blocks_(parameter, cfg.encoder_hidden_dim)
-            elif name.startswith("weight_ih"):
-                normal_(parameter)
-            else:
-                zero_(parameter)
+        self.forward_rnn = self._build_rnn(cfg)
+        self.backward_rnn = self._build_rnn(cfg) if bidirectional else None
+
+    @staticmethod
+    def _build_rnn(cfg) -> nn.GRU:
+        rnn = nn.GRU(cfg.encoder_embed_dim, cfg.encoder_hidden_dim, batch_first=True)
+        orthogonal_blocks_(rnn.weight_hh_l0, cfg.encoder_hidden_dim)
+        normal_(rnn.weight_ih_l0)
+        zero_(rnn.bias_ih_l0)
+        zero_(rnn.bias_hh_l0)
+        return rnn
+
+    def rnns(self) -> List[nn.GRU]:
+        return [rnn for rnn in (self.forward_rnn, self.backward_rnn) if rnn is not None]
 
     def summarize(self, final_states: Tensor) -> Tensor:
-        """The vector that s_0 is computed from, given the GRU's final states (directions x B x n)."""
+        """The vector that s_0 is computed from, given the GRUs' final states (directions x B x n):
+        ->h_T, and <-h_1 when bidirectional."""
         raise NotImplementedError
 
     def forward(self, src_tokens: Tensor, src_lengths: Tensor = None) -> Dict[str, Tensor]:
         padding_mask = src_tokens.eq(self.padding_idx)
         embedded = self.dropout_module(self.embed_tokens(src_tokens))
-        annotations, final_states = self._run_rnn(embedded, padding_mask)
+        if padding_mask.any():
+            annotations, final_states = self._read_padded(embedded, padding_mask)
+        else:
+            annotations, final_states = self._read_unpadded(embedded)
         return {
-            "annotations": self.dropout_module(annotations),
+            "annotations": self.dropout_module(annotations),  # h_j
             "padding_mask": padding_mask,
             "summary": self.summarize(final_states),
         }
 
-    def _run_rnn(self, embedded: Tensor, padding_mask: Tensor) -> Tuple[Tensor, Tensor]:
+    def _read_unpadded(self, embedded: Tensor) -> Tuple[Tensor, Tensor]:
+        """The common case (fairseq batches sentences of one source length): no reordering."""
+        forward_states, forward_final = self.forward_rnn(embedded)
+        if self.backward_rnn is None:
+            return forward_states, forward_final
+        backward_states, backward_final = self.backward_rnn(embedded.flip(1))
+        annotations = torch.cat([forward_states, backward_states.flip(1)], dim=2)
+        return annotations, torch.cat([forward_final, backward_final])
+
+    def _read_padded(self, embedded: Tensor, padding_mask: Tensor) -> Tuple[Tensor, Tensor]:
         lengths = (~padding_mask).sum(dim=1)
-        leading_padding = padding_mask.long().cumprod(dim=1).sum(dim=1)
-        packed = pack_padded_sequence(
-            _rotate_rows(embedded, leading_padding),
-            lengths.cpu(),
-            batch_first=True,
-            enforce_sorted=False,
-        )
-        outputs, final_states = self.rnn(packed)
-        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=embedded.size(1))
-        return _rotate_rows(outputs, -leading_padding), final_states
+        outputs, final_states = [], []
+        for rnn, order in zip(self.rnns(), reading_orders(padding_mask)):
+            annotations, final_state = self._read(rnn, embedded, order, lengths)
+            outputs.append(annotations)
+            final_states.append(final_state)
+        annotations = torch.cat(outputs, dim=2).masked_fill(padding_mask.unsqueeze(2), 0.0)
+        return annotations, torch.stack(final_states)
+
+    @staticmethod
+    def _read(rnn: nn.GRU, embedded: Tensor, order: Tensor, lengths: Tensor) -> Tuple[Tensor, Tensor]:
+        """Run ``rnn`` over the positions in ``order``; its outputs at the source positions, and
+        its state after the last real token."""
+        order = order.unsqueeze(2).expand_as(embedded)
+        outputs, _ = rnn(embedded.gather(1, order))
+        last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, outputs.size(2))
+        final_state = outputs.gather(1, last).squeeze(1)
+        order = order[:, :, :1].expand_as(outputs)
+        return outputs.new_empty(outputs.shape).scatter_(1, order, outputs), final_state
 
     def reorder_encoder_out(self, encoder_out: Dict[str, Tensor], new_order: Tensor):
         return {key: value.index_select(0, new_order) for key, value in encoder_out.items()}

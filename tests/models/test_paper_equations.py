@@ -14,6 +14,17 @@ def _record_outputs(module, sink):
     return module.register_forward_hook(lambda _module, _inputs, output: sink.append(output))
 
 
+def _record_energies(attention, sink):
+    """e_ij, as the alignment model computes them before masking the padding."""
+    compute = attention._energies
+
+    def recorded(pre_activation):
+        sink.append(compute(pre_activation))
+        return sink[-1]
+
+    attention._energies = recorded
+
+
 def _model_trace(model):
     """Run the model's teacher-forced forward pass and record its per-step internals."""
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
@@ -22,8 +33,8 @@ def _model_trace(model):
     energies, contexts, states = [], [], []
     hooks = [_record_outputs(decoder.gru, states)]
     if hasattr(decoder, "attention"):
-        hooks += [_record_outputs(decoder.attention.energy, energies),
-                  _record_outputs(decoder.attention, contexts)]
+        _record_energies(decoder.attention, energies)
+        hooks.append(_record_outputs(decoder.attention, contexts))
     encoder_out = model.encoder(src_tokens, src_lengths)
     logits, extra = decoder(prev_tokens, encoder_out)
     for hook in hooks:
@@ -32,7 +43,7 @@ def _model_trace(model):
     return {
         "encoder_out": encoder_out,
         "prev_tokens": prev_tokens,
-        "energies": torch.stack([e.squeeze(2) for e in energies], 1) if energies else None,
+        "energies": torch.stack(energies, 1) if energies else None,
         "context": torch.stack([c for c, _ in contexts], 1) if contexts else None,
         "alpha": extra["attn"][0],
         "state": torch.stack(states, 1),
