@@ -74,6 +74,15 @@ def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_er
     _assert_one_line_error(returncode, stderr, "source dictionary", "dict.*.txt")
 
 
+@pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
+def test_print_alignment_with_rnnencdec_is_a_one_line_error_saying_it_has_no_attention(
+    data_bin, checkpoints, tool
+):
+    returncode, _, stderr = _tool(tool, data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnencdec_50"],
+                                  "--print-alignment", "--cpu", stdin=NORMAL.encode())
+    _assert_one_line_error(returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoint")
+
+
 class _RunsACommand:
     def __reduce__(self):
         return (os.system, ("touch pwned",))
@@ -98,8 +107,10 @@ def test_an_unknown_architecture_is_fairseqs_argument_error(data_bin, tmp_path):
 
 
 @pytest.mark.parametrize("value", ["0", "-5"])
-def test_a_non_positive_size_is_a_one_line_error_naming_the_option(data_bin, tmp_path, value):
-    command = train_command(data_bin, tmp_path, "rnnsearch_50", "--attention-dim", value,
-                            "--max-update", "1")
+def test_a_non_positive_size_is_fairseqs_argument_error_before_any_data_is_read(tmp_path, value):
+    missing_data = tmp_path / "no-data-here"
+    command = train_command(missing_data, tmp_path, "rnnsearch_50", "--encoder-hidden-dim", value)
     returncode, _, stderr = _tool("fairseq-train", *command)
-    _assert_one_line_error(returncode, stderr, f"--attention-dim must be a positive integer, got {value}")
+    assert returncode == 2
+    assert "usage: fairseq-train" in stderr
+    assert f"error: argument --encoder-hidden-dim: {value} is not a positive integer" in stderr

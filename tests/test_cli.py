@@ -47,19 +47,47 @@ def test_training_resumes_from_checkpoint_last(data_bin, tmp_path):
     assert "num_updates 6" in output or "num_updates=6" in output
 
 
-def test_training_skips_pairs_longer_than_the_architecture_limit(data_bin, tmp_path):
-    output = train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "1", "--max-train-length", "8",
-                   "--skip-invalid-size-inputs-valid-test")
-    skipped = re.search(r"(\d+) samples have invalid sizes and will be skipped, max_positions=\(9, 9\)", output)
-    assert skipped and int(skipped.group(1)) > 0
+TRAIN_LIMIT = 8
 
 
-def test_generation_translates_sentences_longer_than_the_training_limit(data_bin, tmp_path):
-    train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "1", "--max-train-length", "8",
-          "--skip-invalid-size-inputs-valid-test")
-    output = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path",
-                 tmp_path / "checkpoint_last.pt", "--beam", "2", "--max-len-b", "5", "--cpu")
-    assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == TEST_SENTENCES
+@pytest.fixture(scope="module")
+def trained_with_a_low_limit(data_bin, tmp_path_factory):
+    """(training log, checkpoint) of a model whose limit skips some of the demo training pairs."""
+    save_dir = tmp_path_factory.mktemp("limit")
+    output = train(data_bin, save_dir, "rnnsearch_50", "--max-update", "1",
+                   "--max-train-length", str(TRAIN_LIMIT), "--skip-invalid-size-inputs-valid-test")
+    return output, save_dir / "checkpoint_last.pt"
+
+
+def _over_the_limit(data_bin):
+    """Indices of the training pairs with more than TRAIN_LIMIT tokens on either side."""
+    sides = [(data_bin.parent / "raw" / f"train.{lang}").read_text().splitlines() for lang in ("en", "fr")]
+    return {index for index, pair in enumerate(zip(*sides))
+            if max(len(side.split()) for side in pair) > TRAIN_LIMIT}
+
+
+def _skipped_in_training(output):
+    """(count, the first few indices) from fairseq's log line about the training pairs it skips."""
+    limit = TRAIN_LIMIT + 1  # fairseq's sizes count the end-of-sentence token
+    skipped = re.search(r"([\d,]+) samples have invalid sizes and will be skipped, "
+                        rf"max_positions=\({limit}, {limit}\), first few sample ids=\[([\d, ]+)\]", output)
+    assert skipped, "fairseq-train did not log skipped training pairs"
+    return int(skipped.group(1).replace(",", "")), {int(index) for index in skipped.group(2).split(",")}
+
+
+def test_training_skips_pairs_longer_than_the_architecture_limit_and_counts_them(data_bin, trained_with_a_low_limit):
+    output, _ = trained_with_a_low_limit
+    count, _ = _skipped_in_training(output)
+    assert count == len(_over_the_limit(data_bin)) > 0
+
+
+def test_pairs_skipped_in_training_are_translated_at_generation(data_bin, trained_with_a_low_limit):
+    output, checkpoint = trained_with_a_low_limit
+    _, skipped = _skipped_in_training(output)
+    generated = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", checkpoint,
+                    "--gen-subset", "train", "--batch-size", "500", "--beam", "2", "--max-len-b", "5", "--cpu")
+    translated = {int(index) for index in re.findall(r"^H-(\d+)\t", generated, flags=re.M)}
+    assert skipped <= translated
 
 
 def test_fairseq_hydra_train_builds_a_named_architecture_from_yaml(data_bin, tmp_path):

@@ -8,6 +8,7 @@ from typing import Optional
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
 
+from ..data.command_line import positive_int
 from ..errors import CheckpointError, ConfigurationError
 
 PAPER_LENGTH_LIMITS = (30, 50)
@@ -46,7 +47,7 @@ class RecurrentTranslationConfig(FairseqDataclass):
 
 
 def size_fields(config_class):
-    return [f.name for f in dataclasses.fields(config_class) if f.name.endswith(("_dim", "_length"))]
+    return [f for f in dataclasses.fields(config_class) if f.name.endswith(("_dim", "_length"))]
 
 
 def apply_architecture(cfg, config_class, **architecture):
@@ -70,12 +71,19 @@ def register_paper_architectures(model_name: str, config_class) -> None:
         register_model_architecture(model_name, f"{model_name}_{limit}")(architecture)
 
 
+def add_size_options(parser, config_class) -> None:
+    """The sizes as positive integers: fairseq-train then refuses 0 or a negative size with
+    argparse's usual error (usage line, exit code 2) while parsing, before any data is read."""
+    for size in size_fields(config_class):
+        parser.add_argument("--" + size.name.replace("_", "-"), type=positive_int, help=size.metadata["help"])
+
+
 def check_sizes(cfg, config_class):
-    for name in size_fields(config_class):
-        value = getattr(cfg, name)
+    """fairseq-hydra-train has no argparse: its sizes are checked when the model is built."""
+    for size in size_fields(config_class):
+        value = getattr(cfg, size.name)
         if value is not None and value <= 0:
-            option = "--" + name.replace("_", "-")
-            raise ConfigurationError(f"{option} must be a positive integer, got {value}")
+            raise ConfigurationError(f"model.{size.name} must be a positive integer, got {value}")
 
 
 class RecurrentTranslationModel(FairseqEncoderDecoderModel):
@@ -86,6 +94,11 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     def __init__(self, cfg, encoder, decoder):
         super().__init__(encoder, decoder)
         self.cfg = cfg
+
+    @classmethod
+    def add_args(cls, parser):
+        add_size_options(parser, cls.config_class)
+        super().add_args(parser)  # the other options: fairseq skips those already on the parser
 
     @classmethod
     def build_model(cls, cfg, task):

@@ -10,6 +10,7 @@ import torch
 from fairseq.models import register_model
 from torch import nn
 
+from ..errors import ConfigurationError
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
 from ..modules.initialization import normal_, zero_
@@ -54,6 +55,15 @@ class RNNencdecModel(RecurrentTranslationModel):
     config_class = RNNencdecConfig
     encoder_class = RNNencdecEncoder
     decoder_class = RNNencdecDecoder
+
+    def prepare_for_inference_(self, cfg):
+        # Without this, fairseq's beam search fails on the missing attention with an IndexError.
+        if getattr(cfg.generation, "print_alignment", None):
+            raise ConfigurationError(
+                "--print-alignment needs attention, which rnnencdec does not have: drop the flag, "
+                "or translate with an rnnsearch checkpoint"
+            )
+        super().prepare_for_inference_(cfg)
 
 
 register_paper_architectures("rnnencdec", RNNencdecConfig)

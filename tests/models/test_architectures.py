@@ -38,8 +38,8 @@ def test_every_size_can_be_overridden_from_the_command_line():
 
 
 @pytest.mark.parametrize("size", [0, -3])
-def test_a_non_positive_size_is_refused_naming_the_option(model_name, size):
-    with pytest.raises(ConfigurationError, match=f"--decoder-hidden-dim must be a positive integer, got {size}"):
+def test_a_non_positive_size_from_a_yaml_config_is_refused_naming_the_option(model_name, size):
+    with pytest.raises(ConfigurationError, match=f"model.decoder_hidden_dim must be a positive integer, got {size}"):
         build_tiny_model(model_name, decoder_hidden_dim=size)
 
 

@@ -1,28 +1,48 @@
-"""Every weight starts as Appendix B.1 says."""
+"""Every weight starts as Appendix B.1 says, in RNNsearch and in RNNencdec."""
 
 import pytest
 import torch
 
-from ..helpers import build_tiny_model
+from ..helpers import MODELS, build_tiny_model
 
 SIZES = dict(encoder_embed_dim=40, decoder_embed_dim=40, encoder_hidden_dim=50,
              decoder_hidden_dim=60, attention_dim=70, maxout_dim=30)
+# N(0, 0.01²) weights that only one of the models has.
+OWN_ORDINARY_WEIGHTS = {
+    "rnnsearch": [],
+    "rnnencdec": ["encoder.summary_projection.weight"],  # V of c = tanh(V h_T)
+}
 
 
 @pytest.fixture(scope="module")
-def model():
+def models():
     torch.manual_seed(0)
-    return build_tiny_model("rnnsearch", vocabulary=200, **SIZES)
+    return {name: build_tiny_model(name, vocabulary=200, **SIZES) for name in MODELS}
+
+
+@pytest.fixture
+def model(models, model_name):
+    return models[model_name]
+
+
+@pytest.fixture
+def rnnsearch(models):
+    return models["rnnsearch"]
 
 
 def _assert_orthogonal(matrix):
     torch.testing.assert_close(matrix @ matrix.t(), torch.eye(matrix.size(0)), atol=1e-5, rtol=0)
 
 
+def _encoder_gru_weights(model, kind):
+    """The encoder GRUs' weight_hh (recurrent) or weight_ih (input) matrices, one per direction:
+    two in RNNsearch's bidirectional encoder, one in RNNencdec's."""
+    return [p for rnn in model.encoder.rnns() for name, p in rnn.named_parameters() if name.startswith(kind)]
+
+
 def test_encoder_recurrent_matrices_are_orthogonal(model):
-    n = SIZES["encoder_hidden_dim"]
-    for name in ("weight_hh_l0", "weight_hh_l0_reverse"):
-        for block in getattr(model.encoder.rnn, name).detach().split(n):  # U_r, U_z, U per direction
+    for weight in _encoder_gru_weights(model, "weight_hh"):
+        for block in weight.detach().split(SIZES["encoder_hidden_dim"]):  # U_r, U_z, U
             _assert_orthogonal(block)
 
 
@@ -33,26 +53,28 @@ def test_decoder_recurrent_matrices_are_orthogonal(model):
         _assert_orthogonal(block)
 
 
-def test_alignment_matrices_have_standard_deviation_0_001(model):
-    attention = model.decoder.attention
+def test_alignment_matrices_have_standard_deviation_0_001(rnnsearch):
+    attention = rnnsearch.decoder.attention
     for weight in (attention.state_projection.weight, attention.annotation_projection.weight):
         assert weight.std().item() == pytest.approx(0.001, rel=0.05)
         assert weight.mean().item() == pytest.approx(0.0, abs=1e-4)
 
 
-def test_v_a_and_every_bias_start_at_zero(model):
-    assert torch.all(model.decoder.attention.energy.weight == 0)
+def test_v_a_starts_at_zero(rnnsearch):
+    assert torch.all(rnnsearch.decoder.attention.energy.weight == 0)
+
+
+def test_every_bias_starts_at_zero(model):
     biases = [p for name, p in model.named_parameters() if "bias" in name]
     assert len(biases) >= 6
     assert all(torch.all(bias == 0) for bias in biases)
 
 
-def test_other_weight_matrices_have_standard_deviation_0_01(model):
-    decoder = model.decoder
+def test_other_weight_matrices_have_standard_deviation_0_01(model, model_name):
+    encoder, decoder = model.encoder, model.decoder
     others = [
-        model.encoder.embed_tokens.weight[model.encoder.padding_idx + 1:],
-        model.encoder.rnn.weight_ih_l0,
-        model.encoder.rnn.weight_ih_l0_reverse,
+        encoder.embed_tokens.weight[encoder.padding_idx + 1:],
+        *_encoder_gru_weights(model, "weight_ih"),
         decoder.embed_tokens.weight[decoder.dictionary.pad() + 1:],
         decoder.initial_state.weight,
         decoder.gru.input_weights.weight,
@@ -61,6 +83,7 @@ def test_other_weight_matrices_have_standard_deviation_0_01(model):
         decoder.deep_output.embedding_weights.weight,
         decoder.deep_output.context_weights.weight,
         decoder.output_projection.weight,
+        *map(model.get_parameter, OWN_ORDINARY_WEIGHTS[model_name]),
     ]
     for weight in others:
         assert weight.std().item() == pytest.approx(0.01, rel=0.1)
