@@ -1,18 +1,28 @@
 """configs/: the paper's training (Appendix B.2) as fairseq-hydra-train recipes, and the same recipe
 with fairseq-train flags (scripts/train_paper_recipe.sh)."""
 
+import os
 import subprocess
 from argparse import Namespace
 
 import pytest
 import torch
+from fairseq import options
+from fairseq.dataclass.initialize import add_defaults, hydra_init
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from .helpers import ARCHITECTURES, REPO, TINY_FLAGS, fairseq_env, run
 
 CONFIGS = REPO / "configs"
+PAPER_RECIPE = REPO / "scripts" / "train_paper_recipe.sh"
 UPDATES = 2
-# the sections of the saved configuration that make the recipe (checkpoint and logging are not)
+# the sections of the configuration that make the recipe (checkpoint and logging are not)
 RECIPE_SECTIONS = ("model", "optimizer", "optimization", "dataset", "criterion", "lr_scheduler", "task")
+PAPER_SIZES = dict(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000, decoder_hidden_dim=1000,
+                   maxout_dim=500)
+PAPER_ATTENTION_DIM = 1000
 
 
 def tiny_sizes(arch):
@@ -22,6 +32,42 @@ def tiny_sizes(arch):
 def as_hydra_overrides(flags):
     """--encoder-embed-dim 8 -> model.encoder_embed_dim=8"""
     return [f"model.{flag[2:].replace('-', '_')}={value}" for flag, value in zip(flags[::2], flags[1::2])]
+
+
+def recipe_configuration(arch):
+    """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA` trains with,
+    built as fairseq_cli/hydra_train.py builds it, without training."""
+    hydra_init(arch)  # fairseq's schema under the recipe's name
+    # version 1.1, as fairseq's @hydra.main (which names none); fairseq's own compose, used to read
+    # fairseq-train's flags, refuses to run under a later version base
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.1"):
+        cfg = compose(config_name=arch, overrides=["task.data=DATA"])
+    add_defaults(cfg)  # the defaults of the model, task and optimizer that hydra does not know
+    return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
+
+
+def paper_recipe_flags(arch, folder):
+    """The arguments scripts/train_paper_recipe.sh gives fairseq-train, caught by a stand-in."""
+    stand_in = folder / "fairseq-train"
+    stand_in.write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$(dirname "$0")/arguments"\n')
+    stand_in.chmod(0o755)
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", str(PAPER_RECIPE), arch, "DATA", "SAVE_DIR"], env=env, check=True)
+    return (folder / "arguments").read_text().split("\0")[:-1]
+
+
+def flags_configuration(flags):
+    """What fairseq-train builds from these flags: its parser, the architecture's defaults, then
+    the conversion to the configuration it trains with."""
+    return convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_training_parser(), flags))
+
+
+def setting(cfg, section, key):
+    """fairseq-train keeps legacy components' options (adadelta's) as the whole argparse Namespace."""
+    options_of_section = cfg[section]
+    if isinstance(options_of_section, Namespace):
+        return getattr(options_of_section, section if key == "_name" else key)
+    return options_of_section[key]
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +83,6 @@ def hydra_checkpoints(data_bin, tmp_path_factory):
     return paths
 
 
-def saved_configuration(checkpoint):
-    return torch.load(checkpoint)["cfg"]
-
-
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, arch):
     state = torch.load(hydra_checkpoints[arch])
@@ -48,35 +90,40 @@ def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, arch):
     assert state["optimizer_history"][-1]["num_updates"] == UPDATES
 
 
-@pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_each_recipe_is_the_papers_training(hydra_checkpoints, arch):
-    cfg = saved_configuration(hydra_checkpoints[arch])
-    optimizer = cfg["optimizer"]
-    assert (optimizer["_name"], optimizer["adadelta_rho"], optimizer["adadelta_eps"], optimizer["lr"]) == (
-        "adadelta", 0.95, 1e-6, [1.0])
-    assert cfg["optimization"]["clip_norm"] == 1.0
-    assert cfg["dataset"]["batch_size"] == 80
-    assert cfg["model"]["max_train_length"] == int(arch.split("_")[1])
-
-
-def setting(cfg, section, key):
-    """fairseq-train saves legacy components' options (adadelta's) as the whole argparse Namespace."""
-    options = cfg[section]
-    if isinstance(options, Namespace):
-        return getattr(options, section if key == "_name" else key)
-    return options[key]
-
-
-@pytest.mark.parametrize("arch", ["rnnsearch_50", "rnnencdec_30"])  # the recipes differ only in the model
-def test_fairseq_train_flags_give_the_same_configuration_as_the_recipe(data_bin, hydra_checkpoints, arch, tmp_path):
+def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
+    arch = "rnnsearch_50"
     completed = subprocess.run(
-        ["bash", str(REPO / "scripts" / "train_paper_recipe.sh"), arch, str(data_bin), str(tmp_path),
-         *tiny_sizes(arch), "--max-update", str(UPDATES), "--cpu"],
+        ["bash", str(PAPER_RECIPE), arch, str(data_bin), str(tmp_path), *tiny_sizes(arch),
+         "--max-update", str(UPDATES), "--cpu"],
         env=fairseq_env(), capture_output=True, text=True, timeout=300,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    from_flags = saved_configuration(tmp_path / "checkpoint_last.pt")
-    from_recipe = saved_configuration(hydra_checkpoints[arch])
+    assert torch.load(tmp_path / "checkpoint_last.pt")["optimizer_history"][-1]["num_updates"] == UPDATES
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_each_recipe_is_the_papers_training(arch):
+    cfg = recipe_configuration(arch)
+    optimizer = cfg.optimizer
+    assert (optimizer._name, optimizer.adadelta_rho, optimizer.adadelta_eps, optimizer.lr) == (
+        "adadelta", 0.95, 1e-6, [1.0])
+    assert cfg.optimization.clip_norm == 1.0
+    assert cfg.dataset.batch_size == 80
+    assert cfg.model.max_train_length == int(arch.split("_")[1])
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_each_recipe_has_the_papers_sizes(arch):
+    model = recipe_configuration(arch).model
+    assert {key: model[key] for key in PAPER_SIZES} == PAPER_SIZES
+    if arch.startswith("rnnsearch"):
+        assert model.attention_dim == PAPER_ATTENTION_DIM
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_fairseq_train_flags_give_the_same_configuration_as_the_recipe(arch, tmp_path):
+    from_recipe = recipe_configuration(arch)
+    from_flags = flags_configuration(paper_recipe_flags(arch, tmp_path))
     for section in RECIPE_SECTIONS:
         for key, value in from_recipe[section].items():
             assert setting(from_flags, section, key) == value, f"{section}.{key}"

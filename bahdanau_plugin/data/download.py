@@ -2,6 +2,7 @@
 
 import hashlib
 import http.client
+import re
 import shutil
 import urllib.error
 import urllib.request
@@ -13,45 +14,99 @@ from .errors import DataError
 BLOCK_BYTES = 1 << 20
 TIMEOUT_S = 60
 HTTP_PARTIAL_CONTENT = 206
+HTTP_RANGE_NOT_SATISFIABLE = 416
 
 
 def download(url: str, destination: Path, md5: Optional[str] = None) -> Path:
     """Fetch url into destination, unless destination already exists.
 
     Bytes go to `destination.part` first, so that a run that was interrupted resumes where it
-    stopped (an HTTP Range request); the file gets its final name only once it is complete.
+    stopped (an HTTP Range request); the file gets its final name only once it is complete. The
+    size the server announced is kept beside it in `destination.part.size`, so that a part that a
+    killed run had already completed is checked and renamed without asking the server again.
     """
     if destination.exists():
         return destination
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_name(destination.name + ".part")
-    print(f"downloading {url} -> {destination}", flush=True)
-    announced_size = _fetch_rest(url, partial)
-    if announced_size is not None:
-        _check_size(url, partial, announced_size)
+    expected_size = _recorded_size(partial)
+    if expected_size is None or _size(partial) != expected_size:
+        print(f"downloading {url} -> {destination}", flush=True)
+        expected_size = _fetch_rest(url, partial)
+    if expected_size is not None:
+        _check_size(url, partial, expected_size)
     if md5 is not None:
         _check_md5(url, partial, md5)
     partial.replace(destination)
+    _size_record(partial).unlink(missing_ok=True)
     return destination
 
 
 def _fetch_rest(url: str, partial: Path) -> Optional[int]:
     """Append to partial what it lacks; return the whole file's size if the server announced it."""
-    offset = partial.stat().st_size if partial.exists() else 0
+    offset = _size(partial)
     headers = {"Range": f"bytes={offset}-"} if offset else {}
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT_S) as response:
             if getattr(response, "status", None) != HTTP_PARTIAL_CONTENT:
                 offset = 0  # the server sends the whole file, whatever we asked for
             length = response.headers.get("Content-Length")
+            size = offset + int(length) if length is not None else None
+            _record_size(partial, size)  # before the long copy: a run killed after it knows the size
             with partial.open("ab" if offset else "wb") as out:
                 shutil.copyfileobj(response, out, BLOCK_BYTES)
+    except urllib.error.HTTPError as error:
+        if error.code != HTTP_RANGE_NOT_SATISFIABLE or not offset:
+            raise _download_error(url, error) from error
+        return _after_unsatisfiable_range(url, partial, error.headers.get("Content-Range"))
     except (OSError, http.client.HTTPException) as error:  # URLError, timeouts, a cut connection, a full disk
-        raise DataError(
-            f"cannot download {url} ({error}); run again to resume, "
-            "or fetch the file yourself and pass its folder with --from-dir"
-        ) from error
-    return offset + int(length) if length is not None else None
+        raise _download_error(url, error) from error
+    return size
+
+
+def _after_unsatisfiable_range(url: str, partial: Path, content_range: Optional[str]) -> Optional[int]:
+    """A 416 to `Range: bytes=N-`: the server has nothing after the part's end. If its
+    `Content-Range: bytes */SIZE` says the file is as long as the part, the part is whole (a run
+    was killed before renaming it); otherwise the part is longer than the file (it began another
+    version of it) or the size is not given, and the download starts again from the first byte."""
+    announced = re.fullmatch(r"bytes \*/(\d+)", (content_range or "").strip())
+    if announced and int(announced.group(1)) == _size(partial):
+        return _size(partial)
+    _discard(partial)
+    return _fetch_rest(url, partial)
+
+
+def _download_error(url: str, error: Exception) -> DataError:
+    return DataError(
+        f"cannot download {url} ({error}); run again to resume, "
+        "or fetch the file yourself and pass its folder with --from-dir"
+    )
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def _size_record(partial: Path) -> Path:
+    return partial.with_name(partial.name + ".size")
+
+
+def _record_size(partial: Path, size: Optional[int]) -> None:
+    if size is None:
+        _size_record(partial).unlink(missing_ok=True)
+    else:
+        _size_record(partial).write_text(f"{size}\n")
+
+
+def _recorded_size(partial: Path) -> Optional[int]:
+    record = _size_record(partial)
+    text = record.read_text().strip() if record.exists() else ""
+    return int(text) if text.isdigit() else None
+
+
+def _discard(partial: Path) -> None:
+    partial.unlink(missing_ok=True)
+    _size_record(partial).unlink(missing_ok=True)
 
 
 def _check_size(url: str, partial: Path, announced_size: int) -> None:
@@ -59,7 +114,7 @@ def _check_size(url: str, partial: Path, announced_size: int) -> None:
     if size == announced_size:
         return
     if size > announced_size:
-        partial.unlink()  # resuming cannot repair a file that is too long
+        _discard(partial)  # resuming cannot repair a file that is too long
     next_run = "resume" if size < announced_size else "start over"
     raise DataError(f"download of {url} has {size} bytes, the server announced {announced_size}; run again to {next_run}")
 
@@ -67,7 +122,7 @@ def _check_size(url: str, partial: Path, announced_size: int) -> None:
 def _check_md5(url: str, partial: Path, expected: str) -> None:
     actual = file_md5(partial)
     if actual != expected:
-        partial.unlink()
+        _discard(partial)
         raise DataError(
             f"download of {url} has MD5 {actual}, expected {expected}; the file was deleted, run again"
         )

@@ -7,18 +7,27 @@ from contextlib import contextmanager
 
 import pytest
 
+from bahdanau_plugin.data import download as download_module
 from bahdanau_plugin.data.download import download
 from bahdanau_plugin.data.errors import DataError
 
 CONTENT = bytes(range(256)) * 40
+CONTENT_MD5 = hashlib.md5(CONTENT).hexdigest()
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
-    """Serves CONTENT, honours `Range: bytes=N-`, and cuts the first `server.cut_after` bytes short."""
+    """Serves CONTENT, honours `Range: bytes=N-` (416 past the end, as real servers answer), and
+    cuts the first `server.cut_after` bytes short."""
 
     def do_GET(self):  # noqa: N802  (http.server's naming)
         self.server.ranges.append(self.headers.get("Range"))
         start = int(self.headers["Range"][len("bytes="):-1]) if self.headers.get("Range") else 0
+        if start >= len(CONTENT):
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{len(CONTENT)}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         body = CONTENT[start:]
         self.send_response(206 if start else 200)
         self.send_header("Content-Length", str(len(body)))
@@ -53,7 +62,41 @@ def test_an_interrupted_download_is_a_one_line_error_and_the_next_run_resumes_it
         download(url, destination)
     assert server.ranges == [None, "bytes=1000-"]
     assert destination.read_bytes() == CONTENT
-    assert not (tmp_path / "file.bin.part").exists()
+    assert list(tmp_path.iterdir()) == [destination]
+
+
+def killed_while_verifying(path):
+    raise KeyboardInterrupt
+
+
+def test_a_run_killed_after_the_last_byte_is_finished_by_the_next_run_without_a_request(tmp_path, monkeypatch):
+    destination = tmp_path / "file.bin"
+    with serving() as (server, url):
+        with monkeypatch.context() as killed:
+            killed.setattr(download_module, "file_md5", killed_while_verifying)
+            with pytest.raises(KeyboardInterrupt):
+                download(url, destination, md5=CONTENT_MD5)
+        download(url, destination, md5=CONTENT_MD5)
+    assert server.ranges == [None]
+    assert destination.read_bytes() == CONTENT
+    assert list(tmp_path.iterdir()) == [destination]
+
+
+def test_a_complete_part_without_its_recorded_size_is_finished_when_the_server_answers_416(tmp_path):
+    (tmp_path / "file.bin.part").write_bytes(CONTENT)  # as a run killed before it was renamed leaves it
+    with serving() as (server, url):
+        download(url, tmp_path / "file.bin", md5=CONTENT_MD5)
+    assert server.ranges == [f"bytes={len(CONTENT)}-"]
+    assert list(tmp_path.iterdir()) == [tmp_path / "file.bin"]
+    assert (tmp_path / "file.bin").read_bytes() == CONTENT
+
+
+def test_a_part_longer_than_the_file_is_downloaded_again_from_the_start(tmp_path):
+    (tmp_path / "file.bin.part").write_bytes(CONTENT + b"stale bytes")
+    with serving() as (server, url):
+        download(url, tmp_path / "file.bin")
+    assert server.ranges == [f"bytes={len(CONTENT) + len(b'stale bytes')}-", None]
+    assert (tmp_path / "file.bin").read_bytes() == CONTENT
 
 
 def test_a_server_that_ignores_the_range_gets_the_file_written_from_the_start(tmp_path):
@@ -75,7 +118,7 @@ def test_a_file_whose_md5_differs_is_deleted_and_reported(tmp_path):
 def test_a_file_with_the_published_md5_is_kept(tmp_path):
     source = tmp_path / "published.bin"
     source.write_bytes(CONTENT)
-    download(source.as_uri(), tmp_path / "file.bin", md5=hashlib.md5(CONTENT).hexdigest())
+    download(source.as_uri(), tmp_path / "file.bin", md5=CONTENT_MD5)
     assert (tmp_path / "file.bin").read_bytes() == CONTENT
 
 
