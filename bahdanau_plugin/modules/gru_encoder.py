@@ -102,5 +102,16 @@ class GRUEncoder(FairseqEncoder):
         order = order[:, :, :1].expand_as(outputs)
         return outputs.new_empty(outputs.shape).scatter_(1, order, outputs), final_state
 
+    def upgrade_state_dict_named(self, state_dict, name):
+        """Checkpoints of earlier versions hold one bidirectional nn.GRU, ``rnn``: its ``*_l0``
+        weights are ``forward_rnn``'s and its ``*_l0_reverse`` weights ``backward_rnn``'s."""
+        old_prefix = f"{name}.rnn." if name else "rnn."
+        for key in [key for key in state_dict if key.startswith(old_prefix)]:
+            weight = key[len(old_prefix):]
+            direction = "backward_rnn" if weight.endswith("_reverse") else "forward_rnn"
+            new_key = old_prefix[: -len("rnn.")] + f"{direction}.{weight.removesuffix('_reverse')}"
+            state_dict[new_key] = state_dict.pop(key)
+        return state_dict
+
     def reorder_encoder_out(self, encoder_out: Dict[str, Tensor], new_order: Tensor):
         return {key: value.index_select(0, new_order) for key, value in encoder_out.items()}

@@ -55,3 +55,21 @@ def test_rnnencdec_summary_comes_from_the_state_after_the_last_real_token(source
         real = src_tokens[b].ne(encoder.dictionary.pad())
         _, last_state = _run_alone(encoder.forward_rnn, encoder.embed_tokens(src_tokens[b][real]))
         torch.testing.assert_close(summary[b], torch.tanh(encoder.summary_projection(last_state)))  # c = tanh(V h_T)
+
+
+def _as_earlier_checkpoint(state_dict):
+    """The layout of earlier versions: one bidirectional nn.GRU named rnn."""
+    renamed = {}
+    for key, value in state_dict.items():
+        for direction, suffix in (("forward_rnn.", ""), ("backward_rnn.", "_reverse")):
+            if key.startswith("encoder." + direction):
+                key = "encoder.rnn." + key[len("encoder." + direction):] + suffix
+        renamed[key] = value
+    return renamed
+
+
+def test_checkpoints_with_one_bidirectional_gru_still_load(rnnsearch):
+    fresh = build_tiny_model("rnnsearch").eval()
+    fresh.load_state_dict(_as_earlier_checkpoint(rnnsearch.state_dict()))
+    src_tokens, _ = source_batch(rnnsearch.encoder.dictionary, SOURCES)
+    torch.testing.assert_close(fresh.encoder(src_tokens)["annotations"], rnnsearch.encoder(src_tokens)["annotations"])
