@@ -21,6 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchmark  # noqa: E402  (its model flags at matched sizes)
+
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")
 PAPER_BATCH = 80
@@ -58,10 +61,8 @@ class Result:
 
 def model_flags(dim):
     """RNNsearch with every size at dim, as scripts/run_multi30k_experiment.sh trains it."""
-    size = str(dim)
-    return ["--arch", "rnnsearch", "--encoder-embed-dim", size, "--decoder-embed-dim", size,
-            "--encoder-hidden-dim", size, "--decoder-hidden-dim", size, "--attention-dim", size,
-            "--maxout-dim", size]
+    sizes = argparse.Namespace(embed=dim, hidden=dim, maxout=dim)
+    return [str(flag) for flag in benchmark.model_flags("rnnsearch", sizes)]
 
 
 def train(recipe, arguments):

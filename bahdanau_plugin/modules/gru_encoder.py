@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from .initialization import build_embedding, normal_, orthogonal_blocks_, zero_
 
 
-def reading_orders(padding_mask: Tensor) -> Tuple[Tensor, Tensor]:
+def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tensor]:
     """For each sentence, the source positions that the forward and the backward GRU read at each
     step: its real tokens first to last (forward) or last to first (backward), then its padding.
 
@@ -20,10 +20,9 @@ def reading_orders(padding_mask: Tensor) -> Tuple[Tensor, Tensor]:
     permutation of the positions.
     """
     steps = padding_mask.size(1)
-    lengths = (~padding_mask).sum(dim=1, keepdim=True)
     first = padding_mask.long().cumprod(dim=1).sum(dim=1, keepdim=True)  # left padding, if any
     step = torch.arange(steps, device=padding_mask.device).unsqueeze(0)
-    return (first + step) % steps, (first + lengths - 1 - step) % steps
+    return (first + step) % steps, (first + lengths.unsqueeze(1) - 1 - step) % steps
 
 
 class GRUEncoder(FairseqEncoder):
@@ -84,7 +83,7 @@ class GRUEncoder(FairseqEncoder):
     def _read_padded(self, embedded: Tensor, padding_mask: Tensor) -> Tuple[Tensor, Tensor]:
         lengths = (~padding_mask).sum(dim=1)
         outputs, final_states = [], []
-        for rnn, order in zip(self.rnns(), reading_orders(padding_mask)):
+        for rnn, order in zip(self.rnns(), reading_orders(padding_mask, lengths)):
             annotations, final_state = self._read(rnn, embedded, order, lengths)
             outputs.append(annotations)
             final_states.append(final_state)
