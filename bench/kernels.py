@@ -5,7 +5,8 @@
   e_ij (forward and backward) written with tanh against the plugin's BahdanauAttention._energies;
 - rnnsearch's GRU encoder and fairseq lstm's (oneDNN) encoder, forward and backward, on batches
   with and without source padding;
-- one float32 product of the softmax layer's shape through torch.mm (MKL here) and through oneDNN.
+- the softmax layer's float32 product, forward and backward, through torch's F.linear (MKL here)
+  and through the plugin's Linear (oneDNN).
 Median microseconds of repeated runs; run it with OMP_NUM_THREADS=1 and =2.
 """
 
@@ -16,6 +17,8 @@ from argparse import Namespace
 from pathlib import Path
 
 import torch
+
+from bahdanau_plugin.modules.linear import linear
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import profile_step  # noqa: E402  (the benchmark's models and sizes)
@@ -73,13 +76,18 @@ def encoders(models, dictionary):
 
 
 def softmax_layer_product():
+    """The largest product of a step, forward and backward: torch's F.linear (MKL) against the
+    plugin's Linear (oneDNN)."""
     rows = SIZES.batch * SIZES.target
-    x, weight, bias = torch.randn(rows, SIZES.maxout), torch.randn(SIZES.vocab, SIZES.maxout), torch.zeros(SIZES.vocab)
-    x_dnn, weight_dnn, bias_dnn = x.to_mkldnn(), weight.to_mkldnn(), bias.to_mkldnn()
-    return {
-        "softmax layer product, torch F.linear": lambda: torch.nn.functional.linear(x, weight, bias),
-        "softmax layer product, oneDNN": lambda: torch._C._nn.mkldnn_linear(x_dnn, weight_dnn, bias_dnn),
-    }
+    x = torch.randn(rows, SIZES.maxout, requires_grad=True)
+    weight = torch.randn(SIZES.vocab, SIZES.maxout, requires_grad=True)
+    bias = torch.zeros(SIZES.vocab, requires_grad=True)
+    upstream = torch.randn(rows, SIZES.vocab)
+    cases = {}
+    for label, function in (("torch F.linear", torch.nn.functional.linear), ("plugin's linear", linear)):
+        cases[f"softmax layer product, {label}"] = lambda f=function: f(x, weight, bias).detach()
+        cases[f"softmax layer product, {label}, fwd+bwd"] = lambda f=function: f(x, weight, bias).backward(upstream)
+    return cases
 
 
 def main():

@@ -7,6 +7,7 @@ from fairseq import utils
 from torch import Tensor, nn
 
 from .initialization import ALIGNMENT_STD, normal_, zero_
+from .linear import Linear
 
 
 class BahdanauAttention(nn.Module):
@@ -14,9 +15,9 @@ class BahdanauAttention(nn.Module):
 
     def __init__(self, state_dim: int, annotation_dim: int, attention_dim: int):
         super().__init__()
-        self.state_projection = nn.Linear(state_dim, attention_dim, bias=False)  # W_a
-        self.annotation_projection = nn.Linear(annotation_dim, attention_dim)  # U_a
-        self.energy = nn.Linear(attention_dim, 1, bias=False)  # v_a
+        self.state_projection = Linear(state_dim, attention_dim, bias=False)  # W_a
+        self.annotation_projection = Linear(annotation_dim, attention_dim)  # U_a
+        self.energy = Linear(attention_dim, 1, bias=False)  # v_a
         normal_(self.state_projection.weight, ALIGNMENT_STD)
         normal_(self.annotation_projection.weight, ALIGNMENT_STD)
         zero_(self.annotation_projection.bias)

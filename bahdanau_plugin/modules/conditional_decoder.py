@@ -10,10 +10,11 @@ from typing import Dict, Optional, Tuple
 import torch
 from fairseq.models import FairseqIncrementalDecoder
 from fairseq.modules import FairseqDropout
-from torch import Tensor, nn
+from torch import Tensor
 
 from .conditional_gru import ConditionalGRUCell
 from .initialization import build_embedding, normal_, zero_
+from .linear import Linear
 from .maxout_output import MaxoutOutput
 
 
@@ -24,12 +25,12 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         super().__init__(dictionary)
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
         self.embed_tokens = build_embedding(len(dictionary), cfg.decoder_embed_dim, dictionary.pad())
-        self.initial_state = nn.Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
+        self.initial_state = Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
         self.gru = ConditionalGRUCell(cfg.decoder_embed_dim, context_dim, cfg.decoder_hidden_dim)
         self.deep_output = MaxoutOutput(
             cfg.decoder_hidden_dim, cfg.decoder_embed_dim, context_dim, cfg.maxout_dim
         )
-        self.output_projection = nn.Linear(cfg.maxout_dim, len(dictionary))  # W_o
+        self.output_projection = Linear(cfg.maxout_dim, len(dictionary))  # W_o
         for layer in (self.initial_state, self.output_projection):
             normal_(layer.weight)
             zero_(layer.bias)

@@ -1,0 +1,90 @@
+"""nn.Linear whose float32 products run through oneDNN on CPU.
+
+torch computes a CPU float32 ``F.linear`` with MKL's GEMM, which on AMD CPUs runs about half as fast
+as oneDNN's (measured: docs/performance.md, ``bench/kernels.py``); fairseq's lstm already reaches
+oneDNN through its fused LSTM encoder. oneDNN's linear kernel is torch's own (the one torch.compile
+uses on CPU); this module calls it in the forward pass and for both products of the backward pass.
+Anything else (CUDA, other dtypes, strided weights, oneDNN disabled or absent) goes to ``F.linear``. Same parameters
+and state-dict keys as nn.Linear; values equal within float32 rounding.
+"""
+
+import os
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
+
+_ONEDNN_LINEAR = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
+
+# oneDNN compiles a kernel for each shape and caches up to 1024 of them in each of its two caches
+# (oneDNN's and ideep's), about 1 MiB each. Sentence lengths and finished beams change the row count
+# from batch to batch and step to step, so the default caches grew a training run by 280 MiB and
+# fairseq-generate by 130 MiB; 16 entries each keep the speed (docs/performance.md).
+ONEDNN_CACHE_ENTRIES = 16
+ONEDNN_CACHE_VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
+
+
+def _onednn_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+    """input (rows x in, contiguous) . weight^T (weight: out x in, contiguous or transposed) + bias."""
+    return _ONEDNN_LINEAR(input, weight, bias, "none", [], "")
+
+
+def limit_onednn_caches() -> None:
+    """Read when oneDNN first runs, so this must come before; a value the user set is kept."""
+    for variable in ONEDNN_CACHE_VARIABLES:
+        os.environ.setdefault(variable, str(ONEDNN_CACHE_ENTRIES))
+
+
+def uses_onednn(input: Tensor, weight: Tensor) -> bool:
+    return (
+        _ONEDNN_LINEAR is not None
+        and torch.backends.mkldnn.is_available()
+        and torch.backends.mkldnn.enabled
+        and input.device.type == "cpu"
+        and input.dtype == weight.dtype == torch.float32
+        and weight.is_contiguous()  # oneDNN refuses some strided weights (slices of a matrix)
+        and input.numel() > 0
+        and input.size(-1) == weight.size(1)  # otherwise F.linear's error says what is wrong
+    )
+
+
+class _OneDNNLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+        ctx.save_for_backward(input, weight)
+        ctx.has_bias = bias is not None
+        return _onednn_linear(input, weight, bias)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output: Tensor):
+        input, weight = ctx.saved_tensors
+        grad_output = grad_output.contiguous()
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = _onednn_linear(grad_output, weight.t().contiguous(), None)  # g W
+        if ctx.needs_input_grad[1]:
+            # (x^T g)^T = g^T x, computed as a product oneDNN takes without copying g
+            grad_weight = _onednn_linear(input.t().contiguous(), grad_output.t(), None).t()
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(dim=0)
+        return grad_input, grad_weight, grad_bias
+
+
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """F.linear, through oneDNN where it applies."""
+    if not uses_onednn(input, weight):
+        return F.linear(input, weight, bias)
+    rows = input.reshape(-1, input.size(-1)).contiguous()
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias)):
+        output = _OneDNNLinear.apply(rows, weight, bias)
+    else:
+        output = _onednn_linear(rows, weight, bias)
+    return output.view(*input.shape[:-1], weight.size(0))
+
+
+class Linear(nn.Linear):
+    def forward(self, input: Tensor) -> Tensor:
+        return linear(input, self.weight, self.bias)

@@ -1,0 +1,147 @@
+"""modules/linear.py: nn.Linear's values and gradients, computed through oneDNN on CPU."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from bahdanau_plugin.modules import linear as onednn
+from bahdanau_plugin.modules.linear import Linear, linear
+
+TOLERANCE = dict(rtol=1e-5, atol=1e-5)
+
+
+def inputs(shape, features_out=7, bias=True, dtype=torch.float32, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(*shape, generator=generator, dtype=dtype, requires_grad=True)
+    weight = torch.randn(features_out, shape[-1], generator=generator, dtype=dtype, requires_grad=True)
+    b = torch.randn(features_out, generator=generator, dtype=dtype, requires_grad=True) if bias else None
+    return x, weight, b
+
+
+def values_and_gradients(function, x, weight, bias):
+    output = function(x, weight, bias)
+    upstream = torch.arange(output.numel(), dtype=output.dtype).view_as(output).sin()
+    tensors = [t for t in (x, weight, bias) if t is not None]
+    return [output, *torch.autograd.grad(output, tensors, upstream)]
+
+
+def test_float32_on_cpu_goes_through_onednn():
+    x, weight, _ = inputs((3, 5))
+    assert onednn.uses_onednn(x, weight)
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (2, 3, 5)], ids=["rows", "batch x time"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no bias"])
+def test_values_and_gradients_are_f_linear_s(shape, bias):
+    x, weight, b = inputs(shape, bias=bias)
+    for ours, reference in zip(values_and_gradients(linear, x, weight, b), values_and_gradients(F.linear, x, weight, b)):
+        assert ours.shape == reference.shape
+        torch.testing.assert_close(ours, reference, **TOLERANCE)
+
+
+def test_without_gradients_the_values_are_f_linear_s():
+    x, weight, b = inputs((2, 3, 5))
+    with torch.no_grad():
+        torch.testing.assert_close(linear(x, weight, b), F.linear(x, weight, b), **TOLERANCE)
+
+
+def test_a_transposed_input_is_read_as_its_values():
+    x, _, _ = inputs((5, 4))
+    _, weight, b = inputs((4, 5))
+    torch.testing.assert_close(linear(x.t(), weight, b), F.linear(x.t(), weight, b), **TOLERANCE)
+
+
+def test_a_weight_sliced_from_a_larger_matrix_is_left_to_f_linear():
+    x, weight, b = inputs((4, 5))
+    assert not onednn.uses_onednn(x, weight[:, :4])
+    assert torch.equal(linear(x[:, :4], weight[:, :4], b), F.linear(x[:, :4], weight[:, :4], b))
+
+
+def test_float64_is_left_to_f_linear():
+    x, weight, b = inputs((4, 5), dtype=torch.float64)
+    assert not onednn.uses_onednn(x, weight)
+    assert torch.equal(linear(x, weight, b), F.linear(x, weight, b))
+
+
+def test_disabling_onednn_falls_back_to_f_linear():
+    x, weight, b = inputs((4, 5))
+    with torch.backends.mkldnn.flags(enabled=False):
+        assert not onednn.uses_onednn(x, weight)
+        assert torch.equal(linear(x, weight, b), F.linear(x, weight, b))
+
+
+def test_an_empty_batch_gives_an_empty_output():
+    x, weight, b = inputs((0, 5))
+    assert linear(x, weight, b).shape == (0, 7)
+
+
+def test_the_module_keeps_nn_linear_s_parameters_and_state_dict():
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(5, 7)
+    ours = Linear(5, 7)
+    assert ours.load_state_dict(reference.state_dict()) is not None
+    assert list(ours.state_dict()) == ["weight", "bias"]
+    x = torch.randn(3, 5)
+    torch.testing.assert_close(ours(x), reference(x), **TOLERANCE)
+
+
+def test_a_broadcast_upstream_gradient_gives_f_linear_s_gradients():
+    x, weight, b = inputs((3, 5))
+    ours = torch.autograd.grad(linear(x, weight, b).sum(), (x, weight, b))
+    reference = torch.autograd.grad(F.linear(x, weight, b).sum(), (x, weight, b))
+    for a, r in zip(ours, reference):
+        torch.testing.assert_close(a, r, **TOLERANCE)
+
+
+def test_mismatched_sizes_raise_f_linear_s_error():
+    x, weight, b = inputs((3, 5))
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        linear(x[:, :4], weight, b)
+
+
+# Many row counts through the plugin's linear, as sentence lengths and finished beams give; prints
+# how much the peak resident memory grew, in MiB.
+MANY_ROW_COUNTS = """
+import resource
+import bahdanau_plugin
+import torch
+from bahdanau_plugin.modules.linear import linear
+
+def peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+weight = torch.randn(768, 256)
+linear(torch.randn(1, 256), weight)
+before = peak_mib()
+for rows in range(2, 600, 2):
+    linear(torch.randn(rows, 256), weight)
+print(peak_mib() - before)
+"""
+
+
+def memory_growth_over_many_row_counts(cache_entries=None):
+    env = {key: value for key, value in os.environ.items() if key not in onednn.ONEDNN_CACHE_VARIABLES}
+    if cache_entries is not None:
+        env.update({variable: str(cache_entries) for variable in onednn.ONEDNN_CACHE_VARIABLES})
+    completed = subprocess.run([sys.executable, "-c", MANY_ROW_COUNTS], capture_output=True, text=True,
+                               env={**env, "OMP_NUM_THREADS": "1"}, timeout=120, check=True)
+    return float(completed.stdout.split()[-1])
+
+
+def test_the_plugin_bounds_onednn_s_kernel_caches():
+    assert memory_growth_over_many_row_counts() < 40
+
+
+def test_onednn_s_default_caches_grow_with_every_row_count():
+    """What the bound above prevents (oneDNN's and ideep's defaults are 1024 entries each)."""
+    assert memory_growth_over_many_row_counts(cache_entries=1024) > 100
+
+
+def test_a_cache_size_the_user_chose_is_kept(monkeypatch):
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "256")
+    onednn.limit_onednn_caches()
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "256"
