@@ -4,10 +4,11 @@ torch computes a CPU float32 ``F.linear`` with MKL's GEMM, which on AMD CPUs run
 as oneDNN's (measured: docs/performance.md, ``bench/kernels.py``); fairseq's lstm already reaches
 oneDNN through its fused LSTM encoder. oneDNN's linear kernel is torch's own (the one torch.compile
 uses on CPU); this module calls it in the forward pass and for both products of the backward pass.
-Anything else (CUDA, other dtypes, strided weights, oneDNN disabled or absent) goes to ``F.linear``. Same parameters
-and state-dict keys as nn.Linear; values equal within float32 rounding.
+Anything else (CUDA, other dtypes, strided weights, oneDNN disabled or absent) goes to ``F.linear``.
+Same parameters and state-dict keys as nn.Linear; values equal within float32 rounding.
 """
 
+import functools
 import os
 from typing import Optional
 
@@ -18,12 +19,12 @@ from torch.autograd.function import once_differentiable
 
 _ONEDNN_LINEAR = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
 
-# oneDNN compiles a kernel for each shape and caches up to 1024 of them in each of its two caches
-# (oneDNN's and ideep's), about 1 MiB each. Sentence lengths and finished beams change the row count
-# from batch to batch and step to step, so the default caches grew a training run by 280 MiB and
-# fairseq-generate by 130 MiB; 16 entries each keep the speed (docs/performance.md).
-ONEDNN_CACHE_ENTRIES = 16
-ONEDNN_CACHE_VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
+# oneDNN compiles a kernel for each shape and caches up to 1024 of them, about 0.6 MiB each; ideep,
+# torch's layer over it, keeps another 1024 of its own objects around them. Sentence lengths and
+# finished beams change the row count from batch to batch and step to step: with those defaults a
+# training run grew by about 280 MiB and fairseq-generate by 130 to 240 MiB. oneDNN's cache of 16
+# keeps the speed; ideep's adds none (docs/performance.md).
+ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACITY": "1"}
 
 
 def _onednn_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
@@ -33,20 +34,31 @@ def _onednn_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Ten
 
 def limit_onednn_caches() -> None:
     """Read when oneDNN first runs, so this must come before; a value the user set is kept."""
-    for variable in ONEDNN_CACHE_VARIABLES:
-        os.environ.setdefault(variable, str(ONEDNN_CACHE_ENTRIES))
+    for variable, size in ONEDNN_CACHE_SIZES.items():
+        os.environ.setdefault(variable, size)
+
+
+@functools.lru_cache(maxsize=None)
+def _onednn_linear_works() -> bool:
+    """Whether this torch build has the kernel and it runs on this CPU (asked once, on a tiny product)."""
+    if _ONEDNN_LINEAR is None or not torch.backends.mkldnn.is_available():
+        return False
+    x, weight = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
+    try:
+        return torch.equal(_onednn_linear(x, weight, None), F.linear(x, weight))
+    except RuntimeError:
+        return False
 
 
 def uses_onednn(input: Tensor, weight: Tensor) -> bool:
     return (
-        _ONEDNN_LINEAR is not None
-        and torch.backends.mkldnn.is_available()
-        and torch.backends.mkldnn.enabled
+        torch.backends.mkldnn.enabled
         and input.device.type == "cpu"
         and input.dtype == weight.dtype == torch.float32
         and weight.is_contiguous()  # oneDNN refuses some strided weights (slices of a matrix)
         and input.numel() > 0
         and input.size(-1) == weight.size(1)  # otherwise F.linear's error says what is wrong
+        and _onednn_linear_works()
     )
 
 

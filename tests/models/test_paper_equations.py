@@ -18,8 +18,8 @@ def _record_energies(attention, sink):
     """e_ij, as the alignment model computes them before masking the padding."""
     compute = attention._energies
 
-    def recorded(pre_activation):
-        sink.append(compute(pre_activation))
+    def recorded(*inputs):
+        sink.append(compute(*inputs))
         return sink[-1]
 
     attention._energies = recorded

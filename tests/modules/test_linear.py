@@ -38,7 +38,8 @@ def test_float32_on_cpu_goes_through_onednn():
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no bias"])
 def test_values_and_gradients_are_f_linear_s(shape, bias):
     x, weight, b = inputs(shape, bias=bias)
-    for ours, reference in zip(values_and_gradients(linear, x, weight, b), values_and_gradients(F.linear, x, weight, b)):
+    expected = values_and_gradients(F.linear, x, weight, b)
+    for ours, reference in zip(values_and_gradients(linear, x, weight, b), expected):
         assert ours.shape == reference.shape
         torch.testing.assert_close(ours, reference, **TOLERANCE)
 
@@ -72,6 +73,17 @@ def test_disabling_onednn_falls_back_to_f_linear():
     with torch.backends.mkldnn.flags(enabled=False):
         assert not onednn.uses_onednn(x, weight)
         assert torch.equal(linear(x, weight, b), F.linear(x, weight, b))
+
+
+def test_a_torch_without_the_onednn_kernel_falls_back_to_f_linear(monkeypatch):
+    monkeypatch.setattr(onednn, "_ONEDNN_LINEAR", None)
+    onednn._onednn_linear_works.cache_clear()
+    try:
+        x, weight, b = inputs((4, 5))
+        assert not onednn.uses_onednn(x, weight)
+        assert torch.equal(linear(x, weight, b), F.linear(x, weight, b))
+    finally:
+        onednn._onednn_linear_works.cache_clear()
 
 
 def test_an_empty_batch_gives_an_empty_output():
@@ -124,9 +136,9 @@ print(peak_mib() - before)
 
 
 def memory_growth_over_many_row_counts(cache_entries=None):
-    env = {key: value for key, value in os.environ.items() if key not in onednn.ONEDNN_CACHE_VARIABLES}
+    env = {key: value for key, value in os.environ.items() if key not in onednn.ONEDNN_CACHE_SIZES}
     if cache_entries is not None:
-        env.update({variable: str(cache_entries) for variable in onednn.ONEDNN_CACHE_VARIABLES})
+        env.update({variable: str(cache_entries) for variable in onednn.ONEDNN_CACHE_SIZES})
     completed = subprocess.run([sys.executable, "-c", MANY_ROW_COUNTS], capture_output=True, text=True,
                                env={**env, "OMP_NUM_THREADS": "1"}, timeout=120, check=True)
     return float(completed.stdout.split()[-1])
