@@ -52,7 +52,7 @@ def energies(model):
         attention.energy(hidden).sum().backward()
 
     def plugin():
-        attention._energies(attention.state_projection(state).unsqueeze(1) + projected).sum().backward()
+        attention._energies(attention.state_projection(state), projected).sum().backward()
 
     return {"energies via tanh, fwd+bwd": with_tanh, "energies as the plugin, fwd+bwd": plugin}
 
