@@ -69,10 +69,11 @@ class AlignmentEnergies(torch.autograd.Function):
     def backward(ctx, grad_energies: Tensor):
         projected_state, projected_annotations, v = ctx.saved_tensors
         gates = AlignmentEnergies._gates(projected_state, projected_annotations)  # sigmoid(2x)
+        grad_energies = grad_energies.to(gates.dtype)  # under autocast the softmax ran in float32
         grad_v = 2 * torch.einsum("bs,bsk->k", grad_energies, gates) - grad_energies.sum()
         # d e_ij / d x = 2 v_a * 2 sigmoid(2x) (1 - sigmoid(2x))
         grad_x = gates.sub_(gates * gates).mul_(4 * v).mul_(grad_energies.unsqueeze(2))
-        return grad_x.sum(dim=1), grad_x, grad_v
+        return grad_x.sum(dim=1).to(projected_state.dtype), grad_x, grad_v.to(v.dtype)
 
     @staticmethod
     def _gates(projected_state: Tensor, projected_annotations: Tensor) -> Tensor:

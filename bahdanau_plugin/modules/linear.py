@@ -4,8 +4,9 @@ torch computes a CPU float32 ``F.linear`` with MKL's GEMM, which on AMD CPUs run
 as oneDNN's (measured: docs/performance.md, ``bench/kernels.py``); fairseq's lstm already reaches
 oneDNN through its fused LSTM encoder. oneDNN's linear kernel is torch's own (the one torch.compile
 uses on CPU); this module calls it in the forward pass and for both products of the backward pass.
-Anything else (CUDA, other dtypes, strided weights, oneDNN disabled or absent) goes to ``F.linear``.
-Same parameters and state-dict keys as nn.Linear; values equal within float32 rounding.
+Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or absent) goes to
+``F.linear``. Same parameters and state-dict keys as nn.Linear; values equal within float32
+rounding.
 """
 
 import functools
@@ -50,9 +51,17 @@ def _onednn_linear_works() -> bool:
         return False
 
 
+def _cpu_autocast_enabled() -> bool:
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:  # torch < 2.4 asks for the CPU by name
+        return torch.is_autocast_cpu_enabled()
+
+
 def uses_onednn(input: Tensor, weight: Tensor) -> bool:
     return (
         torch.backends.mkldnn.enabled
+        and not _cpu_autocast_enabled()  # autocast chooses the dtype: F.linear applies it
         and input.device.type == "cpu"
         and input.dtype == weight.dtype == torch.float32
         and weight.is_contiguous()  # oneDNN refuses some strided weights (slices of a matrix)

@@ -58,3 +58,13 @@ def test_energies_keep_only_their_inputs_for_backward():
     with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t.shape) or t, lambda t: t):
         AlignmentEnergies.apply(projected_state, projected_annotations, v)
     assert sorted(kept) == sorted([projected_state.shape, projected_annotations.shape, v.shape])
+
+
+def test_energies_of_float32_projections_train_under_cpu_autocast():
+    """autocast runs the product with v_a in bfloat16, so the gradient arrives in bfloat16."""
+    inputs = [t.detach().float().requires_grad_() for t in energy_inputs()]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        energies = AlignmentEnergies.apply(*inputs)
+    assert energies.dtype == torch.bfloat16
+    gradients = torch.autograd.grad(energies.sum(), inputs)
+    assert [g.dtype for g in gradients] == [torch.float32] * 3

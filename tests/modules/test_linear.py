@@ -68,6 +68,13 @@ def test_float64_is_left_to_f_linear():
     assert torch.equal(linear(x, weight, b), F.linear(x, weight, b))
 
 
+def test_under_cpu_autocast_the_dtype_is_autocast_s():
+    x, weight, b = inputs((4, 5))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not onednn.uses_onednn(x, weight)
+        assert linear(x, weight, b).dtype == F.linear(x, weight, b).dtype == torch.bfloat16
+
+
 def test_disabling_onednn_falls_back_to_f_linear():
     x, weight, b = inputs((4, 5))
     with torch.backends.mkldnn.flags(enabled=False):
