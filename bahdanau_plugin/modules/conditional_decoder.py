@@ -13,6 +13,7 @@ from fairseq.modules import FairseqDropout
 from torch import Tensor
 
 from .conditional_gru import ConditionalGRUCell
+from .gru_encoder import keeps_sentences
 from .initialization import build_embedding, normal_, zero_
 from .linear import Linear
 from .maxout_output import MaxoutOutput
@@ -84,6 +85,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             cache = self.get_incremental_state(incremental_state, "cache")
         if cache is None:
             cache = self.precompute(encoder_out)
+            cache["sentences"] = encoder_out["sentences"]
             cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0
         return cache
 
@@ -91,5 +93,10 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         cache = self.get_incremental_state(incremental_state, "cache")
         if cache is None:
             return
-        reordered = {key: value.index_select(0, new_order) for key, value in cache.items()}
+        # Only the state differs between the beams of a sentence; the rest is computed from its source.
+        same_sentences = keeps_sentences(cache["sentences"], new_order)
+        reordered = {
+            key: value if same_sentences and key != "state" else value.index_select(0, new_order)
+            for key, value in cache.items()
+        }
         self.set_incremental_state(incremental_state, "cache", reordered)

@@ -25,6 +25,13 @@ def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tenso
     return (first + step) % steps, (first + lengths.unsqueeze(1) - 1 - step) % steps
 
 
+def keeps_sentences(sentences: Tensor, new_order: Tensor) -> bool:
+    """Whether reordering rows by ``new_order`` leaves every row with the source sentence it had
+    (``sentences``: each row's sentence). Beam search mostly permutes the beams of each sentence, and
+    the beams of a sentence share its encoder outputs, so those then need no copying."""
+    return new_order.numel() == sentences.numel() and torch.equal(sentences.index_select(0, new_order), sentences)
+
+
 class GRUEncoder(FairseqEncoder):
     """Embeds the source and runs a GRU in each direction over each sentence's real tokens.
 
@@ -69,6 +76,7 @@ class GRUEncoder(FairseqEncoder):
             "annotations": self.dropout_module(annotations),  # h_j
             "padding_mask": padding_mask,
             "summary": self.summarize(final_states),
+            "sentences": torch.arange(src_tokens.size(0), device=src_tokens.device),  # each row's sentence
         }
 
     def _read_unpadded(self, embedded: Tensor) -> Tuple[Tensor, Tensor]:
@@ -113,4 +121,6 @@ class GRUEncoder(FairseqEncoder):
         return state_dict
 
     def reorder_encoder_out(self, encoder_out: Dict[str, Tensor], new_order: Tensor):
+        if keeps_sentences(encoder_out["sentences"], new_order):
+            return encoder_out  # every tensor here is the same for all rows of a sentence
         return {key: value.index_select(0, new_order) for key, value in encoder_out.items()}

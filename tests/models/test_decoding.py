@@ -1,9 +1,14 @@
 """Incremental decoding and padding never change a model's scores."""
 
 import torch
+from fairseq.sequence_generator import SequenceGenerator
+
+from bahdanau_plugin.modules import conditional_decoder, gru_encoder
 
 from ..helpers import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
+
+BEAM = 3
 
 
 def _teacher_forced_log_probs(model, src_tokens, src_lengths, prev_tokens):
@@ -48,6 +53,60 @@ def test_reordering_the_incremental_state_follows_the_beams(model_name):
     logits, _ = model.decoder(prev_tokens[new_order, :2], encoder_out, incremental_state=incremental_state)
     expected = _teacher_forced_log_probs(model, src_tokens[new_order], src_lengths[new_order], prev_tokens[new_order, :2])
     torch.testing.assert_close(model.get_normalized_probs((logits, None), log_probs=True), expected[:, 1:])
+
+
+def _beams(model):
+    """encoder_out and incremental state after one step, with BEAM rows per sentence, as fairseq's
+    beam search lays them out."""
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    rows = torch.arange(len(SOURCES)).repeat_interleave(BEAM)
+    encoder_out = model.encoder.reorder_encoder_out(model.encoder(src_tokens, src_lengths), rows)
+    incremental_state = {}
+    first_tokens = torch.full((len(rows), 1), model.decoder.dictionary.eos())
+    model.decoder(first_tokens, encoder_out, incremental_state=incremental_state)
+    return encoder_out, incremental_state
+
+
+def test_reordering_beams_within_their_sentences_copies_no_encoder_output(model_name):
+    model = _eval_model(model_name)
+    encoder_out, _ = _beams(model)
+    within_sentences = torch.tensor([2, 2, 0, 4, 3, 3])
+    assert model.encoder.reorder_encoder_out(encoder_out, within_sentences) is encoder_out
+
+
+def test_reordering_beams_within_their_sentences_reorders_only_the_decoder_state(model_name):
+    model = _eval_model(model_name)
+    encoder_out, incremental_state = _beams(model)
+    before = model.decoder.get_incremental_state(incremental_state, "cache")
+    within_sentences = torch.tensor([2, 2, 0, 4, 3, 3])
+    model.decoder.reorder_incremental_state_scripting(incremental_state, within_sentences)
+    after = model.decoder.get_incremental_state(incremental_state, "cache")
+    assert torch.equal(after["state"], before["state"][within_sentences])
+    assert all(after[key] is before[key] for key in before if key != "state")
+
+
+def test_dropping_a_finished_sentence_keeps_the_rows_of_the_others(model_name):
+    model = _eval_model(model_name)
+    encoder_out, _ = _beams(model)
+    second_sentence = torch.tensor([4, 3, 5])
+    reordered = model.encoder.reorder_encoder_out(encoder_out, second_sentence)
+    for key, value in encoder_out.items():
+        assert torch.equal(reordered[key], value[second_sentence])
+
+
+def _translations(model):
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=BEAM, max_len_b=8)
+    hypotheses = generator.forward({"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}})
+    return [[(h["tokens"].tolist(), round(h["score"].item(), 5)) for h in beams] for beams in hypotheses]
+
+
+def test_beam_search_translates_as_if_every_step_copied_the_encoder_output(model_name, monkeypatch):
+    model = _eval_model(model_name)
+    shared = _translations(model)
+    for module in (gru_encoder, conditional_decoder):
+        monkeypatch.setattr(module, "keeps_sentences", lambda sentences, new_order: False)
+    assert shared == _translations(model)
 
 
 def _alone_and_in_batch(model, left_pad: bool):
