@@ -51,20 +51,20 @@ def tolerate_invalid_utf8_input() -> None:
 
 
 class _ExitGate:
-    """Lets threads into a region until the interpreter starts exiting; closing waits for the
-    threads inside to leave, and threads that come later wait for good."""
+    """A region (``with gate:``) that threads may enter until the interpreter starts exiting;
+    closing waits for the threads inside to leave, and threads that come later wait for good."""
 
     def __init__(self):
         self._condition = threading.Condition()
         self._closed = False
         self._inside = 0
 
-    def enter(self) -> None:
+    def __enter__(self) -> None:
         with self._condition:
             self._condition.wait_for(lambda: not self._closed)
             self._inside += 1
 
-    def leave(self) -> None:
+    def __exit__(self, *exception) -> None:
         with self._condition:
             self._inside -= 1
             self._condition.notify_all()
@@ -81,17 +81,11 @@ _END = object()
 
 def _items_until_exit(source):
     """source's items, each read inside the gate."""
-    _LOADING.enter()
-    try:
+    with _LOADING:
         iterator = iter(source)
-    finally:
-        _LOADING.leave()
     while True:
-        _LOADING.enter()
-        try:
+        with _LOADING:
             item = next(iterator, _END)
-        finally:
-            _LOADING.leave()
         if item is _END:
             return
         yield item

@@ -20,11 +20,10 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.sequence_generator import SequenceGenerator
 
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
 from bahdanau_plugin.modules import conditional_decoder, gru_encoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import profile_step  # noqa: E402  (its dictionary helper)
+import profile_step  # noqa: E402  (the benchmark's model builder and dictionary)
 
 BEAM = 5
 
@@ -39,11 +38,10 @@ def checkpoint_batches(checkpoint, data):
 
 
 def paper_size_batches():
+    sizes = Namespace(embed=620, hidden=1000, maxout=500)  # profile_step.build: alignment size = hidden
     dictionary = profile_step.dictionary(30000)
-    cfg = RNNsearchConfig(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000,
-                          decoder_hidden_dim=1000, attention_dim=1000, maxout_dim=500)
     torch.manual_seed(0)
-    model = RNNsearchModel.build_model(cfg, Namespace(source_dictionary=dictionary, target_dictionary=dictionary))
+    model = profile_step.build("rnnsearch", sizes, Namespace(source_dictionary=dictionary, target_dictionary=dictionary))
     src_tokens = torch.randint(dictionary.nspecial, len(dictionary), (20, 40))
     src_tokens[:, -1] = dictionary.eos()
     batch = {"net_input": {"src_tokens": src_tokens, "src_lengths": torch.full((20,), 40)}}
