@@ -10,25 +10,17 @@ a pickle that calls any other global (``os.system``, say) is still refused by to
 fairseq's own errors for an unreadable checkpoint are torch internals ("PytorchStreamReader failed
 reading zip archive") or a page of unpickler advice; the plugin turns them into one line that
 names the file and says what to do.
+
+fairseq_patches.py installs both when the plugin is imported.
 """
 
 import argparse
-import functools
 import re
 import zipfile
-
-import torch
-from fairseq import checkpoint_utils
 
 from .errors import CheckpointError
 
 FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
-
-
-def allow_fairseq_checkpoint_types() -> None:
-    add_safe_globals = getattr(torch.serialization, "add_safe_globals", None)
-    if add_safe_globals is not None:  # torch < 2.4 has no weights-only default to satisfy
-        add_safe_globals(list(FAIRSEQ_CHECKPOINT_TYPES))
 
 
 def explain_load_error(path, error: Exception):
@@ -44,8 +36,9 @@ def explain_load_error(path, error: Exception):
     return None
 
 
-def _explaining_errors(load_checkpoint_to_cpu):
-    @functools.wraps(load_checkpoint_to_cpu)
+def explaining_errors(load_checkpoint_to_cpu):
+    """load_checkpoint_to_cpu, raising a CheckpointError that explains what explain_load_error can."""
+
     def wrapper(path, *args, **kwargs):
         try:
             return load_checkpoint_to_cpu(path, *args, **kwargs)
@@ -55,12 +48,4 @@ def _explaining_errors(load_checkpoint_to_cpu):
                 raise
             raise CheckpointError(explanation) from None
 
-    wrapper.explains_errors = True
     return wrapper
-
-
-def explain_checkpoint_errors() -> None:
-    if not getattr(checkpoint_utils.load_checkpoint_to_cpu, "explains_errors", False):
-        checkpoint_utils.load_checkpoint_to_cpu = _explaining_errors(
-            checkpoint_utils.load_checkpoint_to_cpu
-        )

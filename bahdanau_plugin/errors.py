@@ -15,19 +15,14 @@ class ConfigurationError(PluginError, ValueError):
     """An option value the models cannot be built with."""
 
 
-def _print_plugin_errors_as_one_line(previous_hook):
+def printing_plugin_errors_as_one_line(previous_hook):
+    """An excepthook that prints a PluginError as ``error: message`` and hands anything else to
+    previous_hook (installed by fairseq_patches.print_plugin_errors_as_one_line)."""
+
     def hook(kind, value, traceback):
         if issubclass(kind, PluginError):
             print(f"error: {value}", file=sys.stderr)
         else:
             previous_hook(kind, value, traceback)
 
-    hook.prints_plugin_errors = True
     return hook
-
-
-def print_plugin_errors_as_one_line() -> None:
-    """fairseq's tools let exceptions escape to the interpreter, which prints a traceback; for the
-    plugin's own errors the one line is all a user needs (libraries still get the exception)."""
-    if not getattr(sys.excepthook, "prints_plugin_errors", False):
-        sys.excepthook = _print_plugin_errors_as_one_line(sys.excepthook)

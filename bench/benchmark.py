@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from bahdanau_plugin.modules.linear import linear
+from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from bahdanau_plugin.modules.linear import linear
+from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import profile_step  # noqa: E402  (the benchmark's models and sizes)

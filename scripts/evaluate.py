@@ -18,8 +18,8 @@ example (data from scripts/prepare_multi30k.py --out /tmp/multi30k-bpe10k):
       --heatmaps 0 17
 """
 
-from bahdanau_plugin.errors import print_plugin_errors_as_one_line
-from bahdanau_plugin.evaluation.command_line import main
+from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_tools.evaluation.command_line import main
 
 if __name__ == "__main__":
     print_plugin_errors_as_one_line()  # bad input ends the script with one line, not a traceback

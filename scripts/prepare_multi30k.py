@@ -11,10 +11,10 @@ example:
 
 from typing import Optional, Sequence
 
-from bahdanau_plugin.data.command_line import pipeline_parser, settings_from
-from bahdanau_plugin.data.multi30k import REPOSITORY_URL, download_multi30k, multi30k_splits
-from bahdanau_plugin.data.pipeline import prepare
-from bahdanau_plugin.errors import print_plugin_errors_as_one_line
+from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_tools.data.command_line import pipeline_parser, settings_from
+from bahdanau_tools.data.multi30k import REPOSITORY_URL, download_multi30k, multi30k_splits
+from bahdanau_tools.data.pipeline import prepare
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

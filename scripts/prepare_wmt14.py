@@ -12,10 +12,10 @@ example:
 
 from typing import Optional, Sequence
 
-from bahdanau_plugin.data.command_line import pipeline_parser, settings_from
-from bahdanau_plugin.data.pipeline import prepare
-from bahdanau_plugin.data.wmt14 import extract_release, fetch_archives, wmt14_splits
-from bahdanau_plugin.errors import print_plugin_errors_as_one_line
+from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_tools.data.command_line import pipeline_parser, settings_from
+from bahdanau_tools.data.pipeline import prepare
+from bahdanau_tools.data.wmt14 import extract_release, fetch_archives, wmt14_splits
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -2,7 +2,7 @@
 
 import torch
 
-from bahdanau_plugin.alignment import END_OF_SENTENCE, draw_alignment, merge_subwords, save_heatmap
+from bahdanau_tools.alignment import END_OF_SENTENCE, draw_alignment, merge_subwords, save_heatmap
 
 from .png import assert_png
 

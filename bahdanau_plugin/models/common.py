@@ -8,8 +8,9 @@ from typing import Optional
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
 
-from ..data.command_line import positive_int
+from .. import cpu_fast_path
 from ..errors import CheckpointError, ConfigurationError
+from ..options import positive_int
 
 PAPER_LENGTH_LIMITS = (30, 50)
 
@@ -86,6 +87,16 @@ def check_sizes(cfg, config_class):
             raise ConfigurationError(f"model.{size.name} must be a positive integer, got {value}")
 
 
+def check_right_padded_targets(task) -> None:
+    """The decoder reads each target sentence from its first token, as the paper's recurrence does:
+    left padding would run the GRU over the padding before the sentence and change its states."""
+    if getattr(getattr(task, "cfg", None), "left_pad_target", False):
+        raise ConfigurationError(
+            "--left-pad-target is not supported: the recurrent decoder needs right-padded targets "
+            "(fairseq's default); drop the flag"
+        )
+
+
 class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     """Subclasses name their configuration, encoder and decoder classes."""
 
@@ -103,9 +114,10 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     @classmethod
     def build_model(cls, cfg, task):
         check_sizes(cfg, cls.config_class)
+        check_right_padded_targets(task)
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
-        return cls(cfg, encoder, decoder)
+        return cpu_fast_path.install(cls(cfg, encoder, decoder))
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         for side, module in (("source", self.encoder), ("target", self.decoder)):

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import torch
 from fairseq.models import register_model
+from torch import nn
 
 from ..errors import ConfigurationError
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
 from ..modules.initialization import normal_, zero_
-from ..modules.linear import Linear
 from .common import (
     RecurrentTranslationConfig,
     RecurrentTranslationModel,
@@ -29,7 +29,7 @@ class RNNencdecConfig(RecurrentTranslationConfig):
 class RNNencdecEncoder(GRUEncoder):
     def __init__(self, cfg, dictionary):
         super().__init__(cfg, dictionary, bidirectional=False)
-        self.summary_projection = Linear(cfg.encoder_hidden_dim, cfg.decoder_hidden_dim)  # V
+        self.summary_projection = nn.Linear(cfg.encoder_hidden_dim, cfg.decoder_hidden_dim)  # V
         normal_(self.summary_projection.weight)
         zero_(self.summary_projection.bias)
 
@@ -46,8 +46,10 @@ class RNNencdecDecoder(ConditionalGRUDecoder):
         return {"context_drive": self.gru.project_context(encoder_out["summary"])}  # C c
 
     def context(self, state, encoder_out, cache):
-        # The same c at every position, and no alignment.
-        return encoder_out["summary"], None, cache["context_drive"]
+        return encoder_out["summary"], None  # the same c at every position, and no alignment
+
+    def context_drive(self, context, cache):
+        return cache["context_drive"]
 
 
 @register_model("rnnencdec", dataclass=RNNencdecConfig)

@@ -47,13 +47,12 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
         return {"projected_annotations": self.attention.project_annotations(encoder_out["annotations"])}
 
     def context(self, state, encoder_out, cache):
-        context, alpha = self.attention(
+        return self.attention(
             state,
             encoder_out["annotations"],
             cache["projected_annotations"],
             encoder_out["padding_mask"],
         )
-        return context, alpha, self.gru.project_context(context)
 
 
 @register_model("rnnsearch", dataclass=RNNsearchConfig)

@@ -10,12 +10,11 @@ from typing import Dict, Optional, Tuple
 import torch
 from fairseq.models import FairseqIncrementalDecoder
 from fairseq.modules import FairseqDropout
-from torch import Tensor
+from torch import Tensor, nn
 
 from .conditional_gru import ConditionalGRUCell
 from .gru_encoder import keeps_sentences
 from .initialization import build_embedding, normal_, zero_
-from .linear import Linear
 from .maxout_output import MaxoutOutput
 
 
@@ -26,22 +25,26 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         super().__init__(dictionary)
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
         self.embed_tokens = build_embedding(len(dictionary), cfg.decoder_embed_dim, dictionary.pad())
-        self.initial_state = Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
+        self.initial_state = nn.Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
         self.gru = ConditionalGRUCell(cfg.decoder_embed_dim, context_dim, cfg.decoder_hidden_dim)
         self.deep_output = MaxoutOutput(
             cfg.decoder_hidden_dim, cfg.decoder_embed_dim, context_dim, cfg.maxout_dim
         )
-        self.output_projection = Linear(cfg.maxout_dim, len(dictionary))  # W_o
+        self.output_projection = nn.Linear(cfg.maxout_dim, len(dictionary))  # W_o
         for layer in (self.initial_state, self.output_projection):
             normal_(layer.weight)
             zero_(layer.bias)
 
     def context(
         self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
-    ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
-        """For state s_{i-1}: the context c_i, the attention weights alpha_i if there are any, and
-        the GRU's context drive C c_i (``self.gru.project_context``, perhaps computed smarter)."""
+    ) -> Tuple[Tensor, Optional[Tensor]]:
+        """For state s_{i-1}: the context c_i, and the attention weights alpha_i if there are any."""
         raise NotImplementedError
+
+    def context_drive(self, context: Tensor, cache: Dict[str, Tensor]) -> Tensor:
+        """C c_i, the context's term in the GRU's pre-activations (a decoder whose c is the same at
+        every position may compute it once)."""
+        return self.gru.project_context(context)
 
     def precompute(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
         """Per-sentence tensors that every step reuses; kept (and reordered) across decoding steps."""
@@ -62,13 +65,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         state = cache["state"]
         prev_states, contexts, alphas = [], [], []
         for i in range(steps):
-            context, alpha, context_drive = self.context(state, encoder_out, cache)
+            context, alpha = self.context(state, encoder_out, cache)
             prev_states.append(state)
             contexts.append(context)
             alphas.append(alpha)
             # The state after the last position is only needed to go on decoding.
             if incremental_state is not None or i + 1 < steps:
-                state = self.gru(input_drives[i] + context_drive, state)  # s_i, Eq. (4)
+                state = self.gru(input_drives[i] + self.context_drive(context, cache), state)  # s_i, Eq. (4)
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)

@@ -8,7 +8,6 @@ from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
 from .initialization import build_embedding, normal_, orthogonal_blocks_, zero_
-from .linear import linear, uses_onednn
 
 
 def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tensor]:
@@ -16,37 +15,13 @@ def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tenso
     step: its real tokens first to last (forward) or last to first (backward), then its padding.
 
     Either side may be padded. Reading padding last means that it can only change outputs after
-    the last real token, which are discarded, so the GRU runs over the whole batch unpacked: on CPU
-    that lets torch compute every step's input product in one matrix multiply. Each order is a
-    permutation of the positions.
+    the last real token, which are discarded, so the GRU runs over the whole batch unpacked (one
+    nn.GRU call, cuDNN's on a GPU) rather than packed. Each order is a permutation of the positions.
     """
     steps = padding_mask.size(1)
     first = padding_mask.long().cumprod(dim=1).sum(dim=1, keepdim=True)  # left padding, if any
     step = torch.arange(steps, device=padding_mask.device).unsqueeze(0)
     return (first + step) % steps, (first + lengths.unsqueeze(1) - 1 - step) % steps
-
-
-def run_gru(rnn: nn.GRU, inputs: Tensor) -> Tuple[Tensor, Tensor]:
-    """``rnn(inputs)`` for a one-layer, one-direction, batch-first nn.GRU from a zero state: the
-    states at every step (B x T x n) and the last one (1 x B x n).
-
-    On CPU its products go through the plugin's oneDNN linear (twice MKL's speed on AMD CPUs, as
-    in modules/linear.py): the input products of all steps at once, then one recurrent product
-    per step, with nn.GRU's equations. Elsewhere nn.GRU runs itself (cuDNN on a GPU).
-    """
-    if not uses_onednn(inputs, rnn.weight_ih_l0):
-        return rnn(inputs)
-    hidden = rnn.hidden_size
-    input_drives = linear(inputs, rnn.weight_ih_l0, rnn.bias_ih_l0).unbind(dim=1)  # W_i x_t + b_i
-    state = inputs.new_zeros(inputs.size(0), hidden)
-    states = []
-    for drive in input_drives:
-        recurrent = linear(state, rnn.weight_hh_l0, rnn.bias_hh_l0)  # W_h h_{t-1} + b_h
-        reset, update = torch.sigmoid(drive[:, : 2 * hidden] + recurrent[:, : 2 * hidden]).chunk(2, dim=1)
-        candidate = torch.tanh(drive[:, 2 * hidden:] + reset * recurrent[:, 2 * hidden:])
-        state = torch.lerp(candidate, state, update)  # (1 - z) * candidate + z * h_{t-1}
-        states.append(state)
-    return torch.stack(states, dim=1), state.unsqueeze(0)
 
 
 def keeps_sentences(sentences: Tensor, new_order: Tensor) -> bool:
@@ -105,10 +80,10 @@ class GRUEncoder(FairseqEncoder):
 
     def _read_unpadded(self, embedded: Tensor) -> Tuple[Tensor, Tensor]:
         """The common case (fairseq batches sentences of one source length): no reordering."""
-        forward_states, forward_final = run_gru(self.forward_rnn, embedded)
+        forward_states, forward_final = self.forward_rnn(embedded)
         if self.backward_rnn is None:
             return forward_states, forward_final
-        backward_states, backward_final = run_gru(self.backward_rnn, embedded.flip(1))
+        backward_states, backward_final = self.backward_rnn(embedded.flip(1))
         annotations = torch.cat([forward_states, backward_states.flip(1)], dim=2)
         return annotations, torch.cat([forward_final, backward_final])
 
@@ -127,7 +102,7 @@ class GRUEncoder(FairseqEncoder):
         """Run ``rnn`` over the positions in ``order``; its outputs at the source positions, and
         its state after the last real token."""
         order = order.unsqueeze(2).expand_as(embedded)
-        outputs, _ = run_gru(rnn, embedded.gather(1, order))
+        outputs, _ = rnn(embedded.gather(1, order))
         last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, outputs.size(2))
         final_state = outputs.gather(1, last).squeeze(1)
         order = order[:, :, :1].expand_as(outputs)

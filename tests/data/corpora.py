@@ -6,7 +6,7 @@ import tarfile
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from bahdanau_plugin.data import wmt14
+from bahdanau_tools.data import wmt14
 
 SUBJECTS = [("The Commission", "La Commission"), ("The Parliament", "Le Parlement"),
             ("My colleague", "Mon collègue"), ("The Council", "Le Conseil")]

@@ -1,8 +1,8 @@
 """Pairs are tokenized with fairseq's Moses tokenizer and dropped by the cleaning rules of their split."""
 
-from bahdanau_plugin.data.binarize import Vocabulary
-from bahdanau_plugin.data.cleaning import STEPS, CleaningRules, clean_chunk, clean_pair
-from bahdanau_plugin.data.pipeline import Settings, cleaning_rules
+from bahdanau_tools.data.binarize import Vocabulary
+from bahdanau_tools.data.cleaning import STEPS, CleaningRules, clean_chunk, clean_pair
+from bahdanau_tools.data.pipeline import Settings, cleaning_rules
 
 LANGUAGES = ("en", "fr")
 TRAIN = CleaningRules(drop_empty=True, max_ratio=3, max_len=5)

@@ -7,9 +7,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from bahdanau_plugin.data import download as download_module
-from bahdanau_plugin.data.download import download
-from bahdanau_plugin.data.errors import DataError
+from bahdanau_tools.data import download as download_module
+from bahdanau_tools.data.download import download
+from bahdanau_tools.errors import DataError
 
 CONTENT = bytes(range(256)) * 40
 CONTENT_MD5 = hashlib.md5(CONTENT).hexdigest()

@@ -8,8 +8,8 @@ from fairseq import options, tasks
 from fairseq.data import Dictionary
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-from bahdanau_plugin.data.binarize import FAIRSEQ_SPECIALS
-from bahdanau_plugin.data.multi30k import download_multi30k
+from bahdanau_tools.data.binarize import FAIRSEQ_SPECIALS
+from bahdanau_tools.data.multi30k import download_multi30k
 
 from .conftest import EXTRA_TEST_STEM, MULTI30K_MAX_LEN
 from .corpora import sentence_pairs, write_multi30k

@@ -1,6 +1,6 @@
 """The parallel map keeps the input order and reads only a bounded number of items ahead."""
 
-from bahdanau_plugin.data.parallel import chunked, ordered_map
+from bahdanau_tools.data.parallel import chunked, ordered_map
 
 
 def square(number):

@@ -4,8 +4,8 @@ import gzip
 
 import pytest
 
-from bahdanau_plugin.data.errors import DataError
-from bahdanau_plugin.data.reading import ParallelFiles, check_aligned, read_pairs, records, require_file
+from bahdanau_tools.data.reading import ParallelFiles, check_aligned, read_pairs, records, require_file
+from bahdanau_tools.errors import DataError
 
 
 def test_lines_split_only_at_newlines_and_keep_their_bytes(tmp_path):

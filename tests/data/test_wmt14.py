@@ -2,10 +2,10 @@
 
 import pytest
 
-from bahdanau_plugin.data import wmt14
-from bahdanau_plugin.data.download import file_md5
-from bahdanau_plugin.data.errors import DataError
-from bahdanau_plugin.data.wmt14 import Archive, extract_members, fetch_archives
+from bahdanau_tools.data import wmt14
+from bahdanau_tools.data.download import file_md5
+from bahdanau_tools.data.wmt14 import Archive, extract_members, fetch_archives
+from bahdanau_tools.errors import DataError
 
 from .corpora import TEST_PAIRS, release_members, write_tar
 from .scripts import binarized_sentences, read_summary, text_lines

@@ -3,7 +3,7 @@
 import torch
 from fairseq.data import Dictionary
 
-from bahdanau_plugin.evaluation.binarized_split import (
+from bahdanau_tools.evaluation.binarized_split import (
     BinarizedSplit,
     Side,
     sentences_without_unknown_words,

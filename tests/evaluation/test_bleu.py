@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from bahdanau_plugin.evaluation.bleu import corpus_bleu
+from bahdanau_tools.evaluation.bleu import corpus_bleu
 
 from .conftest import MODELS, UNKNOWN_WORDS
 

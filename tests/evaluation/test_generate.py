@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bahdanau_plugin.evaluation.errors import EvaluationError
-from bahdanau_plugin.evaluation.generate import Generation, generate_command, read_hypotheses
+from bahdanau_tools.errors import EvaluationError
+from bahdanau_tools.evaluation.generate import Generation, generate_command, read_hypotheses
 
 from .conftest import MODELS
 

@@ -3,7 +3,7 @@
 import pytest
 from sacrebleu.metrics import BLEU
 
-from bahdanau_plugin.evaluation.length_buckets import Bucket, draw_bleu_by_length, length_buckets, read_csv
+from bahdanau_tools.evaluation.length_buckets import Bucket, draw_bleu_by_length, length_buckets, read_csv
 
 from ..helpers import TEST_SENTENCES
 from ..png import assert_png

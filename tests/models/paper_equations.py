@@ -1,6 +1,6 @@
-"""A plain, step-by-step transcription of the decoder equations of Bahdanau et al. (2015),
-Appendix A.2.2, for one unpadded sentence, with one loop per sum. It shares no code with the
-plugin: it reads the parameters by name and recomputes everything from the equations."""
+"""A plain, step-by-step transcription of the encoder and decoder equations of Bahdanau et al.
+(2015), Appendix A.1.1 and A.2.2, for one unpadded sentence, with one loop per sum. It shares no
+code with the plugin: it reads the parameters by name and recomputes everything from the equations."""
 
 from typing import Dict, List, Optional
 
@@ -50,3 +50,29 @@ def decode_step_by_step(
         for name, value in (("energies", e), ("alpha", alpha), ("context", c), ("state", s), ("log_probs", log_probs)):
             trace[name].append(value)
     return trace
+
+
+def encode_step_by_step(rnn, embedded: torch.Tensor) -> torch.Tensor:
+    """The states h_1..h_S of one direction of the encoder (A.1.1) over E x_1..E x_S (S x m), read
+    in that order, from h_0 = 0, with the parameters of the torch.nn.GRU that holds them.
+
+    The paper omits biases "to make the equations less cluttered"; nn.GRU has two per gate, added
+    here. nn.GRU's update gate is the paper's 1 - z_i (it keeps h_{i-1} where the paper's takes
+    h~_i), so z_i is computed as one minus it. The one difference in what is computed: nn.GRU's
+    reset gate multiplies U h_{i-1} after the product, r_i * (U h_{i-1}), where the paper writes
+    U [r_i * h_{i-1}] (README, "Two honest differences").
+    """
+    n = rnn.hidden_size
+    W_r, W_z, W = rnn.weight_ih_l0.split(n)
+    U_r, U_z, U = rnn.weight_hh_l0.split(n)
+    b_ir, b_iz, b_i = rnn.bias_ih_l0.split(n)
+    b_hr, b_hz, b_h = rnn.bias_hh_l0.split(n)
+    h = embedded.new_zeros(n)
+    states = []
+    for Ex in embedded:
+        z = 1 - torch.sigmoid(W_z @ Ex + b_iz + U_z @ h + b_hz)
+        r = torch.sigmoid(W_r @ Ex + b_ir + U_r @ h + b_hr)
+        h_tilde = torch.tanh(W @ Ex + b_i + r * (U @ h + b_h))
+        h = (1 - z) * h + z * h_tilde
+        states.append(h)
+    return torch.stack(states)

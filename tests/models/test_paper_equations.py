@@ -1,11 +1,16 @@
 """The decoders compute exactly the equations of Appendix A.2.2 (and Cho et al. for RNNencdec)."""
 
+import copy
+
 import pytest
 import torch
 
+from bahdanau_plugin.cpu_fast_path.attention import FastBahdanauAttention
+from bahdanau_plugin.cpu_fast_path.onednn_linear import runs_in_cpu_float32
+
 from ..helpers import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
-from .paper_equations import decode_step_by_step
+from .paper_equations import decode_step_by_step, encode_step_by_step
 
 TOLERANCE = 1e-5
 
@@ -16,13 +21,13 @@ def _record_outputs(module, sink):
 
 def _record_energies(attention, sink):
     """e_ij, as the alignment model computes them before masking the padding."""
-    compute = attention._energies
+    compute = attention.energies
 
     def recorded(*inputs):
         sink.append(compute(*inputs))
         return sink[-1]
 
-    attention._energies = recorded
+    attention.energies = recorded
 
 
 def _model_trace(model):
@@ -51,18 +56,21 @@ def _model_trace(model):
     }
 
 
-def _expected_and_actual(model_name, quantity):
-    model = randomize_(build_tiny_model(model_name)).double().eval()
+def _expected_and_actual(model_name, quantity, dtype):
+    """The model's quantity at every step, in ``dtype`` through the path that dtype takes on CPU
+    (float32: the production fast path), against the transcription in float64."""
+    model = randomize_(build_tiny_model(model_name)).to(dtype).eval()
     trace = _model_trace(model)
+    reference = copy.deepcopy(model).double()
     src_tokens, _ = source_batch(model.encoder.dictionary, SOURCES)
     pairs = []
     for b, (source, target) in enumerate(zip(SOURCES, TARGETS)):
         real = src_tokens[b].ne(model.encoder.dictionary.pad())
-        annotations = trace["encoder_out"]["annotations"][b][real]
-        summary = trace["encoder_out"]["summary"][b]
+        annotations = trace["encoder_out"]["annotations"][b][real].double()
+        summary = trace["encoder_out"]["summary"][b].double()
         steps = len(target) + 1
         expected = decode_step_by_step(
-            model.decoder,
+            reference.decoder,
             trace["prev_tokens"][b, :steps].tolist(),
             summary,
             annotations if model_name == "rnnsearch" else None,
@@ -78,16 +86,27 @@ def _expected_and_actual(model_name, quantity):
     return pairs
 
 
+DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+
+
+@DTYPES
 @pytest.mark.parametrize("quantity", ["energies", "alpha", "context", "state", "log_probs"])
-def test_rnnsearch_decoder_matches_the_papers_equations(quantity):
-    for expected, actual in _expected_and_actual("rnnsearch", quantity):
+def test_rnnsearch_decoder_matches_the_papers_equations(quantity, dtype):
+    for expected, actual in _expected_and_actual("rnnsearch", quantity, dtype):
         torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
 
 
+@DTYPES
 @pytest.mark.parametrize("quantity", ["state", "log_probs"])
-def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(quantity):
-    for expected, actual in _expected_and_actual("rnnencdec", quantity):
+def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(quantity, dtype):
+    for expected, actual in _expected_and_actual("rnnencdec", quantity, dtype):
         torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
+
+
+def test_the_float32_runs_above_take_the_cpu_fast_path():
+    model = build_tiny_model("rnnsearch")
+    assert type(model.decoder.attention) is FastBahdanauAttention
+    assert runs_in_cpu_float32(model.decoder.attention.energy.weight)
 
 
 def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first_word():
@@ -99,3 +118,21 @@ def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first
         first_word = src_tokens.size(1) - (len(source) + 1)  # left padding comes first
         backward_first = encoder_out["annotations"][b, first_word, n:]
         torch.testing.assert_close(encoder_out["summary"][b], backward_first)
+
+
+@DTYPES
+@pytest.mark.parametrize("left_pad", [True, False], ids=["left-padded", "right-padded"])
+def test_rnnsearch_annotations_match_the_papers_bidirectional_encoder(dtype, left_pad):
+    """h_j = [->h_j ; <-h_j] (A.1.1): the forward GRU reads x_1..x_S, the backward one x_S..x_1."""
+    model = randomize_(build_tiny_model("rnnsearch")).to(dtype).eval()
+    encoder = model.encoder
+    src_tokens, _ = source_batch(encoder.dictionary, SOURCES, left_pad)
+    annotations = encoder(src_tokens)["annotations"]
+    reference = copy.deepcopy(encoder).double()
+    for b in range(len(SOURCES)):
+        real = src_tokens[b].ne(encoder.dictionary.pad())
+        embedded = reference.embed_tokens(src_tokens[b][real])
+        forward = encode_step_by_step(reference.forward_rnn, embedded)
+        backward = encode_step_by_step(reference.backward_rnn, embedded.flip(0)).flip(0)
+        expected = torch.cat([forward, backward], dim=1)
+        torch.testing.assert_close(annotations[b][real].double(), expected, atol=TOLERANCE, rtol=0)

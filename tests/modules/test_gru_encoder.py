@@ -3,8 +3,6 @@
 import pytest
 import torch
 
-from bahdanau_plugin.modules.gru_encoder import run_gru
-
 from ..helpers import build_tiny_model, randomize_
 from ..models.batches import SOURCES, source_batch
 
@@ -75,18 +73,3 @@ def test_checkpoints_with_one_bidirectional_gru_still_load(rnnsearch):
     fresh.load_state_dict(_as_earlier_checkpoint(rnnsearch.state_dict()))
     src_tokens, _ = source_batch(rnnsearch.encoder.dictionary, SOURCES)
     torch.testing.assert_close(fresh.encoder(src_tokens)["annotations"], rnnsearch.encoder(src_tokens)["annotations"])
-
-
-def test_run_gru_gives_nn_gru_s_states_and_gradients():
-    torch.manual_seed(0)
-    rnn = torch.nn.GRU(5, 4, batch_first=True)
-    inputs = torch.randn(3, 6, 5, requires_grad=True)
-    ours, theirs = run_gru(rnn, inputs), rnn(inputs)
-    for a, b in zip(ours, theirs):
-        torch.testing.assert_close(a, b)
-    upstream = torch.randn(3, 6, 4)
-    parameters = [inputs, *rnn.parameters()]
-    ours_grad = torch.autograd.grad((ours[0] * upstream).sum() + ours[1].sum(), parameters)
-    theirs_grad = torch.autograd.grad((theirs[0] * upstream).sum() + theirs[1].sum(), parameters)
-    for a, b in zip(ours_grad, theirs_grad):
-        torch.testing.assert_close(a, b)

@@ -1,11 +1,11 @@
 """Evaluation as in the paper: BLEU on All and No UNK sentences (Table 1), BLEU by sentence length
-(Figure 2); alignment heatmaps (Figure 3) are in bahdanau_plugin.alignment.
+(Figure 2); alignment heatmaps (Figure 3) are in bahdanau_tools.alignment.
 
 binarized_split the binarized test set: <unk> per sentence, source length in words
 generate        fairseq-generate as a subprocess, and its detokenized hypotheses in order
 bleu            sacrebleu's corpus BLEU and signature, on All and No UNK
 length_buckets  BLEU by source length for several models: CSV and PNG
-figures         matplotlib without a display, PNG output
 command_line    scripts/evaluate.py: all of the above for several checkpoints
-errors          EvaluationError, the one-line error for bad input
+
+Bad input raises bahdanau_tools.errors.EvaluationError.
 """

@@ -1,4 +1,4 @@
-"""modules/linear.py: nn.Linear's values and gradients, computed through oneDNN on CPU."""
+"""cpu_fast_path/onednn_linear.py: nn.Linear's values and gradients, computed through oneDNN on CPU."""
 
 import os
 import subprocess
@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bahdanau_plugin.modules import linear as onednn
-from bahdanau_plugin.modules.linear import Linear, linear
+from bahdanau_plugin.cpu_fast_path import onednn_linear as onednn
+from bahdanau_plugin.cpu_fast_path.onednn_linear import OneDNNLinear, linear
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
@@ -101,7 +101,7 @@ def test_an_empty_batch_gives_an_empty_output():
 def test_the_module_keeps_nn_linear_s_parameters_and_state_dict():
     torch.manual_seed(0)
     reference = torch.nn.Linear(5, 7)
-    ours = Linear(5, 7)
+    ours = OneDNNLinear(5, 7)
     assert ours.load_state_dict(reference.state_dict()) is not None
     assert list(ours.state_dict()) == ["weight", "bias"]
     x = torch.randn(3, 5)
@@ -128,7 +128,7 @@ MANY_ROW_COUNTS = """
 import resource
 import bahdanau_plugin
 import torch
-from bahdanau_plugin.modules.linear import linear
+from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
 
 def peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

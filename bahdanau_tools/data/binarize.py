@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
-from .errors import DataError
+from ..errors import DataError
 
 FAIRSEQ_SPECIALS = 4  # <s>, <pad>, </s>, <unk>
 

@@ -4,15 +4,10 @@ import argparse
 import os
 from pathlib import Path
 
+from bahdanau_plugin.options import positive_int
+
 from .binarize import Vocabulary
 from .pipeline import Settings
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return value
 
 
 def positive_float(text: str) -> float:

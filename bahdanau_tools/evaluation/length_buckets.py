@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from ..figures import pyplot, save_png
 from .bleu import corpus_bleu, subset
-from .figures import pyplot, save_png
 
 CSV_COLUMNS = ["model", "bucket", "min_words", "max_words", "sentences", "bleu"]
 

@@ -7,7 +7,7 @@ from typing import List
 import torch
 from fairseq.data import Dictionary, data_utils
 
-from .errors import EvaluationError
+from ..errors import EvaluationError
 
 
 @dataclass(frozen=True)

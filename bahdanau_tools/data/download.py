@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 from typing import Optional
 
-from .errors import DataError
+from ..errors import DataError
 
 BLOCK_BYTES = 1 << 20
 TIMEOUT_S = 60

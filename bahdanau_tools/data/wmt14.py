@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable, List, Optional
 
+from ..errors import DataError
 from .download import BLOCK_BYTES, download
-from .errors import DataError
 from .pipeline import Split
 from .reading import ParallelFiles, require_file
 

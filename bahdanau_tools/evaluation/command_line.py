@@ -9,11 +9,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
+from bahdanau_plugin.options import positive_int
+
 from ..alignment import NoAttentionError, load_translator, save_heatmap, translate_with_alignment
-from ..data.command_line import positive_int
+from ..errors import EvaluationError
 from .binarized_split import BinarizedSplit, load_split, sentences_without_unknown_words, source_lengths_in_words
 from .bleu import table1_scores
-from .errors import EvaluationError
 from .generate import Generation, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
 

@@ -11,8 +11,9 @@ from typing import List, Sequence, Tuple
 import torch
 from sacremoses import MosesDetokenizer
 
-from .errors import PluginError
-from .evaluation.figures import pyplot, save_png
+from bahdanau_plugin.errors import PluginError
+
+from .figures import pyplot, save_png
 
 END_OF_SENTENCE = "<end>"
 SUBWORD_CONTINUES = "@@"  # subword-nmt's mark on every piece of a word but its last

@@ -58,16 +58,23 @@ def _cpu_autocast_enabled() -> bool:
         return torch.is_autocast_cpu_enabled()
 
 
-def uses_onednn(input: Tensor, weight: Tensor) -> bool:
+def runs_in_cpu_float32(*tensors: Tensor) -> bool:
+    """The fast path's rule: oneDNN is on and works here, and the computation is float32 on the CPU
+    with autocast off (autocast chooses the precision itself)."""
     return (
         torch.backends.mkldnn.enabled
-        and not _cpu_autocast_enabled()  # autocast chooses the dtype: F.linear applies it
-        and input.device.type == "cpu"
-        and input.dtype == weight.dtype == torch.float32
+        and not _cpu_autocast_enabled()
+        and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
+        and _onednn_linear_works()
+    )
+
+
+def uses_onednn(input: Tensor, weight: Tensor) -> bool:
+    return (
+        runs_in_cpu_float32(input, weight)
         and weight.is_contiguous()  # oneDNN refuses some strided weights (slices of a matrix)
         and input.numel() > 0
         and input.size(-1) == weight.size(1)  # otherwise F.linear's error says what is wrong
-        and _onednn_linear_works()
     )
 
 
@@ -106,6 +113,8 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     return output.view(*input.shape[:-1], weight.size(0))
 
 
-class Linear(nn.Linear):
+class OneDNNLinear(nn.Linear):
+    """nn.Linear, through oneDNN where it applies (the fast path swaps it in for nn.Linear)."""
+
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence, Tuple
 
-from .errors import DataError
+from ..errors import DataError
 
 SGML_SEGMENT = re.compile(rb"<seg[^>]*>(.*)</seg>")
 

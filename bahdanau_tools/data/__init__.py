@@ -11,5 +11,6 @@ pipeline      the steps above in order, for any list of splits
 multi30k      which Multi30k files make which split, and where they are published
 wmt14         the same for the WMT'14 release archives
 command_line  the options shared by scripts/prepare_*.py
-errors        DataError, the one-line error for bad input
+
+Bad input raises bahdanau_tools.errors.DataError.
 """

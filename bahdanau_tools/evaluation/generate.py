@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import EvaluationError
+import bahdanau_plugin
 
-PLUGIN = Path(__file__).resolve().parents[1]
+from ..errors import EvaluationError
+
+PLUGIN = Path(bahdanau_plugin.__file__).parent  # the folder --user-dir takes
 RESULT_LINE = re.compile(r"^[STHDPA]-\d+\t")  # fairseq-generate's per-sentence lines
 DETOKENIZED_HYPOTHESIS = re.compile(r"^D-(\d+)\t[^\t]*\t(.*)$")
 

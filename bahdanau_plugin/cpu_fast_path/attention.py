@@ -1,0 +1,52 @@
+"""The alignment energies of Eq. (6), computed faster on CPU in float32, with the same values."""
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+from ..modules.attention import BahdanauAttention
+from .onednn_linear import runs_in_cpu_float32
+
+
+class AlignmentEnergies(torch.autograd.Function):
+    """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n'), U_a h_j (B x S x n'), v_a.
+
+    Two departures from the plain formula, both exact in float32 (not in half precision, where
+    sigmoid(2x) near 1/2 cannot resolve the x of the paper's initialization: docs/precision.md):
+    - tanh(x) = 2 sigmoid(2x) - 1, so e_ij = 2 v_a^T sigmoid(2x) - sum(v_a): torch's CPU tanh is
+      about 10 times slower than its sigmoid (docs/performance.md), and x is the largest tensor of
+      every decoder step;
+    - the B x S x n' activations are recomputed in the backward pass instead of kept for it:
+      autograd would keep one per target position, T x B x S x n' floats in all (800 MB for a
+      batch of 80 sentences of 50 words at the paper's n' = 1000), where this keeps W_a s_{i-1}.
+    """
+
+    @staticmethod
+    def forward(ctx, projected_state: Tensor, projected_annotations: Tensor, v: Tensor) -> Tensor:
+        ctx.save_for_backward(projected_state, projected_annotations, v)
+        gates = AlignmentEnergies._gates(projected_state, projected_annotations)
+        return 2 * torch.matmul(gates, v) - v.sum()
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_energies: Tensor):
+        projected_state, projected_annotations, v = ctx.saved_tensors
+        gates = AlignmentEnergies._gates(projected_state, projected_annotations)  # sigmoid(2x)
+        grad_v = 2 * torch.einsum("bs,bsk->k", grad_energies, gates) - grad_energies.sum()
+        # d e_ij / d x = 2 v_a * 2 sigmoid(2x) (1 - sigmoid(2x))
+        grad_x = gates.sub_(gates * gates).mul_(4 * v).mul_(grad_energies.unsqueeze(2))
+        return grad_x.sum(dim=1), grad_x, grad_v
+
+    @staticmethod
+    def _gates(projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
+        return torch.sigmoid_((projected_state.unsqueeze(1) + projected_annotations).mul_(2))
+
+
+class FastBahdanauAttention(BahdanauAttention):
+    """BahdanauAttention, with ``AlignmentEnergies`` where it applies (the fast path swaps it in)."""
+
+    def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
+        v = self.energy.weight.view(-1)
+        if runs_in_cpu_float32(projected_state, projected_annotations, v):
+            return AlignmentEnergies.apply(projected_state, projected_annotations, v)
+        return super().energies(projected_state, projected_annotations)

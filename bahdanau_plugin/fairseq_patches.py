@@ -1,0 +1,185 @@
+"""Every change that importing the plugin makes to fairseq and Python, and why: CHANGES below.
+
+``apply_all`` makes them; bahdanau_plugin/__init__.py calls it. A function of fairseq or Python is
+only ever replaced through ``patch``, which marks its wrapper and leaves a marked function alone,
+so importing the plugin again (``importlib.reload``, or fairseq's ``--user-dir`` after
+``import bahdanau_plugin``) wraps nothing twice; the other changes come out the same when repeated.
+
+None of them changes what fairseq-train computes: its batches, losses and parameters are fairseq's
+own. They make checkpoints load safely, the plugin's errors read as one line, fairseq-generate
+translate every test sentence, fairseq-interactive survive bad input and a run stopped mid-epoch
+exit cleanly.
+"""
+
+import argparse
+import atexit
+import functools
+import io
+import sys
+import threading
+
+import torch
+from fairseq import checkpoint_utils
+from fairseq.data import iterators
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq_cli import generate
+
+from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, explaining_errors
+from .cpu_fast_path import limit_onednn_caches
+from .errors import printing_plugin_errors_as_one_line
+
+# Set on every wrapper that ``patch`` installs.
+PATCH_MARK = "__bahdanau_plugin_patch__"
+
+# How long the interpreter's exit waits for a background loader to finish the batch it is reading.
+LOADER_EXIT_TIMEOUT_S = 10
+
+
+def patch(owner, name: str, make_wrapper) -> bool:
+    """Replace ``owner.name`` by ``make_wrapper(owner.name)``, marked with PATCH_MARK, unless it is
+    already a marked wrapper; whether it did."""
+    original = getattr(owner, name)
+    if getattr(original, PATCH_MARK, False):
+        return False
+    wrapper = functools.update_wrapper(make_wrapper(original), original)
+    setattr(wrapper, PATCH_MARK, True)
+    setattr(owner, name, wrapper)
+    return True
+
+
+def print_plugin_errors_as_one_line() -> None:
+    """fairseq's tools let exceptions escape to the interpreter, which prints a traceback; for the
+    plugin's own errors the one line is all a user needs (libraries still get the exception)."""
+    patch(sys, "excepthook", printing_plugin_errors_as_one_line)
+
+
+def allow_fairseq_checkpoint_types() -> None:
+    """torch >= 2.6 loads with weights_only=True, which refuses the argparse.Namespace that fairseq
+    checkpoints hold; allow-listing that one type keeps safe loading on (checkpoint_safety.py)."""
+    add_safe_globals = getattr(torch.serialization, "add_safe_globals", None)
+    if add_safe_globals is not None:  # torch < 2.4 has no weights-only default to satisfy
+        add_safe_globals(list(FAIRSEQ_CHECKPOINT_TYPES))
+
+
+def explain_unreadable_checkpoints() -> None:
+    """A truncated checkpoint, or one whose pickle would run code, ends the command with one line
+    that names the file and says what to do, instead of torch's internals."""
+    patch(checkpoint_utils, "load_checkpoint_to_cpu", explaining_errors)
+
+
+def _batching_every_sentence(main):
+    def wrapper(cfg):
+        if isinstance(cfg, argparse.Namespace):
+            cfg = convert_namespace_to_omegaconf(cfg)
+        cfg.dataset.required_batch_size_multiple = 1
+        return main(cfg)
+
+    return wrapper
+
+
+def _fairseq_generate_modules():
+    """fairseq_cli.generate, and __main__ too when that is fairseq-generate run as
+    ``python -m fairseq_cli.generate`` (as bahdanau_tools/evaluation does): its cli_main then calls
+    the main of __main__, a copy of the module."""
+    main_module = sys.modules["__main__"]
+    if getattr(getattr(main_module, "__spec__", None), "name", None) == generate.__name__:
+        return [generate, main_module]
+    return [generate]
+
+
+def generate_every_test_sentence() -> None:
+    """fairseq's batch_by_size leaves out the last batch when its size is not a multiple of
+    --required-batch-size-multiple (8 by default; fairseq issue #5036), so fairseq-generate
+    translates up to 7 test sentences fewer than the test set holds, without a word, and BLEU misses
+    them. fairseq-generate alone batches with a multiple of 1 (fairseq's own option, which it may
+    be given by hand; the plugin overrides whatever it says), as fairseq-interactive and the hub
+    interface always do: the batches' sizes are all that changes, not a translation.
+    fairseq-train's batches, validation included, stay fairseq's own."""
+    for module in _fairseq_generate_modules():
+        patch(module, "main", _batching_every_sentence)
+
+
+def tolerate_invalid_utf8_input() -> None:
+    """fairseq-interactive reads sys.stdin; under a strict UTF-8 decoder (PYTHONIOENCODING=utf-8,
+    say) one line of invalid bytes ends the whole session. Undecodable bytes become U+FFFD instead,
+    which the dictionary maps to <unk>, and the line is translated like any other."""
+    if isinstance(sys.stdin, io.TextIOWrapper) and sys.stdin.errors == "strict":
+        sys.stdin.reconfigure(errors="replace")
+
+
+class _ExitGate:
+    """A region (``with gate:``) that threads may enter until the interpreter starts exiting;
+    closing waits for the threads inside to leave, and threads that come later wait for good."""
+
+    def __init__(self):
+        self._condition = threading.Condition()
+        self._closed = False
+        self._inside = 0
+
+    def __enter__(self) -> None:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._closed)
+            self._inside += 1
+
+    def __exit__(self, *exception) -> None:
+        with self._condition:
+            self._inside -= 1
+            self._condition.notify_all()
+
+    def close(self, timeout: float) -> None:
+        with self._condition:
+            self._closed = True
+            self._condition.wait_for(lambda: self._inside == 0, timeout)
+
+
+_LOADING = _ExitGate()
+_END = object()
+
+
+def _items_until_exit(source):
+    """source's items, each read inside the gate."""
+    with _LOADING:
+        iterator = iter(source)
+    while True:
+        with _LOADING:
+            item = next(iterator, _END)
+        if item is _END:
+            return
+        yield item
+
+
+def _reading_until_exit(run):
+    def wrapper(consumer):
+        consumer._source = _items_until_exit(consumer._source)
+        run(consumer)
+
+    return wrapper
+
+
+def stop_background_loading_at_exit() -> None:
+    """fairseq reads batches ahead in a daemon thread (``BackgroundConsumer``) that is still running
+    when training stops before the end of an epoch (--max-update). If the interpreter exits while
+    that thread is inside one of torch's operations, the thread is ended on its way back and
+    libstdc++ aborts the whole process ("terminate called without an active exception", exit code
+    134) after the checkpoints are saved. At exit, the thread now finishes the batch it is reading
+    and then waits, outside torch, until the process ends; the batches are fairseq's own."""
+    if patch(iterators.BackgroundConsumer, "run", _reading_until_exit):
+        atexit.register(_LOADING.close, LOADER_EXIT_TIMEOUT_S)
+
+
+CHANGES = (
+    # os.environ: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1 unless set; torch's
+    # defaults (1,024 kernels each) cost up to 280 MiB for no speed (cpu_fast_path/onednn_linear.py).
+    limit_onednn_caches,
+    print_plugin_errors_as_one_line,  # sys.excepthook
+    allow_fairseq_checkpoint_types,  # torch.serialization.add_safe_globals([argparse.Namespace])
+    explain_unreadable_checkpoints,  # fairseq.checkpoint_utils.load_checkpoint_to_cpu
+    generate_every_test_sentence,  # fairseq_cli.generate.main
+    tolerate_invalid_utf8_input,  # sys.stdin's error handler
+    stop_background_loading_at_exit,  # fairseq.data.iterators.BackgroundConsumer.run, atexit
+)
+
+
+def apply_all() -> None:
+    for change in CHANGES:
+        change()

@@ -1,0 +1,13 @@
+"""The exceptions the tools raise for bad input: PluginErrors, printed as one line like the plugin's own."""
+
+from bahdanau_plugin.errors import PluginError
+
+
+class DataError(PluginError):
+    """Bad input to the data pipeline (a missing or misaligned file, a failed download), explained
+    in one line that says what to do; the scripts print it without a traceback."""
+
+
+class EvaluationError(PluginError):
+    """Bad input to the evaluation (a missing file, references that do not match the test set),
+    explained in one line that says what to do; scripts/evaluate.py prints it without a traceback."""

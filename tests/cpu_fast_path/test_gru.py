@@ -1,0 +1,48 @@
+"""cpu_fast_path/gru.py: nn.GRU's loop with oneDNN products, against nn.GRU itself."""
+
+import pytest
+import torch
+
+from bahdanau_plugin.cpu_fast_path import gru
+from bahdanau_plugin.cpu_fast_path.gru import OneDNNGRU, run_gru
+
+
+def test_run_gru_gives_nn_gru_s_states_and_gradients():
+    torch.manual_seed(0)
+    rnn = torch.nn.GRU(5, 4, batch_first=True)
+    inputs = torch.randn(3, 6, 5, requires_grad=True)
+    ours, theirs = run_gru(rnn, inputs), rnn(inputs)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b)
+    upstream = torch.randn(3, 6, 4)
+    parameters = [inputs, *rnn.parameters()]
+    ours_grad = torch.autograd.grad((ours[0] * upstream).sum() + ours[1].sum(), parameters)
+    theirs_grad = torch.autograd.grad((theirs[0] * upstream).sum() + theirs[1].sum(), parameters)
+    for a, b in zip(ours_grad, theirs_grad):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.fixture
+def fast_calls(monkeypatch):
+    """The calls that took the loop."""
+    taken = []
+    monkeypatch.setattr(gru, "run_gru", lambda *inputs: taken.append("fast") or run_gru(*inputs))
+    return taken
+
+
+def _as_fast(rnn):
+    rnn.__class__ = OneDNNGRU
+    return rnn
+
+
+def test_a_one_layer_batch_first_float32_gru_from_zero_takes_the_loop(fast_calls):
+    _as_fast(torch.nn.GRU(5, 4, batch_first=True))(torch.randn(3, 6, 5))
+    assert fast_calls == ["fast"]
+
+
+def test_other_grus_and_inputs_are_nn_gru_s_own_forward(fast_calls):
+    _as_fast(torch.nn.GRU(5, 4, batch_first=True))(torch.randn(3, 6, 5), torch.zeros(1, 3, 4))
+    _as_fast(torch.nn.GRU(5, 4, batch_first=True, bidirectional=True))(torch.randn(3, 6, 5))
+    _as_fast(torch.nn.GRU(5, 4))(torch.randn(6, 3, 5))
+    _as_fast(torch.nn.GRU(5, 4, batch_first=True).double())(torch.randn(3, 6, 5, dtype=torch.float64))
+    assert fast_calls == []
