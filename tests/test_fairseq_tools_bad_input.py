@@ -114,3 +114,10 @@ def test_a_non_positive_size_is_fairseqs_argument_error_before_any_data_is_read(
     assert returncode == 2
     assert "usage: fairseq-train" in stderr
     assert f"error: argument --encoder-hidden-dim: {value} is not a positive integer" in stderr
+
+
+def test_left_padded_targets_are_refused_in_one_line(data_bin, tmp_path):
+    """The decoder reads each target from its first token: left padding would change its states."""
+    returncode, _, stderr = _tool("fairseq-train", *train_command(data_bin, tmp_path, "rnnsearch_50",
+                                                                  "--max-update", "1", "--left-pad-target"))
+    _assert_one_line_error(returncode, stderr, "--left-pad-target")
