@@ -1,31 +1,34 @@
 #!/usr/bin/env python3
-"""rnnsearch against fairseq's own attention LSTM, on Multi30k En->Fr with BPE, in one run.
+"""rnnsearch against fairseq's own attention LSTM, on Multi30k En->Fr with BPE, on each CPU class.
 
-For each repeat, alternating the two models: fairseq-train for a fixed number of updates (target
-words per second after a warm-up, from fairseq's own train_inner log), then fairseq-generate
---beam 5 on test_2016_flickr (sentences per second), each process's peak resident memory, and the
-machine's measured float32 matrix-multiply peak. Prints a table and rewrites the measured block of
-docs/performance.md. Not part of the test suite: it takes about 15 minutes on 2 cores.
+For each CPU class (``--cpu-classes``: the machine as it is, and the same machine capped at AVX2
+by oneDNN's, MKL's and ATen's own switches, see bench/machine.py) and each repeat, alternating the
+two models: fairseq-train for a fixed number of updates (target words per second after a warm-up,
+from fairseq's own train_inner log), then fairseq-generate at beam 5 and beam 12 on
+test_2016_flickr with every hypothesis forced to the same length (generated tokens per second),
+and each process's peak resident memory. Prints one table per class and writes it into its own
+block of docs/performance.md (``--document``; created if missing). Not part of the test suite:
+about 15 minutes per class on 2 cores.
 """
 
 import argparse
+import json
 import os
-import platform
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
-import torch
-
-from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
+import machine
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")
-MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
+CPU_CLASSES = {"native": {}, "avx2": machine.AVX2_SWITCHES}
+BEAMS = (5, 12)
 
 
 def model_flags(name, sizes):
@@ -82,31 +85,21 @@ def train(name, data_bin, save_dir, sizes, env):
     return training_words_per_second(log, sizes.warmup), peak
 
 
-def decode(name, data_bin, save_dir, sizes, env):
+def decode(name, data_bin, save_dir, beam, length, env):
+    """Generated tokens per second with every hypothesis forced to ``length`` tokens and EOS, so
+    that a model which stops early is not counted as faster."""
     command = [shutil.which("fairseq-generate", path=env["PATH"]), data_bin, "--cpu",
-               "--path", save_dir / "checkpoint_last.pt", "--beam", "5", "--batch-size", "50",
-               "--max-len-a", "1.5", "--max-len-b", "5", "--quiet",
+               "--path", save_dir / "checkpoint_last.pt", "--beam", beam, "--batch-size", "50",
+               "--min-len", length, "--max-len-a", "0", "--max-len-b", length, "--quiet",
                # Both load through the plugin: fairseq's own lstm checkpoints need its safe loading
                # (they hold an argparse.Namespace) under torch >= 2.6.
                "--user-dir", PLUGIN]
     log, _, peak = run_measured(command, env)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", log)
     sentences, tokens, seconds = (float(group.replace(",", "")) for group in found.groups())
-    return sentences / seconds, tokens / sentences, peak
-
-
-def matmul_peak_flops(size=2048, repeats=10):
-    """Best float32 GEMM rate of this machine with torch's current thread count, through either of
-    torch's CPU kernels: torch.mm (MKL) and the oneDNN product that the plugin's layers use."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    best = float("inf")
-    for product in (torch.mm, linear):
-        product(a, b)
-        for _ in range(repeats):
-            start = time.perf_counter()
-            product(a, b)
-            best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best
+    if tokens != sentences * (length + 1):
+        sys.exit(f"error: {name} decoded {tokens:.0f} tokens, not {length + 1} per sentence")
+    return tokens / seconds, peak
 
 
 def rnnsearch_training_flops_per_target_word(sizes, source_words, target_words):
@@ -143,52 +136,98 @@ def prepare_data(work_dir, env):
     return out / "data-bin"
 
 
-def report(sizes, results, peak, flops_per_word, command):
+def measure_class(cpu_class, sizes, data_bin, env):
+    """One machine class: its description, then, for each repeat, both models trained and decoded
+    one after the other in that class's environment."""
+    env = {**env, **CPU_CLASSES[cpu_class]}
+    description = json.loads(subprocess.run([sys.executable, REPO / "bench" / "machine.py"], env=env,
+                                            check=True, capture_output=True, text=True).stdout)
+    check_switches_took_effect(cpu_class, description)
+    print(f"{cpu_class}: {machine.machine_line(description)}", flush=True)
+    results = {"rnnsearch": [], "lstm": []}
+    for repeat in range(sizes.repeats):
+        for name in results:
+            save_dir = sizes.work_dir / f"checkpoints-{name}"
+            measured = dict(zip(("train_wps", "train_mem"), train(name, data_bin, save_dir, sizes, env)))
+            for beam in BEAMS:
+                tokens_per_second, peak = decode(name, data_bin, save_dir, beam, sizes.decode_length, env)
+                measured[f"decode_tps_{beam}"] = tokens_per_second
+                measured["decode_mem"] = max(peak, measured.get("decode_mem", 0))
+            results[name].append(measured)
+            print(f"{cpu_class} repeat {repeat + 1} {name}: {measured}", flush=True)
+    return description, results
+
+
+def check_switches_took_effect(cpu_class, description):
+    if cpu_class == "avx2" and (description["class"] != "AVX2" or description["aten_capability"] != "AVX2"):
+        sys.exit(f"error: the AVX2 switches did not take effect (oneDNN: {description['onednn_isa']}, "
+                 f"ATen: {description['aten_capability']}); check {', '.join(machine.AVX2_SWITCHES)}")
+
+
+def report(description, sizes, results, flops_per_word, command):
     def median(name, key):
         return statistics.median(result[key] for result in results[name])
 
     rows = [
         ("training target words/s", "train_wps", "{:,.0f}"),
-        ("decoding sentences/s (beam 5)", "decode_sps", "{:.1f}"),
+        *((f"decoding generated tokens/s, beam {beam}", f"decode_tps_{beam}", "{:,.0f}") for beam in BEAMS),
         ("peak memory, training (MiB)", "train_mem", "{:,.0f}"),
         ("peak memory, decoding (MiB)", "decode_mem", "{:,.0f}"),
-        ("tokens per decoded sentence", "decode_len", "{:.1f}"),
     ]
-    lines = ["| measure (median of %d) | rnnsearch | lstm | rnnsearch / lstm |" % sizes.repeats,
+    lines = [f"{date.today().isoformat()}, {description['class']} class.", "",
+             f"| measure (median of {sizes.repeats}) | rnnsearch | lstm | rnnsearch / lstm |",
              "|---|---|---|---|"]
     for label, key, form in rows:
         ours, theirs = median("rnnsearch", key), median("lstm", key)
         lines.append(f"| {label} | {form.format(ours)} | {form.format(theirs)} | {ours / theirs:.2f} |")
+    peak = 1e9 * max(description["matmul_peak_gflops"].values())
     achieved = flops_per_word * median("rnnsearch", "train_wps")
     lines += [
         "",
-        f"- Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads.",
-        f"- Measured float32 matrix-multiply peak: {peak / 1e9:.1f} GFLOP/s "
-        "(2048 x 2048, the faster of torch.mm and oneDNN).",
+        f"- Machine: {machine.machine_line(description)}.",
         f"- rnnsearch training: {flops_per_word / 1e6:.2f} MFLOP per target word (formula above), "
-        f"so {achieved / 1e9:.2f} GFLOP/s = {100 * achieved / peak:.1f}% of the peak.",
+        f"so {achieved / 1e9:.2f} GFLOP/s = {100 * achieved / peak:.1f}% of the faster peak.",
         f"- Sizes: embeddings {sizes.embed}, hidden {sizes.hidden} (per encoder direction), "
         f"alignment {sizes.hidden}, output layer {sizes.maxout}, vocabulary {sizes.vocab}, "
         f"batches of {sizes.batch_size} sentences; {sizes.updates} timed updates after "
-        f"{sizes.warmup} warm-up updates.",
-        f"- Every run: " + ", ".join(
-            f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name]) + " words/s"
-            for name in results),
+        f"{sizes.warmup} warm-up updates. Decoding: test_2016_flickr, batches of 50 sentences, "
+        f"every hypothesis forced to {sizes.decode_length} tokens and EOS.",
+        "- Every run, training words/s: " + ", ".join(
+            f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name]) for name in results),
         f"- Command: `{command}`",
     ]
     return "\n".join(lines)
 
 
-def write_into(document, block):
-    text = document.read_text(encoding="utf-8")
-    start, end = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
-    document.write_text(text[:start] + "\n" + block + "\n" + text[end:], encoding="utf-8")
+def markers(cpu_class):
+    return f"<!-- benchmark:{cpu_class}:start -->", f"<!-- benchmark:{cpu_class}:end -->"
+
+
+def write_into(document, cpu_class, block):
+    """Replace the class's measured block in the document, or add it (and the document) if missing."""
+    start_marker, end_marker = markers(cpu_class)
+    text = document.read_text(encoding="utf-8") if document.exists() else ""
+    if start_marker in text and end_marker in text:
+        start, end = text.index(start_marker) + len(start_marker), text.index(end_marker)
+        text = text[:start] + "\n" + block + "\n" + text[end:]
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text.strip() else "# Benchmark\n\n") + (
+            f"### {cpu_class}\n\n{start_marker}\n{block}\n{end_marker}\n")
+    document.write_text(text, encoding="utf-8")
+
+
+def check_writable(document):
+    """Fail before the measurements, not after them: the document's folder exists and takes a file."""
+    document.parent.mkdir(parents=True, exist_ok=True)
+    with open(document, "a", encoding="utf-8"):
+        pass
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bahdanau-bench"))
+    parser.add_argument("--cpu-classes", nargs="+", choices=sorted(CPU_CLASSES), default=["native", "avx2"],
+                        help="native: the CPU as it is; avx2: oneDNN, MKL and ATen capped at AVX2")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--updates", type=int, default=80)
@@ -197,27 +236,22 @@ def main():
     parser.add_argument("--embed", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--maxout", type=int, default=256)
+    parser.add_argument("--decode-length", type=int, default=None,
+                        help="tokens every hypothesis is forced to (default: the test set's mean reference length)")
     parser.add_argument("--document", type=Path, default=REPO / "docs" / "performance.md")
     sizes = parser.parse_args()
+    check_writable(sizes.document)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     data_bin = prepare_data(sizes.work_dir, env)
     sizes.vocab = sum(1 for _ in open(data_bin / "dict.fr.txt", encoding="utf-8")) + 4
-    peak = matmul_peak_flops()
-    results = {"rnnsearch": [], "lstm": []}
-    for repeat in range(sizes.repeats):
-        for name in results:
-            save_dir = sizes.work_dir / f"checkpoints-{name}"
-            train_wps, train_mem = train(name, data_bin, save_dir, sizes, env)
-            decode_sps, decode_len, decode_mem = decode(name, data_bin, save_dir, sizes, env)
-            results[name].append(dict(train_wps=train_wps, train_mem=train_mem, decode_sps=decode_sps,
-                                      decode_len=decode_len, decode_mem=decode_mem))
-            print(f"repeat {repeat + 1} {name}: {results[name][-1]}", flush=True)
-    source_words, target_words = average_lengths(data_bin)
-    flops = rnnsearch_training_flops_per_target_word(sizes, source_words, target_words)
-    command = "python bench/benchmark.py " + " ".join(sys.argv[1:])
-    block = report(sizes, results, peak, flops, command.strip())
-    print(block)
-    write_into(sizes.document, block)
+    sizes.decode_length = sizes.decode_length or round(average_lengths(data_bin, "test")[1])
+    flops = rnnsearch_training_flops_per_target_word(sizes, *average_lengths(data_bin))
+    command = ("python bench/benchmark.py " + " ".join(sys.argv[1:])).strip()
+    for cpu_class in sizes.cpu_classes:
+        description, results = measure_class(cpu_class, sizes, data_bin, env)
+        block = report(description, sizes, results, flops, command)
+        print(block, flush=True)
+        write_into(sizes.document, description["class"], block)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,17 @@
 """The kernel-level measurements behind docs/performance.md, at the benchmark's sizes.
 
 - torch.tanh against torch.sigmoid on the alignment model's B x S x n' tensor, and the energies
-  e_ij (forward and backward) written with tanh against the plugin's BahdanauAttention._energies;
+  e_ij (forward and backward) written with tanh against the fast path's AlignmentEnergies;
 - rnnsearch's GRU encoder and fairseq lstm's (oneDNN) encoder, forward and backward, on batches
   with and without source padding;
+- one encoder direction, forward and backward: nn.GRU's own loop (MKL) against the fast path's
+  run_gru (oneDNN products, a Python loop);
 - the softmax layer's float32 product, forward and backward, through torch's F.linear (MKL here)
-  and through the plugin's Linear (oneDNN).
-Median microseconds of repeated runs; run it with OMP_NUM_THREADS=1 and =2.
+  and through the plugin's Linear (oneDNN), and the decoder's other products at training and
+  beam-search row counts.
+Median wall-clock and CPU-time microseconds of repeated runs (CPU time is the steadier of the two
+on a machine shared with other work); run it with OMP_NUM_THREADS=1 and =2, and on the AVX2 class
+with bench/machine.py's AVX2_SWITCHES set in the environment.
 """
 
 import statistics
@@ -18,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from bahdanau_plugin.cpu_fast_path.gru import run_gru
 from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,13 +33,15 @@ SIZES = Namespace(embed=256, hidden=256, maxout=256, vocab=9642, batch=80, sourc
 
 
 def median_microseconds(function, repeats=30):
+    """Median wall-clock and process CPU time of one call."""
     function()
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         function()
-        times.append(time.perf_counter() - start)
-    return 1e6 * statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return 1e6 * statistics.median(wall), 1e6 * statistics.median(cpu)
 
 
 def activations():
@@ -52,7 +60,7 @@ def energies(model):
         attention.energy(hidden).sum().backward()
 
     def plugin():
-        attention._energies(attention.state_projection(state), projected).sum().backward()
+        attention.energies(attention.state_projection(state), projected).sum().backward()
 
     return {"energies via tanh, fwd+bwd": with_tanh, "energies as the plugin, fwd+bwd": plugin}
 
@@ -75,30 +83,54 @@ def encoders(models, dictionary):
     return cases
 
 
-def softmax_layer_product():
-    """The largest product of a step, forward and backward: torch's F.linear (MKL) against the
-    plugin's Linear (oneDNN)."""
-    rows = SIZES.batch * SIZES.target
-    x = torch.randn(rows, SIZES.maxout, requires_grad=True)
-    weight = torch.randn(SIZES.vocab, SIZES.maxout, requires_grad=True)
-    bias = torch.zeros(SIZES.vocab, requires_grad=True)
-    upstream = torch.randn(rows, SIZES.vocab)
+def encoder_direction():
+    rnn = torch.nn.GRU(SIZES.embed, SIZES.hidden, batch_first=True)
+    inputs = torch.randn(SIZES.batch, SIZES.source, SIZES.embed, requires_grad=True)
+    return {
+        "one direction, nn.GRU, fwd+bwd": lambda: torch.nn.GRU.forward(rnn, inputs)[0].sum().backward(),
+        "one direction, run_gru, fwd+bwd": lambda: run_gru(rnn, inputs)[0].sum().backward(),
+    }
+
+
+def product(rows, inputs, outputs, label):
+    """One layer's product, forward and forward+backward: torch's F.linear (MKL) against the
+    plugin's linear (oneDNN)."""
+    x = torch.randn(rows, inputs, requires_grad=True)
+    weight = torch.randn(outputs, inputs, requires_grad=True)
+    bias = torch.zeros(outputs, requires_grad=True)
+    upstream = torch.randn(rows, outputs)
     cases = {}
-    for label, function in (("torch F.linear", torch.nn.functional.linear), ("plugin's linear", linear)):
-        cases[f"softmax layer product, {label}"] = lambda f=function: f(x, weight, bias).detach()
-        cases[f"softmax layer product, {label}, fwd+bwd"] = lambda f=function: f(x, weight, bias).backward(upstream)
+    for name, function in (("F.linear", torch.nn.functional.linear), ("plugin's linear", linear)):
+        cases[f"{label} {rows}x{inputs}->{outputs}, {name}"] = lambda f=function: f(x, weight, bias).detach()
+        cases[f"{label} {rows}x{inputs}->{outputs}, {name}, fwd+bwd"] = (
+            lambda f=function: f(x, weight, bias).backward(upstream))
     return cases
+
+
+def products():
+    """The softmax layer (the largest product of a step), the deep output, and a recurrent
+    product, at the training batch's rows and at beam search's (50 sentences x beam 5)."""
+    training_rows, beam_rows, hidden = SIZES.batch * SIZES.target, 250, SIZES.hidden
+    return {
+        **product(training_rows, SIZES.maxout, SIZES.vocab, "softmax layer"),
+        **product(beam_rows, SIZES.maxout, SIZES.vocab, "softmax layer"),
+        **product(training_rows, SIZES.embed + 3 * hidden, 2 * SIZES.maxout, "deep output"),
+        **product(SIZES.batch, hidden, 3 * hidden, "recurrent"),
+        **product(beam_rows, hidden, 3 * hidden, "recurrent"),
+    }
 
 
 def main():
     dictionary = profile_step.dictionary(SIZES.vocab)
     task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
     models = {name: profile_step.build(name, SIZES, task) for name in ("rnnsearch", "lstm")}
-    print(f"{torch.get_num_threads()} thread(s), torch {torch.__version__}")
+    print(f"{torch.get_num_threads()} thread(s), torch {torch.__version__}, "
+          f"ATen {torch.backends.cpu.get_cpu_capability()}")
     for cases in (activations(), energies(models["rnnsearch"]), encoders(models, dictionary),
-                  softmax_layer_product()):
+                  encoder_direction(), products()):
         for label, function in cases.items():
-            print(f"{label:45s} {median_microseconds(function):10,.0f} us")
+            wall, cpu = median_microseconds(function)
+            print(f"{label:60s} {wall:10,.0f} us wall {cpu:10,.0f} us CPU")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ parts have faster equivalents, measured in docs/performance.md:
 
 - ``onednn_linear.OneDNNLinear`` for nn.Linear: products through oneDNN rather than MKL, which
   runs at about half oneDNN's rate on AMD CPUs;
-- ``gru.OneDNNGRU`` for the encoder's nn.GRU: nn.GRU's equations with those products;
+- ``gru.OneDNNGRU`` for the encoder's nn.GRU: nn.GRU's equations with those products, in a loop
+  written in Python: on CPUs with AVX-512 only (``cpu_class.has_avx512``), the one choice whose
+  winner differs between CPU classes;
 - ``attention.FastBahdanauAttention`` for the alignment model: tanh(x) as 2 sigmoid(2x) - 1
   (torch's CPU tanh is about 10 times slower than its sigmoid), and its B x S x n' activations
   recomputed in the backward pass instead of kept for each target position.

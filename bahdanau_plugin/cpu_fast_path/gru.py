@@ -1,11 +1,16 @@
 """nn.GRU whose products run through oneDNN on CPU, in a loop written in Python.
 
-torch's CPU nn.GRU computes its products with MKL, about half oneDNN's speed on AMD CPUs
-(docs/performance.md). This loop runs nn.GRU's own equations, parameters and initial state (zero)
-with the fast path's oneDNN linear: the input products of all steps in one matrix multiply, then
-one recurrent product per step. Anything it does not cover (another device or precision, an
-initial state, several layers or directions, time-major input) is nn.GRU's own forward, so cuDNN on
-a GPU.
+torch's CPU nn.GRU computes its products with MKL inside its own C++ loop. This loop runs nn.GRU's
+own equations, parameters and initial state (zero) with the fast path's oneDNN linear: the input
+products of all steps in one matrix multiply, then one recurrent product per step.
+
+Which loop wins depends on the CPU class (docs/performance.md, ``bench/kernels.py``): with AVX-512,
+oneDNN's products run at twice MKL's rate on this work and pay for the Python loop (one encoder
+direction, forward and backward: 24 ms of CPU time against nn.GRU's 38 ms); on AVX2-only CPUs the
+two libraries run at the same rate and nn.GRU's loop is as fast with one thread (36 ms each) and
+faster with two. So the loop runs only where ``has_avx512``. Anything else it does not cover
+(another device or precision, an initial state, several layers or directions, time-major input) is
+nn.GRU's own forward too, so cuDNN on a GPU.
 """
 
 from typing import Optional, Tuple
@@ -13,6 +18,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor, nn
 
+from .cpu_class import has_avx512
 from .onednn_linear import linear, uses_onednn
 
 
@@ -36,7 +42,7 @@ class OneDNNGRU(nn.GRU):
     """nn.GRU, through ``run_gru`` where it applies (the fast path swaps it in for nn.GRU)."""
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None):
-        if hx is None and self._is_one_plain_layer() and uses_onednn(input, self.weight_ih_l0):
+        if hx is None and self._is_one_plain_layer() and has_avx512() and uses_onednn(input, self.weight_ih_l0):
             return run_gru(self, input)
         return super().forward(input, hx)
 

@@ -24,8 +24,9 @@ def test_run_gru_gives_nn_gru_s_states_and_gradients():
 
 @pytest.fixture
 def fast_calls(monkeypatch):
-    """The calls that took the loop."""
+    """The calls that took the loop, on a CPU with AVX-512."""
     taken = []
+    monkeypatch.setattr(gru, "has_avx512", lambda: True)
     monkeypatch.setattr(gru, "run_gru", lambda *inputs: taken.append("fast") or run_gru(*inputs))
     return taken
 
@@ -46,3 +47,13 @@ def test_other_grus_and_inputs_are_nn_gru_s_own_forward(fast_calls):
     _as_fast(torch.nn.GRU(5, 4))(torch.randn(6, 3, 5))
     _as_fast(torch.nn.GRU(5, 4, batch_first=True).double())(torch.randn(3, 6, 5, dtype=torch.float64))
     assert fast_calls == []
+
+
+def test_on_an_avx2_only_cpu_the_gru_is_nn_gru_s_own_loop(fast_calls, monkeypatch):
+    monkeypatch.setattr(gru, "has_avx512", lambda: False)
+    rnn = torch.nn.GRU(5, 4, batch_first=True)
+    inputs = torch.randn(3, 6, 5)
+    expected = rnn(inputs)
+    states, last = _as_fast(rnn)(inputs)
+    assert fast_calls == []
+    torch.testing.assert_close(states, expected[0], rtol=0, atol=0)
