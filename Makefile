@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench browser
 
 setup: $(VENV)/.installed
 
@@ -18,8 +18,12 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 demo: setup
 	bash scripts/demo.sh
 
-test: setup
+test: setup browser
 	$(PYTHON) -m pytest
+
+# Debian's chromium and chromium-driver for the page's browser test, installed when missing.
+browser:
+	bash scripts/install_chromium.sh
 
 bench: setup
 	$(PYTHON) bench/benchmark.py

@@ -7,8 +7,8 @@ so importing the plugin again (``importlib.reload``, or fairseq's ``--user-dir``
 
 None of them changes what fairseq-train computes: its batches, losses and parameters are fairseq's
 own. They make checkpoints load safely, the plugin's errors read as one line, fairseq-generate
-translate every test sentence, fairseq-interactive survive bad input and a run stopped mid-epoch
-exit cleanly.
+translate every test sentence, fairseq-interactive survive bad input (invalid UTF-8, a line over
+--max-source-positions, a byte-order mark) and a run stopped mid-epoch exit cleanly.
 """
 
 import argparse
@@ -77,14 +77,20 @@ def _batching_every_sentence(main):
     return wrapper
 
 
-def _fairseq_generate_modules():
-    """fairseq_cli.generate, and __main__ too when that is fairseq-generate run as
-    ``python -m fairseq_cli.generate`` (as bahdanau_tools/evaluation does): its cli_main then calls
-    the main of __main__, a copy of the module."""
+def _loaded_copies(module_name: str):
+    """The module of that name where it is loaded, and __main__ too when that is the module run as
+    ``python -m module_name``: its cli_main then calls the functions of __main__, a copy."""
     main_module = sys.modules["__main__"]
-    if getattr(getattr(main_module, "__spec__", None), "name", None) == generate.__name__:
-        return [generate, main_module]
-    return [generate]
+    copies = [sys.modules[module_name]] if module_name in sys.modules else []
+    if getattr(getattr(main_module, "__spec__", None), "name", None) == module_name:
+        copies.append(main_module)
+    return copies
+
+
+def _fairseq_generate_modules():
+    """fairseq_cli.generate, and its __main__ copy when fairseq-generate runs as
+    ``python -m fairseq_cli.generate`` (as bahdanau_tools/evaluation does)."""
+    return _loaded_copies(generate.__name__)
 
 
 def generate_every_test_sentence() -> None:
@@ -105,6 +111,67 @@ def tolerate_invalid_utf8_input() -> None:
     which the dictionary maps to <unk>, and the line is translated like any other."""
     if isinstance(sys.stdin, io.TextIOWrapper) and sys.stdin.errors == "strict":
         sys.stdin.reconfigure(errors="replace")
+
+
+# fairseq-interactive's module configures the root logger when imported (logging.basicConfig), so
+# the plugin patches it only where fairseq-interactive has loaded it, never imports it itself.
+INTERACTIVE = "fairseq_cli.interactive"
+BYTE_ORDER_MARK = "\ufeff"
+
+
+def _source_limit(max_positions):
+    """fairseq's max_positions: (source, target) for translation, one number for other tasks."""
+    return max_positions[0] if isinstance(max_positions, tuple) else max_positions
+
+
+def _reporting_lines_over_the_limit(make_batches):
+    lines_before = 0  # of the earlier buffers: the ids fairseq-interactive prints go on from there
+
+    def wrapper(lines, cfg, task, max_positions, encode_fn):
+        nonlocal lines_before
+        first_id, lines_before = lines_before, lines_before + len(lines)
+        cfg.dataset.skip_invalid_size_inputs_valid_test = True
+        translated = set()
+        for batch in make_batches(lines, cfg, task, max_positions, encode_fn):
+            translated.update(batch.ids.tolist())
+            yield batch
+        for index in sorted(set(range(len(lines))) - translated):
+            _, (length,) = task.get_interactive_tokens_and_lengths([lines[index]], encode_fn)
+            print(f"warning: sentence {first_id + index} is not translated: its {length:,} tokens (end of "
+                  f"sentence included) are over --max-source-positions {_source_limit(max_positions)}; "
+                  "raise that option to translate it", file=sys.stderr, flush=True)
+
+    return wrapper
+
+
+def skip_lines_over_max_source_positions_in_interactive() -> None:
+    """A line longer than --max-source-positions (1,024 tokens by default, a limit of fairseq's
+    translation task: RNNsearch and RNNencdec have none) makes fairseq-interactive raise "Size of
+    sample #N is invalid", which ends the session and loses every line after it. Such a line is now
+    left out with a one-line warning that names the option, and the next lines are translated."""
+    for module in _loaded_copies(INTERACTIVE):
+        patch(module, "make_batches", _reporting_lines_over_the_limit)
+
+
+def _without_byte_order_mark(buffered_read):
+    def wrapper(input, buffer_size):
+        buffers = buffered_read(input, buffer_size)
+        first = next(buffers, None)
+        if first is None:
+            return
+        first[0] = first[0].lstrip(BYTE_ORDER_MARK).lstrip()
+        yield first
+        yield from buffers
+
+    return wrapper
+
+
+def drop_byte_order_mark_of_interactive_input() -> None:
+    """fairseq-interactive reads its input as UTF-8, which keeps a byte-order mark (Windows editors
+    write one) as a character glued to the first word: that word becomes <unk>. The mark at the
+    start of the input is dropped; the rest of the line is fairseq's own."""
+    for module in _loaded_copies(INTERACTIVE):
+        patch(module, "buffered_read", _without_byte_order_mark)
 
 
 class _ExitGate:
@@ -176,6 +243,8 @@ CHANGES = (
     explain_unreadable_checkpoints,  # fairseq.checkpoint_utils.load_checkpoint_to_cpu
     generate_every_test_sentence,  # fairseq_cli.generate.main
     tolerate_invalid_utf8_input,  # sys.stdin's error handler
+    skip_lines_over_max_source_positions_in_interactive,  # fairseq_cli.interactive.make_batches
+    drop_byte_order_mark_of_interactive_input,  # fairseq_cli.interactive.buffered_read
     stop_background_loading_at_exit,  # fairseq.data.iterators.BackgroundConsumer.run, atexit
 )
 

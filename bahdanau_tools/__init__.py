@@ -5,6 +5,7 @@ evaluation  BLEU as the paper reports it, on All and No UNK sentences and by len
 alignment   the soft alignment of a translation as a heatmap (scripts/plot_alignment.py)
 figures     matplotlib without a display, PNG output
 precision   gradients in half precision against float64 (bench/half_precision.py, the tests)
+serving     bahdanau-serve: a checkpoint behind a browser page with live alignments and a JSON API
 errors      DataError and EvaluationError, the one-line errors for bad input
 
 The tools import the plugin (bahdanau_plugin), never the reverse: `--user-dir bahdanau_plugin`

@@ -6,7 +6,7 @@ words and Moses escapes ("&apos;") are undone.
 
 import functools
 from pathlib import Path
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from sacremoses import MosesDetokenizer
@@ -37,20 +37,37 @@ def load_translator(checkpoint: Path, data: Path, **generation_options):
     )
 
 
+def symbols(dictionary, ids: torch.Tensor) -> List[str]:
+    """The tokens of binarized ids that end with the end of sentence, which is written END_OF_SENTENCE."""
+    return [dictionary[i] for i in ids[:-1].tolist()] + [END_OF_SENTENCE]
+
+
+def soft_alignment(hypothesis, source_length: int, left_pad_source: bool = True) -> Optional[torch.Tensor]:
+    """alpha (target x source, end of sentence included on both axes) of one hypothesis of fairseq's
+    generate(), or None when the model returned no attention.
+
+    fairseq gives it as source x target, the source padded to the longest sentence of the batch
+    (on the left by default, as --left-pad-source): the padding's columns are dropped."""
+    alpha = hypothesis["attention"]  # fairseq leaves an empty tensor without attention
+    if alpha is None or alpha.numel() == 0:
+        return None
+    padding = alpha.size(0) - source_length
+    real = alpha[padding:] if left_pad_source else alpha[:source_length]
+    return real.t().float().cpu()
+
+
 def translate_with_alignment(translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200):
     """Returns (source tokens, target tokens, alpha: target x source), end-of-sentence included.
 
     source_ids are binarized, end of sentence included, as translator.encode returns them; the
     translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b."""
     hypothesis = translator.generate([source_ids], beam=beam, max_len_b=max_len_b)[0][0]
-    alpha = hypothesis["attention"]  # source x target; fairseq leaves an empty tensor without attention
-    if alpha is None or alpha.numel() == 0:
+    alpha = soft_alignment(hypothesis, len(source_ids))
+    if alpha is None:
         raise NoAttentionError(
             "the model returned no attention to draw (RNNencdec has none: it translates from one fixed context)"
         )
-    source = [translator.src_dict[i] for i in source_ids[:-1].tolist()] + [END_OF_SENTENCE]
-    target = [translator.tgt_dict[i] for i in hypothesis["tokens"][:-1].tolist()] + [END_OF_SENTENCE]
-    return source, target, alpha.t().float().cpu()
+    return symbols(translator.src_dict, source_ids), symbols(translator.tgt_dict, hypothesis["tokens"]), alpha
 
 
 def word_pieces(tokens: Sequence[str]) -> List[List[int]]:
@@ -82,6 +99,11 @@ def readable_word(tokens: Sequence[str], pieces: Sequence[int]) -> str:
     return _moses_detokenizer().unescape_xml(word).replace(MOSES_SPLIT_DASH, "-")
 
 
+def readable_words(tokens: Sequence[str]) -> List[str]:
+    """The words that BPE or word tokens spell, for people (readable_word)."""
+    return [readable_word(tokens, pieces) for pieces in word_pieces(tokens)]
+
+
 def merge_subwords(
     source: Sequence[str], target: Sequence[str], alpha: torch.Tensor
 ) -> Tuple[List[str], List[str], torch.Tensor]:
@@ -90,14 +112,9 @@ def merge_subwords(
     A source word receives the attention of all its pieces (columns summed), and a target word
     gets the mean distribution of its pieces (rows averaged): every row still sums to 1, as the
     softmax of Eq. (6) does, so the grayscale keeps its meaning."""
-    source_words, target_words = word_pieces(source), word_pieces(target)
-    by_source_word = torch.stack([alpha[:, pieces].sum(dim=1) for pieces in source_words], dim=1)
-    by_word = torch.stack([by_source_word[pieces].mean(dim=0) for pieces in target_words], dim=0)
-    return (
-        [readable_word(source, pieces) for pieces in source_words],
-        [readable_word(target, pieces) for pieces in target_words],
-        by_word,
-    )
+    by_source_word = torch.stack([alpha[:, pieces].sum(dim=1) for pieces in word_pieces(source)], dim=1)
+    by_word = torch.stack([by_source_word[pieces].mean(dim=0) for pieces in word_pieces(target)], dim=0)
+    return readable_words(source), readable_words(target), by_word
 
 
 def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The built-in demo: a synthetic reordering task, a small RNNsearch trained on CPU for about two
-# minutes, translations through fairseq-interactive, and a Figure 3 style alignment heatmap.
+# minutes, translations through fairseq-interactive, a Figure 3 style alignment heatmap, and the
+# command that serves the model (bahdanau-serve).
 # Usage: bash scripts/demo.sh [OUTPUT_DIR]   (default: demo/; fairseq's tools must be on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +40,6 @@ longest=$(awk 'NF > most { most = NF; line = $0 } END { print line }' <<< "$sent
 echo "== 5/5 alignment heatmap of \"$longest\" -> $out/figures"
 python scripts/plot_alignment.py --checkpoint "$out/checkpoints/checkpoint_last.pt" \
   --data "$out/data-bin" --out-dir "$out/figures" "$longest" 2>/dev/null
+
+echo "== serve this model (a page with live alignments, and a JSON API), then open http://127.0.0.1:8000/ :"
+echo "$(realpath --relative-to=. "$(command -v bahdanau-serve)") $out/checkpoints/checkpoint_last.pt --data $out/data-bin"

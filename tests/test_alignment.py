@@ -2,7 +2,7 @@
 
 import torch
 
-from bahdanau_tools.alignment import END_OF_SENTENCE, draw_alignment, merge_subwords, save_heatmap
+from bahdanau_tools.alignment import END_OF_SENTENCE, draw_alignment, merge_subwords, save_heatmap, soft_alignment
 
 from .png import assert_png
 
@@ -52,3 +52,13 @@ def test_heatmap_is_written_as_png(tmp_path):
     path = tmp_path / "alignment.png"
     assert save_heatmap(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)), path) == TARGET_WORDS
     assert_png(path)
+
+
+def test_soft_alignment_drops_the_left_padding_of_a_batch_and_puts_target_words_on_rows():
+    alpha = attention(4, 3)  # target x source
+    padded = torch.cat([torch.zeros(2, 4), alpha.t()])  # fairseq's source x target, two padding columns first
+    assert torch.equal(soft_alignment({"attention": padded}, source_length=3), alpha)
+
+
+def test_soft_alignment_is_none_for_a_model_without_attention():
+    assert soft_alignment({"attention": torch.empty(0)}, source_length=3) is None

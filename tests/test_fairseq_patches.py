@@ -101,6 +101,8 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "explain_unreadable_checkpoints",
         "generate_every_test_sentence",
         "tolerate_invalid_utf8_input",
+        "skip_lines_over_max_source_positions_in_interactive",
+        "drop_byte_order_mark_of_interactive_input",
         "stop_background_loading_at_exit",
     ]
 

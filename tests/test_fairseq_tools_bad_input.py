@@ -53,6 +53,30 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
     assert sources[3] == "<unk> <unk> <unk>"
 
 
+def _interactive(data_bin, checkpoints, stdin: bytes):
+    return _tool("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
+                 "--source-lang", "en", "--target-lang", "fr", "--beam", "2", "--max-len-b", "10", "--cpu",
+                 stdin=stdin)
+
+
+def test_interactive_leaves_out_a_line_over_max_source_positions_in_one_line_and_translates_the_next(
+    data_bin, checkpoints
+):
+    too_long = " ".join(["the big dog sees a small cat"] * 715)  # 5,005 tokens: over fairseq's 1,024
+    returncode, stdout, stderr = _interactive(data_bin, checkpoints, f"{NORMAL}\n{too_long}\n{NORMAL}\n".encode())
+    assert returncode == 0, stderr[-2000:]
+    assert [int(number) for number in re.findall(r"^H-(\d+)\t", stdout, flags=re.M)] == [0, 2]
+    (warning,) = [line for line in stderr.splitlines() if line.startswith("warning: ")]
+    assert "sentence 1 is not translated: its 5,006 tokens" in warning and "--max-source-positions 1024" in warning
+    assert "Traceback" not in stderr
+
+
+def test_interactive_does_not_glue_a_byte_order_mark_to_the_first_word(data_bin, checkpoints):
+    returncode, stdout, stderr = _interactive(data_bin, checkpoints, b"\xef\xbb\xbf" + NORMAL.encode() + b"\n")
+    assert returncode == 0, stderr[-2000:]
+    assert re.findall(r"^S-0\t(.*)$", stdout, flags=re.M) == [NORMAL]
+
+
 def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(data_bin, checkpoints, tmp_path):
     truncated = tmp_path / "truncated.pt"
     data = checkpoints["rnnsearch_50"].read_bytes()

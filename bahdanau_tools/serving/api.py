@@ -1,0 +1,201 @@
+"""The web layer of bahdanau-serve (FastAPI): the page, POST /translate and GET /health.
+
+It validates requests with pydantic, hands each sentence to the BatchingWorker that owns the model
+and awaits its future, so the event loop never waits on the model. Every error is JSON,
+{"error": "..."}, a line that says what is wrong and what to do, with its 4xx status.
+"""
+
+import asyncio
+import dataclasses
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      ValidationInfo, model_validator)
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
+
+from bahdanau_plugin.errors import PluginError
+
+from .batching import BatchingWorker, ServerBusy
+from .translator import Sentence, SentenceTooLong, Translation, Translator
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BEAM = 64
+MAX_SENTENCES_PER_REQUEST = 64
+CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left before its answer: nobody reads it
+EXPECTED = ('send {"text": "a sentence" or ["a list", "of sentences"], "beam": 1 to %d, "nbest": 1 to beam}'
+            % MAX_BEAM)
+STATUS_OF = {SentenceTooLong: 413, ServerBusy: 503}
+
+
+def _has_a_word(text: str) -> str:
+    if not text.strip():
+        raise ValueError("is empty or only whitespace: send a sentence to translate")
+    return text
+
+
+def _one_sentence_as_a_list(text):
+    return [text] if isinstance(text, str) else text
+
+
+class TranslateRequest(BaseModel):
+    """The body of POST /translate; beam defaults to the server's --beam (validation context)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: Annotated[
+        List[Annotated[str, AfterValidator(_has_a_word)]],
+        BeforeValidator(_one_sentence_as_a_list),
+        Field(min_length=1, max_length=MAX_SENTENCES_PER_REQUEST),
+    ]
+    beam: Optional[int] = Field(None, ge=1, le=MAX_BEAM)
+    nbest: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _default_beam_and_nbest_within_it(self, info: ValidationInfo) -> "TranslateRequest":
+        if self.beam is None:
+            self.beam = info.context["default_beam"]
+        if self.nbest > self.beam:
+            raise ValueError(f"nbest ({self.nbest}) cannot be larger than beam ({self.beam}): "
+                             "beam search keeps only beam hypotheses")
+        return self
+
+
+@dataclasses.dataclass
+class TranslateResponse:
+    translations: List[Translation]  # one per sentence of the request, in its order
+
+
+def _location(parts) -> str:
+    """("text", 0) -> "text[0]"."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(".")
+
+
+def _explain(error: dict) -> str:
+    message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+    if isinstance(error.get("input"), (int, float)):
+        message += f" (got {error['input']!r})"
+    location = _location(error["loc"])
+    return f"{location}: {message}" if location else message
+
+
+def _invalid_request(_request: Request, error: ValidationError) -> JSONResponse:
+    """400 for a body that is not JSON (or not UTF-8), 422 for JSON of the wrong shape."""
+    errors = error.errors(include_url=False)
+    if errors[0]["type"] == "json_invalid":
+        return _error(400, f"the body is not valid JSON in UTF-8 ({errors[0]['ctx']['error']}): {EXPECTED}")
+    return _error(422, "; ".join(dict.fromkeys(map(_explain, errors))) + f" -- {EXPECTED}")
+
+
+def _refused(_request: Request, error: PluginError) -> JSONResponse:
+    return _error(STATUS_OF.get(type(error), 400), str(error))
+
+
+def _http_error(_request: Request, error: HTTPException) -> JSONResponse:
+    return _error(error.status_code, str(error.detail))
+
+
+def _failed(_request: Request, error: Exception) -> JSONResponse:
+    return _error(500, f"the translation failed ({type(error).__name__}: {error}); the server goes on")
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _client_gone(request: Request) -> None:
+    """Returns when the client disconnects: after the body, the server's next message is that."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _unless_client_leaves(request: Request, work):
+    """The result of the coroutine work, or None when the client leaves first: work is then
+    cancelled, and with it the sentences still waiting for the model."""
+    task, watcher = asyncio.ensure_future(work), asyncio.ensure_future(_client_gone(request))
+    done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        watcher.cancel()
+        return task.result()
+    task.cancel()
+    return None
+
+
+async def _translations(worker: BatchingWorker, sentences: List[Sentence]) -> List[Translation]:
+    """Every sentence's translation, or the first sentence's error."""
+    futures = []
+    try:
+        for sentence in sentences:
+            futures.append(worker.submit(sentence))
+    except ServerBusy:
+        for future in futures:
+            future.cancel()
+        raise
+    # each future's exception retrieved, or asyncio logs the ones after the first as never retrieved
+    results = await asyncio.gather(*map(asyncio.wrap_future, futures), return_exceptions=True)
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+    return results
+
+
+def create_app(translator: Translator, default_beam: int = 5, max_batch_sentences: int = 64,
+               max_wait_s: float = 0.02, model_name: str = "") -> FastAPI:
+    worker = BatchingWorker(translator.translate, max_batch_sentences, max_wait_s)
+    started = time.monotonic()
+
+    @asynccontextmanager
+    async def running_worker(_app):
+        worker.start()
+        yield
+        worker.stop()
+
+    # No /docs: FastAPI's documentation pages load their scripts from a CDN; /openapi.json stays.
+    app = FastAPI(title="bahdanau-serve", lifespan=running_worker, docs_url=None, redoc_url=None)
+    app.add_exception_handler(ValidationError, _invalid_request)
+    app.add_exception_handler(PluginError, _refused)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _failed)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/health")
+    async def health() -> dict:
+        return {
+            "model": model_name,
+            "architecture": translator.architecture,
+            "alignment": translator.has_alignment,
+            "device": translator.device,
+            "uptime_s": round(time.monotonic() - started, 3),
+            "beam": default_beam,
+            "max_beam": MAX_BEAM,
+            "max_sentences_per_request": MAX_SENTENCES_PER_REQUEST,
+            "max_source_tokens": translator.max_source_tokens,
+        }
+
+    @app.post("/translate", response_model=TranslateResponse)
+    async def translate(request: Request):
+        """The body is read as JSON whatever its Content-Type says, so that `curl -d '{...}'`
+        (which sends application/x-www-form-urlencoded) works as it is."""
+        try:
+            body = await request.body()
+        except ClientDisconnect:
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
+        order = TranslateRequest.model_validate_json(body, context={"default_beam": default_beam})
+        sentences = [Sentence(text, order.beam, order.nbest) for text in order.text]
+        translations = await _unless_client_leaves(request, _translations(worker, sentences))
+        if translations is None:
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
+        # straight to JSON: FastAPI would validate the dataclasses again against response_model
+        return JSONResponse(dataclasses.asdict(TranslateResponse(translations)))
+
+    return app

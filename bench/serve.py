@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""bahdanau-serve under load against fairseq-interactive, on the same checkpoint, beam, input and
+CPU threads, measured in one run.
+
+Input: the English side of Multi30k's test_2016_flickr (read from ../shared/data/multi30k). Each
+repeat measures, one after the other:
+
+- fairseq-interactive --buffer-size 64 --batch-size 64: sentences per second from the moment it
+  is ready for input until it prints the last translation, and its peak resident memory;
+- bahdanau-serve with --clients concurrent clients on loopback, each sending one sentence per
+  request and the next when it has the answer: sentences per second, latency percentiles, and the
+  server's peak resident memory (VmHWM); then the latency of one 15-word sentence sent alone,
+  again and again, with no other load.
+
+Without --checkpoint it trains one (Multi30k with BPE, rnnsearch at bench/benchmark.py's sizes,
+--train-updates updates: a speed benchmark needs a Multi30k-sized model, not a converged one).
+Not part of the test suite: about 15 minutes on 2 cores, training included.
+"""
+
+import argparse
+import asyncio
+import gzip
+import logging
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from argparse import Namespace
+from pathlib import Path
+
+import httpx
+import torch
+
+import benchmark  # the same folder: Multi30k preparation and rnnsearch training at matched sizes
+
+REPO = Path(__file__).resolve().parents[1]
+MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
+READY = "Type the input sentence and press return"
+LATENCY_WORDS = 15
+
+
+def arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, help="default: train one under --work-dir")
+    parser.add_argument("--data", type=Path, help="its data-bin (with --checkpoint)")
+    parser.add_argument("--bpe-codes", type=Path, help="its subword-nmt codes (with --checkpoint)")
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bahdanau-bench"))
+    parser.add_argument("--train-updates", type=int, default=600)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="OMP_NUM_THREADS of both")
+    parser.add_argument("--sentences", type=int, default=1000, help="of test_2016_flickr (1,000 at most)")
+    parser.add_argument("--latency-requests", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--screenshot", type=Path, help="also save a screenshot of the page here")
+    return parser.parse_args()
+
+
+def trained_model(args, env):
+    """(checkpoint, data-bin, BPE codes): the given ones, or one trained under --work-dir."""
+    if args.checkpoint is not None:
+        return args.checkpoint, args.data, args.bpe_codes
+    data_bin = benchmark.prepare_data(args.work_dir, env)
+    save_dir = args.work_dir / "checkpoints-serve"
+    if not (save_dir / "checkpoint_last.pt").exists():
+        sizes = Namespace(embed=256, hidden=256, maxout=256, batch_size=80, warmup=0,
+                          updates=args.train_updates, log_interval=50)
+        benchmark.train("rnnsearch", data_bin, save_dir, sizes, env)
+    return save_dir / "checkpoint_last.pt", data_bin, data_bin.parent / "bpe.codes"
+
+
+def test_sentences(count):
+    with gzip.open(MULTI30K / "test_2016_flickr.en.gz", "rt", encoding="utf-8") as lines:
+        return [line.strip() for line in lines][:count]
+
+
+def text_options(bpe_codes):
+    return ["--source-lang", "en", "--target-lang", "fr", "--tokenizer", "moses",
+            "--bpe", "subword_nmt", "--bpe-codes", str(bpe_codes), "--cpu"]
+
+
+def interactive(checkpoint, data_bin, bpe_codes, sentences, beam, env):
+    """(sentences/s, peak MiB, translations) of fairseq-interactive, timed from its prompt on."""
+    process = subprocess.Popen(
+        ["fairseq-interactive", str(data_bin), "--user-dir", benchmark.PLUGIN, "--path", str(checkpoint),
+         "--beam", str(beam), "--buffer-size", "64", "--batch-size", "64", *text_options(bpe_codes)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+    )
+    for line in process.stdout:
+        if READY in line:
+            break
+    start = time.perf_counter()
+    writer = threading.Thread(target=_write_and_close, args=(process.stdin, sentences))
+    writer.start()
+    translations, last = {}, f"D-{len(sentences) - 1}\t"
+    for line in process.stdout:
+        if line.startswith("D-"):
+            number, _, text = line.rstrip("\n").split("\t", 2)
+            translations[int(number[2:])] = text
+            if line.startswith(last):
+                break
+    seconds = time.perf_counter() - start
+    process.stdout.read()
+    writer.join()
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or len(translations) != len(sentences):
+        sys.exit(f"error: fairseq-interactive failed or translated {len(translations)} of {len(sentences)}")
+    return len(sentences) / seconds, usage.ru_maxrss / 1024, [translations[i] for i in range(len(sentences))]
+
+
+def _write_and_close(stream, sentences):
+    stream.write("\n".join(sentences) + "\n")
+    stream.close()
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(checkpoint, data_bin, bpe_codes, beam, env, log):
+    port = free_port()
+    process = subprocess.Popen(
+        ["bahdanau-serve", str(checkpoint), "--data", str(data_bin), "--beam", str(beam), "--port", str(port),
+         *text_options(bpe_codes)], stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    while True:
+        if process.poll() is not None:
+            sys.exit(f"error: bahdanau-serve exited ({process.returncode}); see {log.name}")
+        try:
+            httpx.get(url + "/health", timeout=5).raise_for_status()
+            return process, url
+        except httpx.HTTPError:
+            time.sleep(0.5)
+
+
+async def _clients(url, sentences, clients):
+    """Each client sends the next sentence when it has the answer to its last; per-sentence
+    (latency, translation), and the wall time of it all."""
+    queue = asyncio.Queue()
+    for index, sentence in enumerate(sentences):
+        queue.put_nowait((index, sentence))
+    results = [None] * len(sentences)
+
+    async def client(session):
+        while not queue.empty():
+            index, sentence = queue.get_nowait()
+            sent = time.perf_counter()
+            response = await session.post(url + "/translate", json={"text": sentence})
+            response.raise_for_status()
+            results[index] = (time.perf_counter() - sent,
+                              response.json()["translations"][0]["hypotheses"][0]["translation"])
+
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=600) as session:
+        start = time.perf_counter()
+        await asyncio.gather(*(client(session) for _ in range(clients)))
+        return results, time.perf_counter() - start
+
+
+def percentiles(latencies):
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return {"p50": cuts[49], "p95": cuts[94], "p99": cuts[98]}
+
+
+def peak_memory_mib(pid):
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
+    process, url = start_server(checkpoint, data_bin, bpe_codes, args.beam, env, log)
+    try:
+        asyncio.run(_clients(url, sentences[: args.clients], args.clients))  # warm-up
+        results, seconds = asyncio.run(_clients(url, sentences, args.clients))
+        alone = next(sentence for sentence in sentences if len(sentence.split()) == LATENCY_WORDS)
+        single, _ = asyncio.run(_clients(url, [alone] * args.latency_requests, 1))
+        if args.screenshot is not None:
+            screenshot(url, sentences[1], args.screenshot)
+        memory = peak_memory_mib(process.pid)
+    finally:
+        process.terminate()
+        process.wait()
+    latencies = [latency for latency, _ in results]
+    return dict(sps=len(sentences) / seconds, memory=memory, translations=[text for _, text in results],
+                **percentiles(latencies), single=percentiles([latency for latency, _ in single]))
+
+
+def screenshot(url, sentence, path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    from bahdanau_tools.serving.browser import headless_chromium, type_and_wait_for_translation
+
+    with headless_chromium(width=1000, height=1060) as driver:
+        type_and_wait_for_translation(driver, url + "/", sentence)
+        ActionChains(driver).move_to_element(driver.find_elements(By.CSS_SELECTOR, "#heatmap th.target-word")[2]).perform()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(path))
+
+
+def machine(threads):
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    model = re.search(r"Model name:\s*(.+)", lscpu).group(1).strip()
+    avx512 = "with AVX-512" if "avx512f" in lscpu else "without AVX-512"
+    return f"{model} {avx512}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} threads (OMP_NUM_THREADS)"
+
+
+def report(runs, args, sentences, identical):
+    def median(side, key):
+        return statistics.median(run[side][key] for run in runs)
+
+    ratio = median("server", "sps") / median("interactive", "sps")
+    return "\n".join([
+        f"| measure (median of {len(runs)}) | value |",
+        "|---|---|",
+        f"| fairseq-interactive --buffer-size 64 --batch-size 64, sentences/s | {median('interactive', 'sps'):.1f} |",
+        f"| bahdanau-serve, {args.clients} concurrent clients, sentences/s | {median('server', 'sps'):.1f} |",
+        f"| ratio bahdanau-serve / fairseq-interactive | {ratio:.2f} |",
+        f"| latency under {args.clients} clients, p50 / p95 / p99 (s) | "
+        f"{median('server', 'p50'):.3f} / {median('server', 'p95'):.3f} / {median('server', 'p99'):.3f} |",
+        f"| latency of one {LATENCY_WORDS}-word sentence alone, p50 / p95 / p99 (s) | "
+        + " / ".join(f"{statistics.median(run['server']['single'][key] for run in runs):.3f}"
+                     for key in ("p50", "p95", "p99")) + " |",
+        f"| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
+        f"{median('interactive', 'memory'):,.0f} / {median('server', 'memory'):,.0f} |",
+        f"| translations identical to fairseq-interactive's | {identical:,} of {len(sentences):,} |",
+        "",
+        f"- Machine: {machine(args.threads)}.",
+        f"- Input: the first {len(sentences):,} sentences of test_2016_flickr, beam {args.beam}, "
+        "Moses tokenizer and subword-nmt BPE on both sides.",
+        f"- Every run (interactive / server sentences/s): "
+        + ", ".join(f"{run['interactive']['sps']:.1f} / {run['server']['sps']:.1f}" for run in runs) + ".",
+        f"- Command: `{' '.join(['python bench/serve.py', *sys.argv[1:]])}`",
+    ])
+
+
+def main():
+    args = arguments()
+    for library in ("httpx", "httpcore"):  # importing fairseq sets the root logger to DEBUG: not a line per request
+        logging.getLogger(library).setLevel(logging.WARNING)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "OMP_NUM_THREADS": str(args.threads)}
+    checkpoint, data_bin, bpe_codes = trained_model(args, env)
+    sentences = test_sentences(args.sentences)
+    runs = []
+    with (args.work_dir / "serve.log").open("w") as log:
+        for repeat in range(args.repeats):
+            sps, memory, translations = interactive(checkpoint, data_bin, bpe_codes, sentences, args.beam, env)
+            runs.append({"interactive": dict(sps=sps, memory=memory, translations=translations),
+                         "server": serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log)})
+            print(f"repeat {repeat + 1}: interactive {sps:.1f} sentences/s, "
+                  f"server {runs[-1]['server']['sps']:.1f} sentences/s", flush=True)
+    identical = sum(ours == theirs for ours, theirs in zip(runs[-1]["server"]["translations"],
+                                                           runs[-1]["interactive"]["translations"]))
+    print(report(runs, args, sentences, identical))
+
+
+if __name__ == "__main__":
+    main()
