@@ -1,14 +1,16 @@
 """Every change that importing the plugin makes to fairseq and Python, and why: CHANGES below.
 
 ``apply_all`` makes them; bahdanau_plugin/__init__.py calls it. A function of fairseq or Python is
-only ever replaced through ``patch``, which marks its wrapper and leaves a marked function alone,
-so importing the plugin again (``importlib.reload``, or fairseq's ``--user-dir`` after
-``import bahdanau_plugin``) wraps nothing twice; the other changes come out the same when repeated.
+only ever replaced through ``patch``, which marks its wrapper with the names of the wrappers it
+carries and leaves a function that already carries the same wrapper alone, so importing the plugin
+again (``importlib.reload``, or fairseq's ``--user-dir`` after ``import bahdanau_plugin``) wraps
+nothing twice; the other changes come out the same when repeated.
 
 None of them changes what fairseq-train computes: its batches, losses and parameters are fairseq's
 own. They make checkpoints load safely, the plugin's errors read as one line, fairseq-generate
-translate every test sentence, fairseq-interactive survive bad input (invalid UTF-8, a line over
---max-source-positions, a byte-order mark) and a run stopped mid-epoch exit cleanly.
+translate every test sentence, --replace-unk work, fairseq-interactive survive bad input (invalid
+UTF-8, a line over --max-source-positions, a byte-order mark) and a run stopped mid-epoch exit
+cleanly.
 """
 
 import argparse
@@ -19,16 +21,18 @@ import sys
 import threading
 
 import torch
-from fairseq import checkpoint_utils
+from fairseq import checkpoint_utils, hub_utils, utils
 from fairseq.data import iterators
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.tasks import FairseqTask
 from fairseq_cli import generate
 
+from . import unknown_words
 from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, explaining_errors
 from .cpu_fast_path import limit_onednn_caches
 from .errors import printing_plugin_errors_as_one_line
 
-# Set on every wrapper that ``patch`` installs.
+# Set on every wrapper that ``patch`` installs: the names of the wrappers it carries, its own included.
 PATCH_MARK = "__bahdanau_plugin_patch__"
 
 # How long the interpreter's exit waits for a background loader to finish the batch it is reading.
@@ -36,13 +40,14 @@ LOADER_EXIT_TIMEOUT_S = 10
 
 
 def patch(owner, name: str, make_wrapper) -> bool:
-    """Replace ``owner.name`` by ``make_wrapper(owner.name)``, marked with PATCH_MARK, unless it is
-    already a marked wrapper; whether it did."""
+    """Replace ``owner.name`` by ``make_wrapper(owner.name)``, marked with PATCH_MARK, unless it
+    already carries that wrapper; whether it did."""
     original = getattr(owner, name)
-    if getattr(original, PATCH_MARK, False):
+    carried = getattr(original, PATCH_MARK, frozenset())
+    if make_wrapper.__name__ in carried:
         return False
     wrapper = functools.update_wrapper(make_wrapper(original), original)
-    setattr(wrapper, PATCH_MARK, True)
+    setattr(wrapper, PATCH_MARK, carried | {make_wrapper.__name__})
     setattr(owner, name, wrapper)
     return True
 
@@ -67,10 +72,14 @@ def explain_unreadable_checkpoints() -> None:
     patch(checkpoint_utils, "load_checkpoint_to_cpu", explaining_errors)
 
 
+def _as_config(cfg):
+    """fairseq-generate's main takes its configuration or the argparse namespace it converts."""
+    return convert_namespace_to_omegaconf(cfg) if isinstance(cfg, argparse.Namespace) else cfg
+
+
 def _batching_every_sentence(main):
     def wrapper(cfg):
-        if isinstance(cfg, argparse.Namespace):
-            cfg = convert_namespace_to_omegaconf(cfg)
+        cfg = _as_config(cfg)
         cfg.dataset.required_batch_size_multiple = 1
         return main(cfg)
 
@@ -103,6 +112,76 @@ def generate_every_test_sentence() -> None:
     fairseq-train's batches, validation included, stay fairseq's own."""
     for module in _fairseq_generate_modules():
         patch(module, "main", _batching_every_sentence)
+
+
+def _checked_word_dictionary(load_align_dict):
+    def wrapper(replace_unk):
+        return unknown_words.load_word_dictionary(replace_unk)
+
+    return wrapper
+
+
+def _replacing_unknown_words(build_generator):
+    def wrapper(task, models, args, *more, **options):
+        return unknown_words.replacing_generator(task, build_generator(task, models, args, *more, **options), args)
+
+    return wrapper
+
+
+def _using_replaced_words(post_process_prediction):
+    def wrapper(hypo_tokens, src_str, alignment, align_dict, tgt_dict, remove_bpe=None, extra_symbols_to_ignore=None):
+        if isinstance(alignment, unknown_words.ReplacedAlignment):
+            return alignment.post_processed(tgt_dict, remove_bpe)
+        return post_process_prediction(hypo_tokens, src_str, alignment, align_dict, tgt_dict, remove_bpe,
+                                       extra_symbols_to_ignore)
+
+    return wrapper
+
+
+def _taking_over_replace_unk(main):
+    def wrapper(cfg):
+        cfg = _as_config(cfg)
+        unknown_words.take_over(cfg)
+        return main(cfg)
+
+    return wrapper
+
+
+def _keeping_input_words(make_batches):
+    def wrapper(lines, cfg, task, max_positions, encode_fn):
+        if unknown_words.requested(cfg.generation):
+            unknown_words.learn_input_words(task.source_dictionary, [encode_fn(line) for line in lines])
+        return make_batches(lines, cfg, task, max_positions, encode_fn)
+
+    return wrapper
+
+
+def replace_unknown_words_from_attention() -> None:
+    """fairseq 0.12 has --replace-unk (and the hub's replace_unk=), but nothing that replaces
+    <unk> from this plugin's attention with real source words: fairseq-generate only allows it on
+    raw text, its replacement reads the source word of an alignment given as (source, target) pairs
+    as if it were one number (fairseq issue #3533), fairseq-interactive rebuilds its source text
+    with <unk> in place of the words (#1033), --replace-unk without a file opens a file named "@@ ",
+    and the hub loads the dictionary but never replaces. unknown_words.py replaces instead:
+
+    - utils.load_align_dict: the dictionary file, checked line by line (one-line errors);
+    - FairseqTask.build_generator: with --replace-unk, the generator replaces every <unk> after
+      beam search, from each hypothesis' attention and the real source words;
+    - utils.post_process_prediction: the text of a hypothesis is then its replaced symbols;
+    - fairseq_cli.generate.main: --replace-unk goes past fairseq's raw-text check to that generator,
+      which reads the source words from the text beside the binaries;
+    - fairseq_cli.interactive.make_batches: with --replace-unk, the input's words outside the
+      source dictionary keep ids of their own, which the models read as <unk>;
+    - GeneratorHubInterface.sample (translate): replaces with the words of the sentences it is given.
+    """
+    patch(utils, "load_align_dict", _checked_word_dictionary)
+    patch(FairseqTask, "build_generator", _replacing_unknown_words)
+    patch(utils, "post_process_prediction", _using_replaced_words)
+    for module in _fairseq_generate_modules():
+        patch(module, "main", _taking_over_replace_unk)
+    for module in _loaded_copies(INTERACTIVE):
+        patch(module, "make_batches", _keeping_input_words)
+    patch(hub_utils.GeneratorHubInterface, "sample", unknown_words.replacing_hub_sample)
 
 
 def tolerate_invalid_utf8_input() -> None:
@@ -242,6 +321,9 @@ CHANGES = (
     allow_fairseq_checkpoint_types,  # torch.serialization.add_safe_globals([argparse.Namespace])
     explain_unreadable_checkpoints,  # fairseq.checkpoint_utils.load_checkpoint_to_cpu
     generate_every_test_sentence,  # fairseq_cli.generate.main
+    # fairseq.utils.load_align_dict and post_process_prediction, FairseqTask.build_generator,
+    # fairseq_cli.generate.main, fairseq_cli.interactive.make_batches, GeneratorHubInterface.sample
+    replace_unknown_words_from_attention,
     tolerate_invalid_utf8_input,  # sys.stdin's error handler
     skip_lines_over_max_source_positions_in_interactive,  # fairseq_cli.interactive.make_batches
     drop_byte_order_mark_of_interactive_input,  # fairseq_cli.interactive.buffered_read

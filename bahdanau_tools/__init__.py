@@ -1,12 +1,15 @@
-"""The tooling beside the plugin, used by scripts/: everything a training job does not need.
+"""The tooling beside the plugin, used by scripts/ and the console commands: everything a training
+job does not need.
 
-data        raw parallel text to fairseq binaries (scripts/prepare_*.py)
-evaluation  BLEU as the paper reports it, on All and No UNK sentences and by length (scripts/evaluate.py)
-alignment   the soft alignment of a translation as a heatmap (scripts/plot_alignment.py)
-figures     matplotlib without a display, PNG output
-precision   gradients in half precision against float64 (bench/half_precision.py, the tests)
-serving     bahdanau-serve: a checkpoint behind a browser page with live alignments and a JSON API
-errors      DataError and EvaluationError, the one-line errors for bad input
+data            raw parallel text to fairseq binaries (bahdanau-prepare-data, scripts/prepare_*.py)
+evaluation      BLEU as the paper reports it, on All and No UNK sentences and by length (scripts/evaluate.py)
+averaging       one checkpoint averaging several (bahdanau-average-checkpoints)
+unk_dictionary  the --replace-unk dictionary from a model's attention (bahdanau-unk-dictionary)
+alignment       the soft alignment of a translation as a heatmap (scripts/plot_alignment.py)
+figures         matplotlib without a display, PNG output
+precision       gradients in half precision against float64 (bench/half_precision.py, the tests)
+serving         bahdanau-serve: a checkpoint behind a browser page with live alignments and a JSON API
+errors          DataError, EvaluationError and AveragingError, the one-line errors for bad input
 
 The tools import the plugin (bahdanau_plugin), never the reverse: `--user-dir bahdanau_plugin`
 loads the models alone, not the data pipeline, sacrebleu or matplotlib.

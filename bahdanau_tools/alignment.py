@@ -5,6 +5,7 @@ words and Moses escapes ("&apos;") are undone.
 """
 
 import functools
+import os
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -25,13 +26,20 @@ class NoAttentionError(PluginError):
     which only computes them for generation when asked to print alignments."""
 
 
+def ensemble_members(checkpoint: Path) -> List[Path]:
+    """The checkpoints of an ensemble written as fairseq's --path takes it, A.pt:B.pt (or of one model)."""
+    return [Path(member) for member in str(checkpoint).split(os.pathsep)]
+
+
 def load_translator(checkpoint: Path, data: Path, **generation_options):
-    """fairseq's hub interface for a trained model (with tokenizer/bpe options if any)."""
+    """fairseq's hub interface for a trained model, or an ensemble written A.pt:B.pt (with
+    tokenizer/bpe options if any)."""
     from fairseq.models import FairseqEncoderDecoderModel
 
+    members = [str(member.resolve()) for member in ensemble_members(checkpoint)]
     return FairseqEncoderDecoderModel.from_pretrained(
-        str(checkpoint.parent),
-        checkpoint_file=checkpoint.name,
+        str(Path(members[0]).parent),
+        checkpoint_file=os.pathsep.join(members),  # absolute: from_pretrained joins them to the folder
         data_name_or_path=str(data),
         **generation_options,
     )

@@ -11,3 +11,8 @@ class DataError(PluginError):
 class EvaluationError(PluginError):
     """Bad input to the evaluation (a missing file, references that do not match the test set),
     explained in one line that says what to do; scripts/evaluate.py prints it without a traceback."""
+
+
+class AveragingError(PluginError):
+    """Checkpoints that cannot be averaged (missing, or of different models), explained in one line
+    that says what to do; bahdanau-average-checkpoints prints it without a traceback."""

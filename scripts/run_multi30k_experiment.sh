@@ -13,24 +13,20 @@
 #                      are started in the order below, so with 2 jobs RNNsearch and RNNencdec
 #                      share the machine with each other, then lstm with RNNsearch-Adadelta
 #   PAPER_RECIPE=1     also train RNNsearch with the paper's Adadelta recipe (0: do not)
-#   DIM=256            embedding, hidden (per direction in the encoders), alignment and maxout size
-#   OPTIMIZER=adam LR=3e-3 DROPOUT=0.2 BATCH=80   the recipe of the three compared systems
-#   DATA=/tmp/multi30k-bpe10k         prepared data; made if missing, from
-#   MULTI30K=<repo>/../shared/data/multi30k   the raw Multi30k files
+#   DATA=/tmp/multi30k-bpe10k         prepared data; made if missing, from $MULTI30K
 #   HEATMAPS="1 7 49 58 357"          test sentences (from 0) to draw alignments for
-#   EVALUATE_OPTIONS=""                more scripts/evaluate.py options (a quick check: "--beam 2 --max-len-b 20")
+#   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH (the recipe of the
+#   three compared systems), MULTI30K, EVALUATE_OPTIONS
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 out=$(realpath -m "${1:-/tmp/multi30k-experiment}")
 BUDGET_MINUTES=${BUDGET_MINUTES:-30}
 JOBS=${JOBS:-2}
 PAPER_RECIPE=${PAPER_RECIPE:-1}
-DIM=${DIM:-256}
-OPTIMIZER=${OPTIMIZER:-adam} LR=${LR:-3e-3} DROPOUT=${DROPOUT:-0.2} BATCH=${BATCH:-80}
 DATA=$(realpath -m "${DATA:-/tmp/multi30k-bpe10k}")
-MULTI30K=${MULTI30K:-$repo/../shared/data/multi30k}
 HEATMAPS=${HEATMAPS:-1 7 49 58 357}
-EVALUATE_OPTIONS=${EVALUATE_OPTIONS:-}
+# shellcheck source=scripts/multi30k_recipe.sh
+source "$repo/scripts/multi30k_recipe.sh"
 cores=$(nproc)
 threads=$(( cores / JOBS > 0 ? cores / JOBS : 1 ))
 hours=$(python -c "print($BUDGET_MINUTES / 60)")
@@ -44,11 +40,8 @@ fi
 
 # Training pairs are already at most 50 words per side (prepare_multi30k.py --max-len 50, the
 # paper's RNNsearch-50 limit, counted in words), so the models get no further limit in BPE units.
-sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-dim "$DIM" --decoder-hidden-dim "$DIM"
-       --maxout-dim "$DIM")
 lstm_sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-size "$DIM"
             --decoder-hidden-size "$DIM" --decoder-out-embed-dim "$DIM")
-recipe=(--optimizer "$OPTIMIZER" --lr "$LR" --clip-norm 1.0 --batch-size "$BATCH" --dropout "$DROPOUT")
 budget=(--cpu --seed 1 --stop-time-hours "$hours" --skip-invalid-size-inputs-valid-test
         --no-epoch-checkpoints --log-format simple --log-interval 50)
 

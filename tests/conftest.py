@@ -1,6 +1,6 @@
 import pytest
 
-from .helpers import ARCHITECTURES, MODELS, make_demo_data_bin, train
+from .helpers import ARCHITECTURES, MODELS, make_demo_data_bin, make_test_set_with_unknown_words, train
 
 
 @pytest.fixture(params=sorted(MODELS))
@@ -23,3 +23,9 @@ def checkpoints(data_bin, tmp_path_factory):
         train(data_bin, save_dir, arch, "--max-update", "4")
         paths[arch] = save_dir / "checkpoint_last.pt"
     return paths
+
+
+@pytest.fixture(scope="session")
+def prepared_test_set(data_bin, tmp_path_factory):
+    """The demo test set with words the dictionaries lack, laid out as bahdanau-prepare-data lays it out."""
+    return make_test_set_with_unknown_words(data_bin, tmp_path_factory.mktemp("unknown-words"))

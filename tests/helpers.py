@@ -14,6 +14,7 @@ from fairseq.data import Dictionary
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
 from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+from bahdanau_plugin.unknown_words import source_text_path
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
@@ -26,6 +27,9 @@ TINY_FLAGS = {
     "rnnencdec": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
                   "--decoder-hidden-dim", "8", "--maxout-dim", "4"],
 }
+
+# test sentence -> a word the demo dictionaries lack, added to its source and to its reference
+UNKNOWN_WORDS = {1: ("zyzzyva", ""), 4: ("", "xylophonie"), 7: ("zyzzyva", "xylophonie")}
 
 TINY_SIZES = dict(
     encoder_embed_dim=6,
@@ -93,6 +97,25 @@ def run(tool, *args, stdin=None, cwd=None, timeout=300, check=True):
     return result.stdout + result.stderr
 
 
+def tool_on_bytes(name, *args, stdin=None, env=None):
+    """Run a fairseq tool on bytes; (return code, stdout, stderr) as text."""
+    result = subprocess.run([fairseq_tool(name), *map(str, args)], input=stdin, capture_output=True,
+                            env=env or fairseq_env(), timeout=300)
+    return (result.returncode, result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"))
+
+
+def assert_one_line_error(returncode, stderr, *expected):
+    """The command failed, and the last line of its stderr, with no traceback before it, is
+    `error: ...` holding each of expected."""
+    assert returncode != 0
+    assert "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ")
+    for text in expected:
+        assert text in last, last
+
+
 def train_command(data_bin, save_dir, arch, *extra):
     """fairseq-train with the paper's optimizer and clipping, at tiny sizes (later flags win)."""
     return [
@@ -118,3 +141,24 @@ def make_demo_data_bin(root: Path, train_pairs: int = 2000) -> Path:
         "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
         "--testpref", root / "raw/test", "--destdir", root / "data-bin", "--joined-dictionary")
     return root / "data-bin"
+
+
+def with_unknown_words(lines, side):
+    return [f"{line} {UNKNOWN_WORDS[index][side]}".rstrip() if index in UNKNOWN_WORDS else line
+            for index, line in enumerate(lines)]
+
+
+def make_test_set_with_unknown_words(data_bin: Path, root: Path) -> Path:
+    """The demo test set with UNKNOWN_WORDS, laid out as bahdanau-prepare-data does: raw/ and tok/
+    (the references, untokenized and tokenized: the demo text is both) beside data-bin/, binarized
+    with the dictionaries the models were trained with, and the source text beside the binaries."""
+    for folder in ("raw", "tok"):
+        (root / folder).mkdir()
+        for side, language in enumerate(("en", "fr")):
+            lines = (data_bin.parent / "raw" / f"test.{language}").read_text(encoding="utf-8").splitlines()
+            (root / folder / f"test.{language}").write_text("\n".join(with_unknown_words(lines, side)) + "\n",
+                                                            encoding="utf-8")
+    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr", "--testpref", root / "tok/test",
+        "--srcdict", data_bin / "dict.en.txt", "--tgtdict", data_bin / "dict.fr.txt", "--destdir", root / "data-bin")
+    shutil.copyfile(root / "tok/test.en", source_text_path(root / "data-bin", "test", "en", "fr"))
+    return root

@@ -9,9 +9,10 @@ import subprocess
 import sys
 import types
 
-from fairseq import checkpoint_utils, utils
+from fairseq import checkpoint_utils, hub_utils, utils
 from fairseq.data import iterators
-from fairseq_cli import generate
+from fairseq.tasks import FairseqTask
+from fairseq_cli import generate, interactive
 
 import bahdanau_plugin
 from bahdanau_plugin import fairseq_patches
@@ -20,12 +21,17 @@ from .helpers import PLUGIN, TEST_SENTENCES, fairseq_env
 
 ABORTED = -6  # SIGABRT, as libstdc++'s std::terminate ends a process
 
-# The functions of fairseq and Python that the plugin wraps.
+# The functions of fairseq and Python that the plugin wraps, and how many wrappers each carries.
 WRAPPED = [
-    (sys, "excepthook"),
-    (checkpoint_utils, "load_checkpoint_to_cpu"),
-    (generate, "main"),
-    (iterators.BackgroundConsumer, "run"),
+    (sys, "excepthook", 1),
+    (checkpoint_utils, "load_checkpoint_to_cpu", 1),
+    (generate, "main", 2),
+    (iterators.BackgroundConsumer, "run", 1),
+    (utils, "load_align_dict", 1),
+    (utils, "post_process_prediction", 1),
+    (FairseqTask, "build_generator", 1),
+    (interactive, "make_batches", 1),
+    (hub_utils.GeneratorHubInterface, "sample", 1),
 ]
 
 # fairseq-train's batches of the training split in epoch 1 (sentences ordered by length, batches
@@ -48,12 +54,13 @@ iterator = task.get_batch_iterator(
 print(json.dumps([batch["id"].tolist() for batch in iterator.next_epoch_itr(shuffle=True)]))
 """
 
-# fairseq-generate with the plugin but without its patch of fairseq-generate.
+# fairseq-generate with the plugin but without its wrappers of fairseq-generate's main.
 GENERATE_WITHOUT_THE_PATCH = """
+import inspect
 import sys
 import bahdanau_plugin
 from fairseq_cli import generate
-generate.main = generate.main.__wrapped__
+generate.main = inspect.unwrap(generate.main)
 sys.argv[0] = "fairseq-generate"
 generate.cli_main()
 """
@@ -100,6 +107,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "allow_fairseq_checkpoint_types",
         "explain_unreadable_checkpoints",
         "generate_every_test_sentence",
+        "replace_unknown_words_from_attention",
         "tolerate_invalid_utf8_input",
         "skip_lines_over_max_source_positions_in_interactive",
         "drop_byte_order_mark_of_interactive_input",
@@ -107,24 +115,37 @@ def test_importing_the_plugin_makes_exactly_these_changes():
     ]
 
 
+def _wrappers(function):
+    """The chain of the plugin's wrappers around a function, outermost first."""
+    chain = []
+    while getattr(function, fairseq_patches.PATCH_MARK, None):
+        chain.append(function)
+        function = function.__wrapped__
+    return chain
+
+
 def test_importing_the_plugin_again_wraps_each_function_once():
     importlib.reload(bahdanau_plugin)
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
-    for owner, name in WRAPPED:
-        wrapper = getattr(owner, name)
-        assert getattr(wrapper, fairseq_patches.PATCH_MARK, False), name
-        assert not getattr(wrapper.__wrapped__, fairseq_patches.PATCH_MARK, False), name
+    for owner, name, wrappers in WRAPPED:
+        chain = _wrappers(getattr(owner, name))
+        assert len(chain) == wrappers == len(getattr(chain[0], fairseq_patches.PATCH_MARK)), name
 
 
-def test_patch_wraps_an_attribute_once_and_says_whether_it_did():
+def test_patch_wraps_an_attribute_once_with_each_wrapper_and_says_whether_it_did():
     owner = types.SimpleNamespace(double=lambda x: 2 * x)
 
     def plus_one(function):
         return lambda x: function(x) + 1
 
+    def times_ten(function):
+        return lambda x: function(x) * 10
+
     assert fairseq_patches.patch(owner, "double", plus_one)
     assert not fairseq_patches.patch(owner, "double", plus_one)
-    assert owner.double(5) == 11
+    assert fairseq_patches.patch(owner, "double", times_ten)
+    assert not fairseq_patches.patch(owner, "double", plus_one)
+    assert owner.double(5) == 110
 
 
 def test_training_batches_are_fairseqs_own_last_partial_batch_left_out_included(data_bin):

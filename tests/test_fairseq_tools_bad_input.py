@@ -2,31 +2,13 @@
 
 import os
 import re
-import subprocess
 
 import pytest
 import torch
 
-from .helpers import PLUGIN, fairseq_env, fairseq_tool, run, train_command
+from .helpers import PLUGIN, assert_one_line_error, fairseq_env, run, tool_on_bytes, train_command
 
 NORMAL = "the dog sees a cat"
-
-
-def _tool(name, *args, stdin=None, env=None):
-    """Run a fairseq tool on bytes; (return code, stdout, stderr) as text."""
-    result = subprocess.run([fairseq_tool(name), *map(str, args)], input=stdin, capture_output=True,
-                            env=env or fairseq_env(), timeout=300)
-    return (result.returncode, result.stdout.decode("utf-8", "replace"),
-            result.stderr.decode("utf-8", "replace"))
-
-
-def _assert_one_line_error(returncode, stderr, *expected):
-    assert returncode != 0
-    assert "Traceback" not in stderr
-    last = stderr.strip().splitlines()[-1]
-    assert last.startswith("error: ")
-    for text in expected:
-        assert text in last
 
 
 def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, checkpoints):
@@ -40,7 +22,7 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
         b"a small red car",
     ]
     env = {**fairseq_env(), "PYTHONIOENCODING": "utf-8"}  # a strict decoder, the hardest case
-    returncode, stdout, stderr = _tool(
+    returncode, stdout, stderr = tool_on_bytes(
         "fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
         "--source-lang", "en", "--target-lang", "fr", "--beam", "2", "--max-len-b", "10", "--cpu",
         stdin=b"\n".join(lines) + b"\n", env=env,
@@ -81,9 +63,9 @@ def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(data_bin, ch
     truncated = tmp_path / "truncated.pt"
     data = checkpoints["rnnsearch_50"].read_bytes()
     truncated.write_bytes(data[: len(data) // 2])
-    returncode, _, stderr = _tool("fairseq-generate", data_bin, "--user-dir", PLUGIN,
+    returncode, _, stderr = tool_on_bytes("fairseq-generate", data_bin, "--user-dir", PLUGIN,
                                   "--path", truncated, "--cpu")
-    _assert_one_line_error(returncode, stderr, str(truncated), "incomplete")
+    assert_one_line_error(returncode, stderr, str(truncated), "incomplete")
 
 
 def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_error(
@@ -93,18 +75,18 @@ def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_er
         (tmp_path / f"other.{lang}").write_text(text)
     run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr", "--joined-dictionary",
         "--trainpref", tmp_path / "other", "--testpref", tmp_path / "other", "--destdir", tmp_path / "other")
-    returncode, _, stderr = _tool("fairseq-generate", tmp_path / "other", "--user-dir", PLUGIN,
+    returncode, _, stderr = tool_on_bytes("fairseq-generate", tmp_path / "other", "--user-dir", PLUGIN,
                                   "--path", checkpoints["rnnsearch_50"], "--cpu")
-    _assert_one_line_error(returncode, stderr, "source dictionary", "dict.*.txt")
+    assert_one_line_error(returncode, stderr, "source dictionary", "dict.*.txt")
 
 
 @pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
 def test_print_alignment_with_rnnencdec_is_a_one_line_error_saying_it_has_no_attention(
     data_bin, checkpoints, tool
 ):
-    returncode, _, stderr = _tool(tool, data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnencdec_50"],
+    returncode, _, stderr = tool_on_bytes(tool, data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnencdec_50"],
                                   "--print-alignment", "--cpu", stdin=NORMAL.encode())
-    _assert_one_line_error(returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoint")
+    assert_one_line_error(returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoint")
 
 
 class _RunsACommand:
@@ -117,14 +99,14 @@ def test_a_checkpoint_whose_pickle_would_run_code_is_refused_saying_why(data_bin
     state["extra_state"]["payload"] = _RunsACommand()
     malicious = tmp_path / "malicious.pt"
     torch.save(state, malicious)
-    returncode, _, stderr = _tool("fairseq-generate", data_bin, "--user-dir", PLUGIN,
+    returncode, _, stderr = tool_on_bytes("fairseq-generate", data_bin, "--user-dir", PLUGIN,
                                   "--path", malicious, "--cpu")
-    _assert_one_line_error(returncode, stderr, str(malicious), "posix.system", "could run code")
+    assert_one_line_error(returncode, stderr, str(malicious), "posix.system", "could run code")
     assert not (tmp_path / "pwned").exists() and not os.path.exists("pwned")
 
 
 def test_an_unknown_architecture_is_fairseqs_argument_error(data_bin, tmp_path):
-    returncode, _, stderr = _tool("fairseq-train", data_bin, "--user-dir", PLUGIN,
+    returncode, _, stderr = tool_on_bytes("fairseq-train", data_bin, "--user-dir", PLUGIN,
                                   "--arch", "rnnsearch_70", "--cpu")
     assert returncode == 2
     assert "argument --arch" in stderr and "invalid choice: 'rnnsearch_70'" in stderr
@@ -134,7 +116,7 @@ def test_an_unknown_architecture_is_fairseqs_argument_error(data_bin, tmp_path):
 def test_a_non_positive_size_is_fairseqs_argument_error_before_any_data_is_read(tmp_path, value):
     missing_data = tmp_path / "no-data-here"
     command = train_command(missing_data, tmp_path, "rnnsearch_50", "--encoder-hidden-dim", value)
-    returncode, _, stderr = _tool("fairseq-train", *command)
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command)
     assert returncode == 2
     assert "usage: fairseq-train" in stderr
     assert f"error: argument --encoder-hidden-dim: {value} is not a positive integer" in stderr
@@ -142,6 +124,6 @@ def test_a_non_positive_size_is_fairseqs_argument_error_before_any_data_is_read(
 
 def test_left_padded_targets_are_refused_in_one_line(data_bin, tmp_path):
     """The decoder reads each target from its first token: left padding would change its states."""
-    returncode, _, stderr = _tool("fairseq-train", *train_command(data_bin, tmp_path, "rnnsearch_50",
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *train_command(data_bin, tmp_path, "rnnsearch_50",
                                                                   "--max-update", "1", "--left-pad-target"))
-    _assert_one_line_error(returncode, stderr, "--left-pad-target")
+    assert_one_line_error(returncode, stderr, "--left-pad-target")

@@ -10,6 +10,7 @@ import torch
 from fairseq.models import register_model
 from torch import nn
 
+from .. import unknown_words
 from ..errors import ConfigurationError
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
@@ -63,7 +64,12 @@ class RNNencdecModel(RecurrentTranslationModel):
         if getattr(cfg.generation, "print_alignment", None):
             raise ConfigurationError(
                 "--print-alignment needs attention, which rnnencdec does not have: drop the flag, "
-                "or translate with an rnnsearch checkpoint"
+                "or translate with rnnsearch checkpoints only"
+            )
+        if unknown_words.requested(cfg.generation):
+            raise ConfigurationError(
+                f"{unknown_words.OPTION} copies the source word a translation attends to, and rnnencdec has no "
+                "attention: drop the option, or translate with rnnsearch checkpoints only"
             )
         super().prepare_for_inference_(cfg)
 

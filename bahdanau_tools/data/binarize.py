@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
+from bahdanau_plugin.unknown_words import source_text_path
+
 from ..errors import DataError
 
 FAIRSEQ_SPECIALS = 4  # <s>, <pad>, </s>, <unk>
@@ -27,7 +29,7 @@ class Vocabulary:
 
 
 def preprocess_command(
-    text_dir: Path, test_names: Sequence[str], destination: Path,
+    text_dir: Path, split_names: Sequence[str], destination: Path,
     vocabulary: Vocabulary, languages: Tuple[str, str], workers: int,
 ) -> List[str]:
     """fairseq-preprocess (run as the module behind that command, from this Python's environment)."""
@@ -35,14 +37,17 @@ def preprocess_command(
         sys.executable, "-m", "fairseq_cli.preprocess",
         "--source-lang", languages[0], "--target-lang", languages[1],
         "--trainpref", str(text_dir / "train"),
-        "--validpref", str(text_dir / "valid"),
-        # fairseq names the binaries of these test, test1, test2, ... in this order
-        "--testpref", ",".join(str(text_dir / name) for name in test_names),
         "--destdir", str(destination),
         "--workers", str(workers),
         # no filler symbols: the dictionaries hold exactly the words (or BPE units) and the specials
         "--padding-factor", "1",
     ]
+    if "valid" in split_names:
+        command += ["--validpref", str(text_dir / "valid")]
+    test_names = [name for name in split_names if name.startswith("test")]
+    if test_names:
+        # fairseq names the binaries of these test, test1, test2, ... in this order
+        command += ["--testpref", ",".join(str(text_dir / name) for name in test_names)]
     if vocabulary.mode == "bpe":
         return command + ["--joined-dictionary"]
     nwords = str(vocabulary.size + FAIRSEQ_SPECIALS)  # fairseq counts its specials in --nwords
@@ -50,16 +55,25 @@ def preprocess_command(
 
 
 def binarize(
-    text_dir: Path, test_names: Sequence[str], destination: Path,
+    text_dir: Path, split_names: Sequence[str], destination: Path,
     vocabulary: Vocabulary, languages: Tuple[str, str], workers: int,
 ) -> None:
-    if destination.exists():
-        shutil.rmtree(destination)  # fairseq-preprocess refuses to overwrite its dictionaries
-    command = preprocess_command(text_dir, test_names, destination, vocabulary, languages, workers)
+    """fairseq binaries of every split in destination, and beside them the source text of every
+    split but train: where --replace-unk finds the real words of fairseq-generate's sources."""
+    partial = destination.with_name(destination.name + ".part")
+    if partial.exists():
+        shutil.rmtree(partial)  # fairseq-preprocess refuses to overwrite its dictionaries
+    command = preprocess_command(text_dir, split_names, partial, vocabulary, languages, workers)
     print("running", " ".join(command), flush=True)
     completed = subprocess.run(command)
     if completed.returncode != 0:
         raise DataError(
             f"fairseq-preprocess failed with exit status {completed.returncode}; "
-            f"its messages are above and in {destination / 'preprocess.log'}"
+            f"its messages are above and in {partial / 'preprocess.log'}"
         )
+    for name in split_names:
+        if name != "train":
+            shutil.copyfile(text_dir / f"{name}.{languages[0]}", source_text_path(partial, name, *languages))
+    if destination.exists():
+        shutil.rmtree(destination)
+    partial.rename(destination)

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from fairseq.data.encoders.moses_tokenizer import MosesTokenizer, MosesTokenizerConfig
+from sacremoses.corpus import NonbreakingPrefixes
+
+from ..errors import DataError
 
 # Every pair is counted as read and under exactly one of the other steps, in this order.
 STEPS = ("read", "invalid_utf8", "empty", "ratio", "too_long", "kept")
@@ -25,6 +28,20 @@ class CleanPair(NamedTuple):
     target_tokens: str
     source_text: str
     target_text: str
+
+
+def moses_languages() -> List[str]:
+    """The language codes the Moses tokenizer has rules for (its nonbreaking prefixes)."""
+    return sorted(set(NonbreakingPrefixes().available_langs.values()))
+
+
+def check_moses_language(language: str, option: str) -> None:
+    """sacremoses tokenizes a language it does not know with the English rules, without a word."""
+    if language not in moses_languages():
+        raise DataError(
+            f"{option} {language}: the Moses tokenizer has no rules for {language!r} (it would use the English "
+            f"ones without a word); give one of its language codes: {', '.join(moses_languages())}"
+        )
 
 
 @functools.lru_cache(maxsize=None)

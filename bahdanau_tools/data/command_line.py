@@ -1,13 +1,35 @@
-"""Options shared by scripts/prepare_wmt14.py and scripts/prepare_multi30k.py."""
+"""bahdanau-prepare-data: parallel text to fairseq binaries, for your own corpus or a preset.
+
+  bahdanau-prepare-data corpus --train data/train --valid data/dev --test data/test \\
+      --source-lang de --target-lang en --out prepared --bpe 10000
+  bahdanau-prepare-data multi30k --from-dir ../shared/data/multi30k --out prepared --shortlist 30000
+  bahdanau-prepare-data wmt14 --out prepared --shortlist 30000 --max-len 50
+
+Every corpus goes through the same stages (docs/data.md): check that both sides have as many lines,
+tokenize with fairseq's Moses tokenizer and clean, learn and apply joint BPE (--bpe), binarize with
+fairseq-preprocess, summarize. A rerun with the same --out resumes after the last stage that
+finished; stages whose options or inputs changed run again.
+"""
 
 import argparse
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, List, Optional, Sequence, Tuple
 
+from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 
 from .binarize import Vocabulary
-from .pipeline import Settings
+from .cleaning import check_moses_language
+from .corpus import corpus_splits
+from .multi30k import LANGUAGES as MULTI30K_LANGUAGES
+from .multi30k import REPOSITORY_URL, download_multi30k, multi30k_splits
+from .pipeline import Settings, Split, prepare
+from .wmt14 import LANGUAGES as WMT14_LANGUAGES
+from .wmt14 import extract_release, fetch_archives, wmt14_splits
+
+Corpus = Tuple[str, Tuple[str, str], List[Split]]  # name, (source, target language), splits
 
 
 def positive_float(text: str) -> float:
@@ -17,11 +39,58 @@ def positive_float(text: str) -> float:
     return value
 
 
-def pipeline_parser(description: str, from_dir_help: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+def own_corpus(arguments: argparse.Namespace) -> Corpus:
+    check_moses_language(arguments.source_lang, "--source-lang")
+    check_moses_language(arguments.target_lang, "--target-lang")
+    languages = (arguments.source_lang, arguments.target_lang)
+    return (f"corpus {arguments.train.name}", languages,
+            corpus_splits(arguments.train, arguments.valid, arguments.test, languages))
+
+
+def multi30k_corpus(arguments: argparse.Namespace) -> Corpus:
+    source = arguments.from_dir or download_multi30k(arguments.out / "download")
+    return "Multi30k task 1", MULTI30K_LANGUAGES, multi30k_splits(source)
+
+
+def wmt14_corpus(arguments: argparse.Namespace) -> Corpus:
+    archives = fetch_archives(arguments.from_dir, arguments.out / "download")
+    return "WMT'14", WMT14_LANGUAGES, wmt14_splits(extract_release(archives, arguments.out / "orig"))
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A published corpus: its subcommand, how to describe it, and how to read (or fetch) it."""
+
+    name: str
+    summary: str
+    description: str
+    from_dir_help: str
+    read: Callable[[argparse.Namespace], Corpus]
+
+
+PRESETS = (
+    Preset("multi30k", "Multi30k task 1, English-French",
+           "Multi30k task 1, English->French: train, valid (val), test (test_2016_flickr), then test1, test2, "
+           "... for every other test_*.en.gz/.fr.gz beside them, in the order of their names.",
+           "folder holding train, val and test_2016_flickr .en.gz/.fr.gz (e.g. ../shared/data/multi30k); "
+           f"without it they are downloaded from {REPOSITORY_URL} into OUT/download",
+           multi30k_corpus),
+    Preset("wmt14", "WMT'14 English-French, as in the paper",
+           "WMT'14 English->French as in Bahdanau et al. (2015): Europarl v7, Common Crawl, UN, News Commentary "
+           "v9, 10^9 French-English; valid: newstest2012+2013; test: newstest2014 (full).",
+           "folder holding the release archives under their published names (training-parallel-europarl-v7.tgz, "
+           "..., dev.tgz, test-full.tgz); without it they are downloaded into OUT/download, resumably, and "
+           "checked against their MD5 sums",
+           wmt14_corpus),
+)
+
+
+def common_options() -> argparse.ArgumentParser:
+    """The options of every corpus: output, vocabulary, length filter, processes."""
+    parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--out", type=Path, required=True,
-                        help="output folder: tok/, raw/, bpe.codes, bpe/, data-bin/, summary.json, summary.txt")
-    parser.add_argument("--from-dir", type=Path, help=from_dir_help)
+                        help="output folder: tok/, raw/, bpe.codes, bpe/, data-bin/, summary.json, summary.txt, "
+                             "stages/; a rerun with the same folder resumes")
     vocabulary = parser.add_mutually_exclusive_group(required=True)
     vocabulary.add_argument("--shortlist", type=positive_int, metavar="N",
                             help="the paper's vocabulary: the N most frequent words of each language "
@@ -40,7 +109,43 @@ def pipeline_parser(description: str, from_dir_help: str) -> argparse.ArgumentPa
     return parser
 
 
-def settings_from(arguments: argparse.Namespace) -> Settings:
-    vocabulary = Vocabulary("bpe", arguments.bpe) if arguments.bpe else Vocabulary("shortlist", arguments.shortlist)
-    return Settings(vocabulary, arguments.max_len, arguments.max_ratio, arguments.workers)
+def pipeline_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bahdanau-prepare-data", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    corpora = parser.add_subparsers(dest="corpus", required=True, metavar="{corpus,multi30k,wmt14}")
+    common = common_options()
+    own = corpora.add_parser("corpus", parents=[common], help="your own parallel text",
+                             description="Your own parallel text: one file per language and split, "
+                                         "PREFIX.LANG (or PREFIX.LANG.gz), line N of one translating line N "
+                                         "of the other.")
+    own.add_argument("--train", type=Path, required=True, metavar="PREFIX", help="training text")
+    own.add_argument("--valid", type=Path, metavar="PREFIX", help="development text (fairseq's valid split)")
+    own.add_argument("--test", type=Path, nargs="+", default=[], metavar="PREFIX",
+                     help="test sets: they become test, test1, test2, ... in this order")
+    own.add_argument("--source-lang", required=True, help="source language code, for the Moses tokenizer and "
+                                                          "the file names (PREFIX.SOURCE_LANG)")
+    own.add_argument("--target-lang", required=True, help="target language code, likewise")
+    own.set_defaults(read=own_corpus)
+    for preset in PRESETS:
+        parser_of_preset = corpora.add_parser(preset.name, parents=[common], help=preset.summary,
+                                              description=preset.description)
+        parser_of_preset.add_argument("--from-dir", type=Path, help=preset.from_dir_help)
+        parser_of_preset.set_defaults(read=preset.read)
+    return parser
 
+
+def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> Settings:
+    vocabulary = Vocabulary("bpe", arguments.bpe) if arguments.bpe else Vocabulary("shortlist", arguments.shortlist)
+    return Settings(languages, vocabulary, arguments.max_len, arguments.max_ratio, arguments.workers)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> dict:
+    """Prepare the corpus the arguments name; return the summary."""
+    arguments = pipeline_parser().parse_args(argv)
+    name, languages, splits = arguments.read(arguments)
+    return prepare(name, splits, arguments.out, settings_from(arguments, languages))
+
+
+def cli_main() -> None:
+    print_plugin_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    main()

@@ -3,13 +3,13 @@
 import hashlib
 import http.client
 import re
-import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from ..errors import DataError
+from .progress import byte_progress_bar
 
 BLOCK_BYTES = 1 << 20
 TIMEOUT_S = 60
@@ -54,7 +54,7 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
             size = offset + int(length) if length is not None else None
             _record_size(partial, size)  # before the long copy: a run killed after it knows the size
             with partial.open("ab" if offset else "wb") as out:
-                shutil.copyfileobj(response, out, BLOCK_BYTES)
+                copy_with_progress(response, out, partial.stem, size, offset)
     except urllib.error.HTTPError as error:
         if error.code != HTTP_RANGE_NOT_SATISFIABLE or not offset:
             raise _download_error(url, error) from error
@@ -74,6 +74,15 @@ def _after_unsatisfiable_range(url: str, partial: Path, content_range: Optional[
         return _size(partial)
     _discard(partial)
     return _fetch_rest(url, partial)
+
+
+def copy_with_progress(source: BinaryIO, out: BinaryIO, description: str, total: Optional[int], done: int = 0) -> None:
+    """Copy source to out, showing the bytes copied (done before this call included), the rate and
+    the time left if total is known."""
+    with byte_progress_bar(description, total, done) as progress:
+        for block in iter(lambda: source.read(BLOCK_BYTES), b""):
+            out.write(block)
+            progress.update(len(block))
 
 
 def _download_error(url: str, error: Exception) -> DataError:

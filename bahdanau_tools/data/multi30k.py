@@ -4,9 +4,10 @@ from pathlib import Path
 from typing import List
 
 from .download import download
-from .pipeline import LANGUAGES, Split
+from .pipeline import Split
 from .reading import ParallelFiles, require_file
 
+LANGUAGES = ("en", "fr")
 REPOSITORY_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw"
 # fairseq's split name -> the dataset's file stem
 REQUIRED_SPLITS = (("train", "train"), ("valid", "val"), ("test", "test_2016_flickr"))

@@ -1,4 +1,8 @@
-"""The pipeline for any corpus: check, tokenize and clean, segment with BPE, binarize, summarize."""
+"""The pipeline for any corpus: check, tokenize and clean, segment with BPE, binarize, summarize.
+
+Each step is a stage (stages.py): a rerun, after a crash or an interruption, keeps the stages that
+finished and resumes with the first one that did not.
+"""
 
 import functools
 from collections import Counter
@@ -11,11 +15,10 @@ from .binarize import Vocabulary, binarize
 from .bpe import learn_joint_bpe, segment_file
 from .cleaning import CleaningRules, clean_chunk
 from .parallel import chunked, ordered_map
+from .progress import progress_bar
 from .reading import ParallelFiles, check_aligned, read_pairs
-from .summary import dictionary_sizes, format_cleaning, split_summary, write_summary
-
-LANGUAGES = ("en", "fr")
-PROGRESS_CHUNKS = 250  # a progress line every 250 chunks: half a million pairs
+from .stages import Stages, written_whole
+from .summary import dictionary_sizes, format_cleaning, format_summary, split_summary, write_summary
 
 
 @dataclass(frozen=True)
@@ -24,9 +27,13 @@ class Split:
     origin: str  # where its pairs come from, for the summary
     parts: Tuple[ParallelFiles, ...]  # concatenated in this order
 
+    def files(self) -> List[Path]:
+        return [path for part in self.parts for path in (part.source, part.target)]
+
 
 @dataclass(frozen=True)
 class Settings:
+    languages: Tuple[str, str]  # source, target: Moses language codes, and fairseq's
     vocabulary: Vocabulary
     max_len: int
     max_ratio: float
@@ -45,21 +52,56 @@ def cleaning_rules(split_name: str, settings: Settings) -> CleaningRules:
 
 def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings) -> dict:
     """Turn the splits' raw text into fairseq binaries under out/data-bin; return the summary."""
-    for split in splits:
-        for files in split.parts:
-            check_aligned(files)  # so that misaligned input fails now, not after hours of work
+    stages = Stages(out)
+    all_files = [path for split in splits for path in split.files()]
+    # first, so that misaligned input fails now, not after hours of work
+    pairs = stages.run("check", [split.name for split in splits], all_files, [], functools.partial(count_pairs, splits))
     tok_dir, raw_dir = out / "tok", out / "raw"
-    for directory in (tok_dir, raw_dir):
-        directory.mkdir(parents=True, exist_ok=True)
-    cleaning = {split.name: tokenize_and_clean(split, tok_dir, raw_dir, settings) for split in splits}
+    cleaning = {
+        split.name: stages.run(
+            f"tokenize-{split.name}", [settings.languages, asdict(cleaning_rules(split.name, settings))],
+            split.files(), text_files(tok_dir, split.name, settings) + reference_files(raw_dir, split.name, settings),
+            functools.partial(tokenize_and_clean, split, pairs[split.name], tok_dir, raw_dir, settings),
+        )
+        for split in splits
+    }
     text_dir = tok_dir
     if settings.vocabulary.mode == "bpe":
-        text_dir = segment_with_joint_bpe(splits, tok_dir, out, settings)
+        text_dir = segment_with_joint_bpe(stages, splits, tok_dir, out, settings)
+    names = [split.name for split in splits]
+    texts = [path for name in names for path in text_files(text_dir, name, settings)]
     data_bin = out / "data-bin"
-    test_names = [split.name for split in splits if split.name.startswith("test")]
-    binarize(text_dir, test_names, data_bin, settings.vocabulary, LANGUAGES, settings.workers)
+    stages.run("binarize", [settings.languages, asdict(settings.vocabulary), names], texts, [data_bin],
+               functools.partial(binarize, text_dir, names, data_bin, settings.vocabulary, settings.languages,
+                                 settings.workers))
+    summary = stages.run(
+        "summary", corpus, texts + [data_bin], [out / "summary.json", out / "summary.txt"],
+        functools.partial(summarize_and_write, corpus, splits, cleaning, text_dir, data_bin, settings, out),
+    )
+    print(format_summary(summary), flush=True)
+    return summary
+
+
+def count_pairs(splits: Sequence[Split]) -> Dict[str, int]:
+    """Pairs per split, after checking that both sides of every part have as many sentences."""
+    return {split.name: sum(check_aligned(files) for files in split.parts) for split in splits}
+
+
+def text_files(directory: Path, split_name: str, settings: Settings) -> List[Path]:
+    return [directory / f"{split_name}.{language}" for language in settings.languages]
+
+
+def reference_files(raw_dir: Path, split_name: str, settings: Settings) -> List[Path]:
+    """The untokenized text of every split but train: the references that detokenized output is scored against."""
+    return [] if split_name == "train" else text_files(raw_dir, split_name, settings)
+
+
+def summarize_and_write(
+    corpus: str, splits: Sequence[Split], cleaning: Dict[str, Counter], text_dir: Path, data_bin: Path,
+    settings: Settings, out: Path,
+) -> dict:
     summary = summarize(corpus, splits, cleaning, text_dir, data_bin, settings)
-    print(write_summary(summary, out), flush=True)
+    write_summary(summary, out)
     return summary
 
 
@@ -69,57 +111,68 @@ def summarize(
 ) -> dict:
     return {
         "corpus": corpus,
-        "languages": list(LANGUAGES),
+        "languages": list(settings.languages),
         "vocabulary": asdict(settings.vocabulary),
         "max_len": settings.max_len,
         "max_ratio": settings.max_ratio,
-        "dictionary_size": dictionary_sizes(data_bin, LANGUAGES),
+        "dictionary_size": dictionary_sizes(data_bin, settings.languages),
         "splits": {
             split.name: split_summary(
-                split.origin, cleaning[split.name], text_dir / split.name, data_bin, LANGUAGES, settings.workers
+                split.origin, Counter(cleaning[split.name]), text_dir / split.name, data_bin, settings.languages,
+                settings.workers,
             )
             for split in splits
         },
     }
 
 
-def tokenize_and_clean(split: Split, tok_dir: Path, raw_dir: Path, settings: Settings) -> Counter:
+def tokenize_and_clean(split: Split, pairs: int, tok_dir: Path, raw_dir: Path, settings: Settings) -> Counter:
     """Write the kept pairs, tokenized, to tok_dir and, for all but training, untokenized to
-    raw_dir: the references that detokenized output is scored against."""
-    clean = functools.partial(clean_chunk, languages=LANGUAGES, rules=cleaning_rules(split.name, settings))
+    raw_dir; return what each cleaning step counted."""
+    clean = functools.partial(clean_chunk, languages=settings.languages, rules=cleaning_rules(split.name, settings))
     counts = Counter()
-    with ExitStack() as files:
-        tokenized = _open_outputs(files, tok_dir, split.name)
-        untokenized = _open_outputs(files, raw_dir, split.name) if split.name != "train" else []
-        for index, (kept, chunk_counts) in enumerate(
-            ordered_map(clean, chunked(read_pairs(split.parts)), settings.workers), start=1
-        ):
+    outputs = text_files(tok_dir, split.name, settings) + reference_files(raw_dir, split.name, settings)
+    for directory in (tok_dir, raw_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+    with written_whole(outputs) as partial, ExitStack() as files, \
+            progress_bar(f"tokenizing {split.name}", pairs, " pairs") as progress:
+        lines = [files.enter_context(_open_text(path)) for path in partial]
+        for kept, chunk_counts in ordered_map(clean, chunked(read_pairs(split.parts)), settings.workers):
             counts += chunk_counts
             for pair in kept:  # tokenized source, target, then untokenized source, target
-                for out, line in zip(tokenized + untokenized, pair):
+                for out, line in zip(lines, pair):
                     out.write(line + "\n")
-            if index % PROGRESS_CHUNKS == 0:
-                print(f"{split.name}: {counts['read']:,} pairs read", flush=True)
+            progress.update(chunk_counts["read"])
     print(format_cleaning(split.name, counts), flush=True)
     return counts
 
 
-def segment_with_joint_bpe(splits: Sequence[Split], tok_dir: Path, out: Path, settings: Settings) -> Path:
+def segment_with_joint_bpe(stages: Stages, splits: Sequence[Split], tok_dir: Path, out: Path,
+                           settings: Settings) -> Path:
     """Learn joint BPE codes on the tokenized training text (out/bpe.codes); segment every split into out/bpe."""
     codes = out / "bpe.codes"
-    learn_joint_bpe([tok_dir / f"train.{language}" for language in LANGUAGES], codes,
-                    settings.vocabulary.size, settings.workers)
+    training_text = text_files(tok_dir, "train", settings)
+    stages.run("bpe-codes", settings.vocabulary.size, training_text, [codes],
+               functools.partial(_learn_codes, training_text, codes, settings.vocabulary.size, settings.workers))
     bpe_dir = out / "bpe"
     bpe_dir.mkdir(exist_ok=True)
     for split in splits:
-        for language in LANGUAGES:
-            name = f"{split.name}.{language}"
-            segment_file(tok_dir / name, bpe_dir / name, codes, settings.workers)
+        tokenized, segmented = text_files(tok_dir, split.name, settings), text_files(bpe_dir, split.name, settings)
+        stages.run(f"bpe-{split.name}", None, tokenized + [codes], segmented,
+                   functools.partial(_segment_files, tokenized, segmented, codes, settings.workers))
     return bpe_dir
 
 
-def _open_outputs(files: ExitStack, directory: Path, name: str) -> List[TextIO]:
-    return [
-        files.enter_context((directory / f"{name}.{language}").open("w", encoding="utf-8", newline="\n"))
-        for language in LANGUAGES
-    ]
+def _learn_codes(training_text: Sequence[Path], codes: Path, merges: int, workers: int) -> None:
+    with written_whole([codes]) as [partial]:
+        learn_joint_bpe(training_text, partial, merges, workers)
+
+
+def _segment_files(sources: Sequence[Path], destinations: Sequence[Path], codes: Path, workers: int) -> None:
+    with written_whole(destinations) as partial:
+        for source, destination in zip(sources, partial):
+            segment_file(source, destination, codes, workers)
+
+
+def _open_text(path: Path) -> TextIO:
+    return path.open("w", encoding="utf-8", newline="\n")

@@ -4,7 +4,6 @@ Training: Europarl v7, Common Crawl, UN, News Commentary v9 and the 10^9 French-
 development: newstest2012 + newstest2013; test: newstest2014, full version (3,003 sentences).
 """
 
-import shutil
 import tarfile
 import zlib
 from dataclasses import dataclass
@@ -12,9 +11,11 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, List, Optional
 
 from ..errors import DataError
-from .download import BLOCK_BYTES, download
+from .download import copy_with_progress, download
 from .pipeline import Split
 from .reading import ParallelFiles, require_file
+
+LANGUAGES = ("en", "fr")
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def extract_members(archive: Path, members: Iterable[str], destination: Path) ->
 def _extract(stream: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
     partial = target.with_name(target.name + ".part")
     with stream.extractfile(member) as content, partial.open("wb") as out:
-        shutil.copyfileobj(content, out, BLOCK_BYTES)
+        copy_with_progress(content, out, target.name, member.size)
     partial.replace(target)
 
 

@@ -1,5 +1,11 @@
-"""BLEU as the paper's Table 1 reports it, on All sentences and on the No UNK subset, with sacrebleu:
-detokenized, cased hypotheses against untokenized references, and the signature that says how."""
+"""BLEU as the paper's Table 1 reports it, on All sentences and on the No UNK subset, with sacrebleu,
+two ways, each with the signature that says how:
+
+- detokenized sacreBLEU (tokenize="13a"): detokenized, cased hypotheses against untokenized
+  references, tokenized by sacrebleu itself; the number to compare with today's papers;
+- tokenized BLEU (tokenize="none"): Moses-tokenized, cased hypotheses against the Moses-tokenized
+  references, taken as they are, which is what multi-bleu.perl computed and what the paper's
+  Table 1 (2014) reports. The two are not comparable with each other."""
 
 from dataclasses import asdict, dataclass
 from typing import List, Optional, Sequence
@@ -19,20 +25,25 @@ def subset(lines: Sequence[str], indices: Sequence[int]) -> List[str]:
     return [lines[index] for index in indices]
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> Score:
-    metric = BLEU()  # sacrebleu's defaults: mixed case, its 13a tokenizer, exponential smoothing
+DETOKENIZED = "13a"  # sacrebleu's default tokenizer
+TOKENIZED = "none"  # the text is already tokenized (Moses), as multi-bleu.perl expects it
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = DETOKENIZED) -> Score:
+    metric = BLEU(tokenize=tokenize)  # otherwise sacrebleu's defaults: mixed case, exponential smoothing
     if not hypotheses:
         return Score(None, 0, "no sentence", "")
     score = metric.corpus_score(list(hypotheses), [list(references)])
     return Score(score.score, len(hypotheses), str(score), str(metric.get_signature()))
 
 
-def table1_scores(hypotheses: Sequence[str], references: Sequence[str], known: Sequence[int]) -> dict:
+def table1_scores(hypotheses: Sequence[str], references: Sequence[str], known: Sequence[int],
+                  tokenize: str = DETOKENIZED) -> dict:
     """BLEU on all sentences and on the sentences without unknown words (known: their indices)."""
     return {
-        "all": asdict(corpus_bleu(hypotheses, references)),
+        "all": asdict(corpus_bleu(hypotheses, references, tokenize)),
         "no_unk": {
-            **asdict(corpus_bleu(subset(hypotheses, known), subset(references, known))),
+            **asdict(corpus_bleu(subset(hypotheses, known), subset(references, known), tokenize)),
             "sentence_ids": list(known),
         },
     }

@@ -11,15 +11,17 @@ from tqdm import tqdm
 
 from bahdanau_plugin.options import positive_int
 
-from ..alignment import NoAttentionError, load_translator, save_heatmap, translate_with_alignment
+from ..alignment import NoAttentionError, ensemble_members, load_translator, save_heatmap, translate_with_alignment
 from ..errors import EvaluationError
 from .binarized_split import BinarizedSplit, load_split, sentences_without_unknown_words, source_lengths_in_words
+from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
-from .generate import Generation, read_hypotheses, run_generate
+from .generate import TOKENIZED, Generation, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
 
 
 def named_checkpoint(text: str) -> Tuple[str, Path]:
+    """NAME=CHECKPOINT, or NAME=A.pt:B.pt for an ensemble (fairseq's --path A.pt:B.pt)."""
     name, separator, path = text.partition("=")
     if not separator or not name or not path:
         raise argparse.ArgumentTypeError(
@@ -28,19 +30,28 @@ def named_checkpoint(text: str) -> Tuple[str, Path]:
     return name, Path(path)
 
 
+
 def evaluation_parser(description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True,
                         help="the fairseq data-bin folder (OUT/data-bin of scripts/prepare_*.py)")
     parser.add_argument("--model", type=named_checkpoint, action="append", required=True, metavar="NAME=CHECKPOINT",
-                        help="a model to evaluate and its name in tables and plots; repeat for several")
+                        help="a model to evaluate and its name in tables and plots, or an ensemble "
+                             "(NAME=A.pt:B.pt); repeat for several")
     parser.add_argument("--out-dir", type=Path, required=True, help="where the translations, scores and figures go")
     parser.add_argument("--subset", default="test", help="the split to translate (default: %(default)s)")
     parser.add_argument("--source-lang", default="en", help="default: %(default)s")
     parser.add_argument("--target-lang", default="fr", help="default: %(default)s")
     parser.add_argument("--references", type=Path,
-                        help="untokenized references, one per line (default: DATA/../raw/SUBSET.TARGET_LANG)")
+                        help="untokenized references, one per line, for detokenized sacreBLEU "
+                             "(default: DATA/../raw/SUBSET.TARGET_LANG)")
+    parser.add_argument("--tokenized-references", type=Path,
+                        help="the same references Moses-tokenized (before BPE), for tokenized BLEU "
+                             "(default: DATA/../tok/SUBSET.TARGET_LANG)")
+    parser.add_argument("--replace-unk", nargs="?", const="", metavar="DICTIONARY",
+                        help="replace each <unk> by the source word it attends to most, translated by the "
+                             "dictionary file if given (fairseq-generate's option, made to work by the plugin)")
     parser.add_argument("--bpe-codes", type=Path,
                         help="the subword-nmt codes the data was segmented with "
                              "(default: DATA/../bpe.codes if it exists, else the data has no BPE)")
@@ -65,18 +76,20 @@ def fill_defaults(arguments: argparse.Namespace) -> None:
     prepared = arguments.data.parent
     if arguments.references is None:
         arguments.references = prepared / "raw" / f"{arguments.subset}.{arguments.target_lang}"
+    if arguments.tokenized_references is None:
+        arguments.tokenized_references = prepared / "tok" / f"{arguments.subset}.{arguments.target_lang}"
     if arguments.bpe_codes is None and (prepared / "bpe.codes").is_file():
         arguments.bpe_codes = prepared / "bpe.codes"
 
 
-def read_references(path: Path, sentences: int) -> List[str]:
+def read_references(path: Path, sentences: int, option: str = "--references") -> List[str]:
     if not path.is_file():
-        raise EvaluationError(f"references {path} not found: give the untokenized references with --references")
+        raise EvaluationError(f"references {path} not found: give them with {option}")
     references = path.read_text(encoding="utf-8").splitlines()
     if len(references) != sentences:
         raise EvaluationError(
             f"{path} has {len(references)} lines but the test set has {sentences} sentences: give the "
-            "untokenized references of the same split (--references)"
+            f"references of the same split ({option})"
         )
     return references
 
@@ -86,8 +99,9 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
     if len(set(names)) != len(names):
         raise EvaluationError(f"model names must differ, got {', '.join(names)}: give each --model its own NAME")
     for name, checkpoint in arguments.model:
-        if not checkpoint.is_file():
-            raise EvaluationError(f"checkpoint {checkpoint} of model {name} not found")
+        for member in ensemble_members(checkpoint):
+            if not member.is_file():
+                raise EvaluationError(f"checkpoint {member} of model {name} not found")
     for sentence in arguments.heatmaps:
         if not 0 <= sentence < len(split):
             raise EvaluationError(f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}")
@@ -96,17 +110,25 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
         raise EvaluationError(f"BPE codes {codes} not found")
 
 
-def translate_all(arguments, generation: Generation, sentences: int) -> Dict[str, List[str]]:
-    """Each model's detokenized translations; also written to OUT/NAME/SUBSET.hyp, one per line."""
+def translate_all(arguments, generation: Generation, sentences: int) -> Dict[str, Dict[str, List[str]]]:
+    """Each model's translations, detokenized and tokenized; also written to OUT/NAME/SUBSET.hyp
+    and OUT/NAME/SUBSET.tok.hyp, one per line."""
     translations = {}
     for name, checkpoint in arguments.model:
         print(f"== {name}: fairseq-generate, beam {generation.beam}, {checkpoint}", file=sys.stderr, flush=True)
         output = arguments.out_dir / name / f"generate-{generation.subset}.txt"
         run_generate(checkpoint, arguments.data, generation, output)
-        translations[name] = read_hypotheses(output, sentences)
-        hypotheses = output.with_name(f"{generation.subset}.hyp")
-        hypotheses.write_text("".join(line + "\n" for line in translations[name]), encoding="utf-8")
+        translations[name] = {"detokenized": read_hypotheses(output, sentences),
+                              "tokenized": read_hypotheses(output, sentences, TOKENIZED)}
+        for kind, suffix in (("detokenized", "hyp"), ("tokenized", "tok.hyp")):
+            lines = translations[name][kind]
+            output.with_name(f"{generation.subset}.{suffix}").write_text("".join(line + "\n" for line in lines),
+                                                                          encoding="utf-8")
     return translations
+
+
+def _cells(scores: dict) -> List[str]:
+    return ["-" if score["bleu"] is None else f"{score['bleu']:.2f}" for score in (scores["all"], scores["no_unk"])]
 
 
 def format_table1(report: dict) -> str:
@@ -115,13 +137,15 @@ def format_table1(report: dict) -> str:
     lines = [
         f"BLEU on {report['subset']}: All {first['all']['sentences']} sentences, "
         f"No UNK {first['no_unk']['sentences']} (no word outside the vocabulary in source or reference)",
-        f"sacrebleu {first['all']['signature']}",
-        f"{'model':<24}{'All':>8}{'No UNK':>8}",
+        f"detokenized sacreBLEU, {first['all']['signature']}",
+        f"tokenized BLEU (Moses tokens as they are, as multi-bleu.perl and the paper's Table 1; not comparable "
+        f"with sacreBLEU), {first['tokenized']['all']['signature']}",
+        f"{'':<24}{'detokenized sacreBLEU':>22}{'tokenized BLEU':>22}",
+        f"{'model':<24}{'All':>11}{'No UNK':>11}{'All':>11}{'No UNK':>11}",
     ]
     for name, scores in models.items():
-        cells = ["-" if score["bleu"] is None else f"{score['bleu']:.2f}"
-                 for score in (scores["all"], scores["no_unk"])]
-        lines.append(f"{name:<24}{cells[0]:>8}{cells[1]:>8}")
+        cells = _cells(scores) + _cells(scores["tokenized"])
+        lines.append(f"{name:<24}" + "".join(f"{cell:>11}" for cell in cells))
     return "\n".join(lines) + "\n"
 
 
@@ -141,15 +165,22 @@ def draw_heatmaps(arguments, split: BinarizedSplit, out_dir: Path) -> None:
             print(f"{name}: no heatmaps, {error}", file=sys.stderr)
 
 
-def write_table1(arguments, split: BinarizedSplit, translations, references: List[str]) -> None:
+def write_table1(arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]) -> None:
     known = sentences_without_unknown_words(split)
     report = {
         "subset": arguments.subset,
         "references": str(arguments.references),
+        "tokenized_references": str(arguments.tokenized_references),
         "bpe_codes": None if arguments.bpe_codes is None else str(arguments.bpe_codes),
         "beam": arguments.beam,
+        "replace_unk": arguments.replace_unk,
         "models": {
-            name: {"checkpoint": str(checkpoint), **table1_scores(translations[name], references, known)}
+            name: {
+                "checkpoint": str(checkpoint),
+                **table1_scores(translations[name]["detokenized"], references["detokenized"], known),
+                "tokenized": table1_scores(translations[name]["tokenized"], references["tokenized"], known,
+                                           TOKENIZED_BLEU),
+            }
             for name, checkpoint in arguments.model
         },
     }
@@ -159,10 +190,11 @@ def write_table1(arguments, split: BinarizedSplit, translations, references: Lis
     print(table, end="", flush=True)
 
 
-def write_figure2(arguments, split: BinarizedSplit, translations, references: List[str]) -> None:
+def write_figure2(arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]) -> None:
     lengths = source_lengths_in_words(split)
     buckets = length_buckets(lengths, arguments.bucket_width, arguments.min_bucket_sentences)
-    rows = bleu_by_length(translations, references, lengths, buckets)
+    detokenized = {name: translation["detokenized"] for name, translation in translations.items()}
+    rows = bleu_by_length(detokenized, references["detokenized"], lengths, buckets)
     write_csv(rows, arguments.out_dir / "bleu_by_length.csv")
     plot_bleu_by_length(rows, arguments.out_dir / "bleu_by_length.png",
                         title=f"BLEU by source length ({arguments.subset})")
@@ -172,9 +204,12 @@ def evaluate(arguments: argparse.Namespace) -> None:
     fill_defaults(arguments)
     split = load_split(arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang)
     check_inputs(arguments, split)
-    references = read_references(arguments.references, len(split))
+    references = {
+        "detokenized": read_references(arguments.references, len(split)),
+        "tokenized": read_references(arguments.tokenized_references, len(split), "--tokenized-references"),
+    }
     generation = Generation(arguments.subset, arguments.source_lang, arguments.target_lang, arguments.beam,
-                            arguments.max_len_b, arguments.batch_size, arguments.bpe_codes)
+                            arguments.max_len_b, arguments.batch_size, arguments.bpe_codes, arguments.replace_unk)
     translations = translate_all(arguments, generation, len(split))
     write_table1(arguments, split, translations, references)
     write_figure2(arguments, split, translations, references)

@@ -1,4 +1,5 @@
-"""fairseq-generate (beam search) as a subprocess, and the detokenized hypotheses it printed."""
+"""fairseq-generate (beam search) as a subprocess, and the hypotheses it printed: detokenized (its
+D- lines) and tokenized (its H- lines, BPE removed)."""
 
 import os
 import re
@@ -8,13 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
 
+from fairseq.data import data_utils
+
 import bahdanau_plugin
 
 from ..errors import EvaluationError
 
 PLUGIN = Path(bahdanau_plugin.__file__).parent  # the folder --user-dir takes
 RESULT_LINE = re.compile(r"^[STHDPA]-\d+\t")  # fairseq-generate's per-sentence lines
-DETOKENIZED_HYPOTHESIS = re.compile(r"^D-(\d+)\t[^\t]*\t(.*)$")
+DETOKENIZED = "D"  # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
+TOKENIZED = "H"  # as the model wrote it: Moses tokens, BPE pieces
 
 
 @dataclass(frozen=True)
@@ -26,11 +30,13 @@ class Generation:
     max_len_b: int
     batch_size: int
     bpe_codes: Optional[Path]  # None: the data has no BPE
+    replace_unk: Optional[str] = None  # None: no replacement; "": copy source words; else a dictionary file
 
 
 def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -> List[str]:
     """fairseq-generate from the Python running this, so from the same environment. Its D- lines
-    are detokenized by the classes the data was prepared with: BPE pieces joined, then Moses."""
+    are detokenized by the classes the data was prepared with: BPE pieces joined, then Moses.
+    checkpoint: one, or an ensemble written fairseq's way, a.pt:b.pt."""
     command = [
         sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", str(PLUGIN),
         "--path", str(checkpoint), "--gen-subset", generation.subset,
@@ -39,6 +45,8 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         "--batch-size", str(generation.batch_size),
         "--tokenizer", "moses", "--log-interval", "10",
     ]
+    if generation.replace_unk is not None:
+        command += ["--replace-unk"] + ([generation.replace_unk] if generation.replace_unk else [])
     if generation.bpe_codes is not None:
         command += ["--bpe", "subword_nmt", "--bpe-codes", str(generation.bpe_codes)]
     return command
@@ -61,13 +69,17 @@ def run_generate(checkpoint: Path, data_bin: Path, generation: Generation, outpu
         )
 
 
-def read_hypotheses(output: Path, sentences: int) -> List[str]:
-    """The detokenized best hypothesis of each sentence, in the order of the test set."""
+def read_hypotheses(output: Path, sentences: int, kind: str = DETOKENIZED) -> List[str]:
+    """The best hypothesis of each sentence, in the order of the test set: detokenized, or
+    tokenized with its BPE pieces joined into words."""
     hypotheses = {}
+    hypothesis_line = re.compile(rf"^{kind}-(\d+)\t[^\t]*\t(.*)$")
     for line in output.read_text(encoding="utf-8").splitlines():
-        match = DETOKENIZED_HYPOTHESIS.match(line)
+        match = hypothesis_line.match(line)
         if match:
-            hypotheses.setdefault(int(match.group(1)), match.group(2))
+            text = match.group(2)
+            hypotheses.setdefault(int(match.group(1)), data_utils.post_process(text, "subword_nmt")
+                                  if kind == TOKENIZED else text)
     missing = sorted(set(range(sentences)) - set(hypotheses))
     if missing:
         raise EvaluationError(

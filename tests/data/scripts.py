@@ -1,4 +1,4 @@
-"""Running the data scripts as a user does: a separate process, from the repository root."""
+"""Running the data commands as a user does: a separate process, from the repository root."""
 
 import json
 import subprocess
@@ -8,7 +8,7 @@ from typing import List
 
 from fairseq.data import Dictionary, data_utils
 
-from ..helpers import REPO, fairseq_env
+from ..helpers import REPO, fairseq_env, fairseq_tool
 
 
 def run_script(script: str, *arguments) -> subprocess.CompletedProcess:
@@ -16,6 +16,12 @@ def run_script(script: str, *arguments) -> subprocess.CompletedProcess:
         [sys.executable, str(REPO / "scripts" / script), *map(str, arguments)],
         cwd=REPO, env=fairseq_env(), capture_output=True, text=True, timeout=600,
     )
+
+
+def run_command(command: str, *arguments) -> subprocess.CompletedProcess:
+    """One of the project's console commands (bahdanau-prepare-data, ...)."""
+    return subprocess.run([fairseq_tool(command), *map(str, arguments)], cwd=REPO, env=fairseq_env(),
+                          capture_output=True, text=True, timeout=600)
 
 
 def run_pipeline(script: str, out: Path, *arguments) -> dict:
@@ -33,8 +39,8 @@ def text_lines(path: Path) -> List[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def binarized_sentences(out: Path, split: str, language: str) -> int:
+def binarized_sentences(out: Path, split: str, language: str, pair: str = "en-fr") -> int:
     """How many sentences fairseq loads from a split's binaries."""
     data_bin = out / "data-bin"
     dictionary = Dictionary.load(str(data_bin / f"dict.{language}.txt"))
-    return len(data_utils.load_indexed_dataset(str(data_bin / f"{split}.en-fr.{language}"), dictionary))
+    return len(data_utils.load_indexed_dataset(str(data_bin / f"{split}.{pair}.{language}"), dictionary))

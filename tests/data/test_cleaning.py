@@ -6,7 +6,7 @@ from bahdanau_tools.data.pipeline import Settings, cleaning_rules
 
 LANGUAGES = ("en", "fr")
 TRAIN = CleaningRules(drop_empty=True, max_ratio=3, max_len=5)
-SETTINGS = Settings(Vocabulary("bpe", 10), max_len=5, max_ratio=3, workers=1)
+SETTINGS = Settings(LANGUAGES, Vocabulary("bpe", 10), max_len=5, max_ratio=3, workers=1)
 
 
 def test_kept_pairs_are_moses_tokenized_with_case_and_fairseqs_escaping():

@@ -65,6 +65,13 @@ def test_an_interrupted_download_is_a_one_line_error_and_the_next_run_resumes_it
     assert list(tmp_path.iterdir()) == [destination]
 
 
+def test_a_download_shows_the_bytes_fetched_of_the_announced_size_and_the_rate(tmp_path, capsys):
+    with serving() as (_, url):
+        download(url, tmp_path / "file.bin")
+    progress = capsys.readouterr().err
+    assert "file.bin: 100%" in progress and "10.0k/10.0k" in progress and "B/s]" in progress
+
+
 def killed_while_verifying(path):
     raise KeyboardInterrupt
 

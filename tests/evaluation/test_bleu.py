@@ -8,10 +8,11 @@ import pytest
 
 from bahdanau_tools.evaluation.bleu import corpus_bleu
 
-from .conftest import MODELS, UNKNOWN_WORDS
+from ..helpers import UNKNOWN_WORDS
+from .conftest import MODELS
 
 
-def sacrebleu_command_line(references, hypotheses, tmp_path) -> dict:
+def sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="13a") -> dict:
     """What the sacrebleu command prints (JSON, 6 decimals) for these lines."""
     files = {}
     for name, lines in (("references", references), ("hypotheses", hypotheses)):
@@ -19,7 +20,7 @@ def sacrebleu_command_line(references, hypotheses, tmp_path) -> dict:
         files[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     completed = subprocess.run(
         [sys.executable, "-m", "sacrebleu", str(files["references"]), "-i", str(files["hypotheses"]),
-         "-m", "bleu", "-w", "6"],
+         "-m", "bleu", "-w", "6", "--tokenize", tokenize],
         capture_output=True, text=True, check=True,
     )
     return json.loads(completed.stdout)
@@ -57,6 +58,17 @@ def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences(evaluation
     hypotheses = lines(evaluation / model / "test.hyp")
     theirs = sacrebleu_command_line([references[i] for i in kept], [hypotheses[i] for i in kept], tmp_path)
     assert_same_score(ours, theirs)
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_tokenized_bleu_is_sacrebleu_without_its_tokenizer_on_the_moses_tokenized_text(
+    evaluation, prepared_test_set, model, tmp_path
+):
+    references = lines(prepared_test_set / "tok" / "test.fr")
+    hypotheses = lines(evaluation / model / "test.tok.hyp")
+    ours = report(evaluation)["models"][model]["tokenized"]["all"]
+    assert "tok:none" in ours["signature"]
+    assert_same_score(ours, sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="none"))
 
 
 def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_words(evaluation, prepared_test_set):

@@ -13,6 +13,13 @@ def test_prints_all_and_no_unk_bleu_of_every_model_with_the_signature(evaluation
     assert [line.split()[0] for line in printed.splitlines()[-2:]] == ["rnnsearch", "rnnencdec"]
 
 
+def test_labels_detokenized_sacrebleu_and_tokenized_bleu_each_with_its_signature(evaluation):
+    printed = (evaluation / "stdout.txt").read_text(encoding="utf-8").splitlines()
+    assert printed[1].startswith("detokenized sacreBLEU, nrefs:1|case:mixed|eff:no|tok:13a")
+    assert printed[2].startswith("tokenized BLEU (Moses tokens as they are") and "tok:none" in printed[2]
+    assert printed[3].split() == ["detokenized", "sacreBLEU", "tokenized", "BLEU"]
+
+
 def test_draws_a_heatmap_per_chosen_sentence_for_the_model_with_attention_only(evaluation):
     heatmaps = evaluation / "heatmaps"
     assert sorted(path.name for path in (heatmaps / "rnnsearch").iterdir()) == sorted(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bahdanau_tools.errors import EvaluationError
-from bahdanau_tools.evaluation.generate import Generation, generate_command, read_hypotheses
+from bahdanau_tools.evaluation.generate import TOKENIZED, Generation, generate_command, read_hypotheses
 
 from .conftest import MODELS
 
@@ -33,6 +33,18 @@ def test_a_missing_hypothesis_is_an_error_that_names_it(tmp_path):
     output.write_text("D-0\t-0.1\tun\n", encoding="utf-8")
     with pytest.raises(EvaluationError, match="no hypothesis for 1 of the 2 test sentences"):
         read_hypotheses(output, 2)
+
+
+def test_tokenized_hypotheses_are_the_h_lines_with_bpe_pieces_joined(tmp_path):
+    output = tmp_path / "generate-test.txt"
+    output.write_text("H-1\t-0.5\tl&apos; ter@@ rier\nH-0\t-0.1\tun\n", encoding="utf-8")
+    assert read_hypotheses(output, 2, TOKENIZED) == ["un", "l&apos; terrier"]
+
+
+def test_replace_unk_is_passed_to_fairseq_generate_with_its_dictionary_if_any():
+    copying = generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk=""))
+    translating = generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="dict.txt"))
+    assert copying[-1] == "--replace-unk" and translating[-2:] == ["--replace-unk", "dict.txt"]
 
 
 def test_bpe_is_undone_by_fairseq_only_when_the_data_has_codes():

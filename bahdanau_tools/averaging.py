@@ -1,0 +1,142 @@
+"""bahdanau-average-checkpoints: one checkpoint whose parameters are the mean of several checkpoints'.
+
+  bahdanau-average-checkpoints --inputs checkpoints --last-epochs 5 --output checkpoints/average.pt
+  bahdanau-average-checkpoints --inputs checkpoints --last-updates 5 --output checkpoints/average.pt
+  bahdanau-average-checkpoints --inputs a.pt b.pt c.pt --output average.pt
+
+Checkpoints are loaded with torch's safe, weights-only unpickler (the plugin allow-lists the one
+type fairseq adds). The output is the newest input with its parameters averaged and without its
+optimizer state (the optimizer's moments belong to one point of training, not to the average):
+fairseq-generate, fairseq-interactive and the hub interface load it as they load any checkpoint,
+and fairseq-train starts a fresh optimizer from it (--restore-file).
+"""
+
+import argparse
+import re
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import torch
+
+from bahdanau_plugin.checkpoint_safety import explain_load_error
+from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_plugin.options import positive_int
+
+from .errors import AveragingError
+
+# fairseq's names: checkpoint{epoch}.pt at the end of an epoch, checkpoint_{epoch}_{update}.pt
+# every --save-interval-updates
+EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt")
+UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt")
+EMBEDDINGS = ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
+
+
+def last_checkpoints(directory: Path, count: int, numbered: re.Pattern, kind: str) -> List[Path]:
+    """The count checkpoints of the directory with the highest numbers, oldest first."""
+    found = sorted((int(match.group(1)), path) for path in directory.glob("*.pt")
+                   if (match := numbered.fullmatch(path.name)))
+    if len(found) < count:
+        raise AveragingError(f"{directory} holds {len(found)} {kind} checkpoints, fewer than the {count} to "
+                             f"average: ask for fewer, or give the checkpoints themselves")
+    return [path for _, path in found[-count:]]
+
+
+def load_state(path: Path) -> dict:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise AveragingError(f"checkpoint {path} not found") from None
+    except Exception as error:
+        explanation = explain_load_error(path, error)
+        if explanation is None:
+            raise
+        raise AveragingError(explanation) from None
+
+
+def model_name(state: dict) -> str:
+    model = state["cfg"]["model"]  # a dict, or the argparse.Namespace of checkpoints from before hydra
+    return model["_name"] if isinstance(model, dict) else model.arch
+
+
+def check_same_model(states: Dict[Path, dict]) -> None:
+    """Parameters can only be averaged between checkpoints of one architecture, sizes and dictionaries."""
+    (first_path, first), *others = states.items()
+    for path, state in others:
+        names = (model_name(first), model_name(state))
+        if first["model"].keys() != state["model"].keys():
+            raise AveragingError(f"cannot average {first_path} ({names[0]}) and {path} ({names[1]}): they are "
+                                 "different architectures; average checkpoints of one training run")
+        for name in EMBEDDINGS:
+            sizes = (first["model"][name].size(0), state["model"][name].size(0))
+            if sizes[0] != sizes[1]:
+                side = name.split(".")[0]
+                raise AveragingError(f"cannot average {first_path} and {path}: their {side} dictionaries have "
+                                     f"{sizes[0]} and {sizes[1]} symbols; average checkpoints of one training run")
+        for name, parameter in first["model"].items():
+            if parameter.shape != state["model"][name].shape:
+                raise AveragingError(f"cannot average {first_path} and {path}: {name} has shape "
+                                     f"{tuple(parameter.shape)} in one and {tuple(state['model'][name].shape)} in "
+                                     "the other; average checkpoints of one training run")
+
+
+def average_parameters(models: Sequence[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
+    """The mean of each parameter, summed in float64 and returned in its own type."""
+    return {
+        name: (sum(model[name].double() for model in models) / len(models)).to(parameter.dtype)
+        for name, parameter in models[0].items()
+    }
+
+
+def averaged_checkpoint(paths: Sequence[Path]) -> dict:
+    states = {path: load_state(path) for path in paths}
+    check_same_model(states)
+    newest = dict(states[paths[-1]])
+    newest["model"] = average_parameters([state["model"] for state in states.values()])
+    newest.pop("last_optimizer_state", None)
+    newest.setdefault("extra_state", {})["averaged_checkpoints"] = [str(path) for path in paths]
+    return newest
+
+
+def averaging_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bahdanau-average-checkpoints", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--inputs", type=Path, nargs="+", required=True,
+                        help="the checkpoints to average, or with --last-epochs/--last-updates the folder "
+                             "holding them (fairseq-train's --save-dir)")
+    last = parser.add_mutually_exclusive_group()
+    last.add_argument("--last-epochs", type=positive_int, metavar="N",
+                      help="average the N end-of-epoch checkpoints (checkpointEPOCH.pt) of the highest epochs")
+    last.add_argument("--last-updates", type=positive_int, metavar="N",
+                      help="average the N checkpoints saved every --save-interval-updates "
+                           "(checkpoint_EPOCH_UPDATE.pt) of the highest updates")
+    parser.add_argument("--output", type=Path, required=True, help="the averaged checkpoint to write")
+    return parser
+
+
+def input_checkpoints(arguments: argparse.Namespace) -> List[Path]:
+    if arguments.last_epochs is None and arguments.last_updates is None:
+        return arguments.inputs
+    if len(arguments.inputs) != 1 or not arguments.inputs[0].is_dir():
+        raise AveragingError("--last-epochs and --last-updates take one folder as --inputs, "
+                             "the --save-dir of the training run")
+    if arguments.last_epochs is not None:
+        return last_checkpoints(arguments.inputs[0], arguments.last_epochs, EPOCH_CHECKPOINT, "end-of-epoch")
+    return last_checkpoints(arguments.inputs[0], arguments.last_updates, UPDATE_CHECKPOINT, "update")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
+    """Write the averaged checkpoint; return the checkpoints averaged."""
+    arguments = averaging_parser().parse_args(argv)
+    paths = input_checkpoints(arguments)
+    checkpoint = averaged_checkpoint(paths)
+    arguments.output.parent.mkdir(parents=True, exist_ok=True)
+    partial = arguments.output.with_name(arguments.output.name + ".part")
+    torch.save(checkpoint, partial)
+    partial.replace(arguments.output)  # a file under the output's name is always whole
+    print(f"averaged {len(paths)} checkpoints into {arguments.output}: {', '.join(map(str, paths))}")
+    return paths
+
+
+def cli_main() -> None:
+    print_plugin_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    main()

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The research workflow of docs/results.md on Multi30k English->French with the paper's kind of
+# vocabulary, a shortlist, small enough that <unk> is common: two RNNsearch models trained side by
+# side (seeds 1 and 2), then on test_2016_flickr: the best checkpoint, the average of the last 5
+# end-of-epoch checkpoints, each model alone and the 2-model ensemble, and unknown-word replacement
+# (copying, and through a dictionary built from the model's attention), each in detokenized
+# sacreBLEU and tokenized BLEU.
+#
+# Usage: bash scripts/run_multi30k_workflow.sh [OUT]      (default OUT: /tmp/multi30k-workflow)
+# Run from anywhere with the project's environment active. Settings, from the environment:
+#   SHORTLIST=2000      words per language (the rest is <unk>: about 5.5% of the test tokens)
+#   BUDGET_MINUTES=72   training time of each model (fairseq-train --stop-time-hours), both at once
+#   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH, MULTI30K, EVALUATE_OPTIONS
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+out=$(realpath -m "${1:-/tmp/multi30k-workflow}")
+SHORTLIST=${SHORTLIST:-2000}
+BUDGET_MINUTES=${BUDGET_MINUTES:-72}
+# shellcheck source=scripts/multi30k_recipe.sh
+source "$repo/scripts/multi30k_recipe.sh"
+data="$out/data"
+hours=$(python -c "print($BUDGET_MINUTES / 60)")
+threads=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+mkdir -p "$out"
+cd "$repo"
+
+echo "== $(date +%T) preparing Multi30k, shortlist of $SHORTLIST words -> $data"
+bahdanau-prepare-data multi30k --from-dir "$MULTI30K" --out "$data" --shortlist "$SHORTLIST" --max-len 50
+
+for seed in 1 2; do
+  mkdir -p "$out/seed$seed"
+  command="fairseq-train $data/data-bin --save-dir $out/seed$seed --user-dir bahdanau_plugin --arch rnnsearch
+    ${sizes[*]} --attention-dim $DIM ${recipe[*]} --cpu --seed $seed --stop-time-hours $hours
+    --save-interval-updates 200 --keep-interval-updates 10 --skip-invalid-size-inputs-valid-test
+    --log-format simple --log-interval 50"
+  echo "OMP_NUM_THREADS=$threads $command" | tr -s ' \n' ' ' >> "$out/commands.txt"
+  echo >> "$out/commands.txt"
+  echo "== $(date +%T) training seed $seed for $BUDGET_MINUTES min; log: $out/seed$seed/train.log"
+  OMP_NUM_THREADS=$threads $command > "$out/seed$seed/train.log" 2>&1 &
+done
+wait
+
+echo "== $(date +%T) averaging the last 5 end-of-epoch checkpoints of seed 1"
+bahdanau-average-checkpoints --inputs "$out/seed1" --last-epochs 5 --output "$out/seed1/average_last5.pt"
+
+echo "== $(date +%T) the --replace-unk dictionary, from seed 1's attention on the training data"
+bahdanau-unk-dictionary --checkpoint "$out/seed1/checkpoint_best.pt" --data "$data/data-bin" \
+  --source "$data/tok/train.en" --target "$data/tok/train.fr" --output "$out/unk-dictionary.txt"
+
+evaluate() {  # OUT_NAME, then scripts/evaluate.py options
+  local name=$1
+  shift
+  echo "== $(date +%T) evaluating: $name"
+  # shellcheck disable=SC2086  # EVALUATE_OPTIONS is a list
+  python scripts/evaluate.py --data "$data/data-bin" --out-dir "$out/evaluation/$name" "$@" $EVALUATE_OPTIONS
+}
+best1=$out/seed1/checkpoint_best.pt best2=$out/seed2/checkpoint_best.pt
+evaluate models --model "seed1_best=$best1" --model "seed1_average_last5=$out/seed1/average_last5.pt" \
+  --model "seed1_last=$out/seed1/checkpoint_last.pt" --model "seed2_best=$best2" --model "ensemble=$best1:$best2"
+evaluate replace_unk_copy --model "seed1_best=$best1" --model "ensemble=$best1:$best2" --replace-unk
+evaluate replace_unk_dictionary --model "seed1_best=$best1" --model "ensemble=$best1:$best2" \
+  --replace-unk "$out/unk-dictionary.txt"
+echo "== $(date +%T) done: $out/commands.txt, $out/evaluation/*/bleu.txt"

@@ -1,0 +1,149 @@
+"""bahdanau-prepare-data corpus: a user's own parallel text, any Moses language pair; and what
+every corpus gets, progress on stderr and a rerun that resumes after the last finished stage."""
+
+import gzip
+import re
+
+import pytest
+
+from bahdanau_tools.data import pipeline
+from bahdanau_tools.data.command_line import main
+from bahdanau_tools.errors import DataError
+
+from .corpora import sentence_pairs
+from .scripts import binarized_sentences, read_summary, run_command
+
+LANGUAGES = ("de", "en")  # the corpora's English and French stand in: file names and Moses rules are all that count
+STAGES = ("check", "tokenize-train", "tokenize-valid", "tokenize-test", "tokenize-test1", "binarize", "summary")
+
+
+def write_side(path, lines):
+    text = "".join(line.decode() + "\n" for line in lines)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+def write_corpus(directory, prefixes):
+    """prefix -> pairs, as PREFIX.de and PREFIX.en (gzip'd for a prefix ending in -gz)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for prefix, pairs in prefixes.items():
+        for side, language in enumerate(LANGUAGES):
+            suffix = ".gz" if prefix.endswith("-gz") else ""
+            write_side(directory / f"{prefix}.{language}{suffix}", [pair[side] for pair in pairs])
+    return directory
+
+
+def corpus_arguments(corpus, out, *more):
+    return ["corpus", "--train", str(corpus / "train"), "--valid", str(corpus / "dev"),
+            "--test", str(corpus / "news"), str(corpus / "web-gz"), "--source-lang", LANGUAGES[0],
+            "--target-lang", LANGUAGES[1], "--out", str(out), "--shortlist", "20", "--workers", "1", *more]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return write_corpus(tmp_path_factory.mktemp("own"), {
+        "train": sentence_pairs(40), "dev": sentence_pairs(6, offset=40), "news": sentence_pairs(5, offset=50),
+        "web-gz": sentence_pairs(4, offset=60),
+    })
+
+
+@pytest.fixture(scope="module")
+def prepared(corpus, tmp_path_factory):
+    """The command run as a user runs it: (its output folder, what it printed on stderr)."""
+    out = tmp_path_factory.mktemp("prepared")
+    completed = run_command("bahdanau-prepare-data", *corpus_arguments(corpus, out))
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return out, completed.stderr
+
+
+def stage_messages(stderr):
+    return re.findall(r"^([\w-]+): finished by an earlier run, kept$", stderr, flags=re.M)
+
+
+def test_every_split_of_an_own_corpus_is_binarized_under_fairseqs_names(prepared, corpus):
+    out, _ = prepared
+    summary = read_summary(out)
+    assert {name: split["origin"] for name, split in summary["splits"].items()} == {
+        "train": str(corpus / "train"), "valid": str(corpus / "dev"), "test": str(corpus / "news"),
+        "test1": str(corpus / "web-gz")}
+    for split, pairs in (("train", 40), ("valid", 6), ("test", 5), ("test1", 4)):
+        assert [binarized_sentences(out, split, language, "de-en") for language in LANGUAGES] == [pairs, pairs]
+
+
+def test_long_stages_show_their_progress_on_stderr(prepared):
+    _, stderr = prepared
+    assert re.search(r"tokenizing train: 100%.*40/40 \[", stderr)
+
+
+def test_a_rerun_keeps_every_stage_that_finished(prepared, corpus, capsys):
+    out, _ = prepared
+    tokenized = (out / "tok" / "train.de").stat().st_mtime_ns
+    main(corpus_arguments(corpus, out))
+    assert stage_messages(capsys.readouterr().err) == list(STAGES)
+    assert (out / "tok" / "train.de").stat().st_mtime_ns == tokenized
+
+
+def test_a_rerun_after_a_crash_resumes_after_the_last_finished_stage(corpus, tmp_path, monkeypatch, capsys):
+    def crash(*arguments):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as crashing:
+        crashing.setattr(pipeline, "binarize", crash)
+        with pytest.raises(KeyboardInterrupt):
+            main(corpus_arguments(corpus, tmp_path))
+    capsys.readouterr()
+    main(corpus_arguments(corpus, tmp_path))
+    assert stage_messages(capsys.readouterr().err) == list(STAGES[:5])
+    assert read_summary(tmp_path)["splits"]["test1"]["cleaning"]["kept"] == 4
+
+
+def test_a_stage_that_crashed_midway_leaves_no_output_and_runs_again_whole(corpus, tmp_path, monkeypatch, capsys):
+    def crash(*arguments, **options):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as crashing:
+        crashing.setattr(pipeline, "clean_chunk", crash)  # with the outputs open
+        with pytest.raises(KeyboardInterrupt):
+            main(corpus_arguments(corpus, tmp_path))
+    assert not (tmp_path / "tok" / "train.de").exists()
+    capsys.readouterr()
+    main(corpus_arguments(corpus, tmp_path))
+    assert stage_messages(capsys.readouterr().err) == ["check"]
+    assert len((tmp_path / "tok" / "train.de").read_text(encoding="utf-8").splitlines()) == 40
+
+
+def test_a_rerun_with_another_option_redoes_the_stages_it_changes(prepared, corpus, tmp_path, capsys):
+    main(corpus_arguments(corpus, tmp_path))
+    capsys.readouterr()
+    main(corpus_arguments(corpus, tmp_path, "--max-len", "3"))
+    assert stage_messages(capsys.readouterr().err) == ["check", "tokenize-valid", "tokenize-test", "tokenize-test1"]
+    assert read_summary(tmp_path)["splits"]["train"]["cleaning"]["too_long"] == 40
+
+
+def test_sides_with_different_line_counts_are_a_one_line_error_naming_both_files(corpus, tmp_path):
+    broken = write_corpus(tmp_path / "broken", {"train": sentence_pairs(40), "dev": sentence_pairs(6),
+                                                "news": sentence_pairs(5), "web-gz": sentence_pairs(4)})
+    (broken / "dev.en").write_text("one line\n", encoding="utf-8")
+    completed = run_command("bahdanau-prepare-data", *corpus_arguments(broken, tmp_path / "out"))
+    [line] = [line for line in completed.stderr.splitlines() if not line.startswith("INFO:")]
+    assert line == f"error: {broken / 'dev.de'} has 6 lines but {broken / 'dev.en'} has 1; line N of one side " \
+                   "must translate line N of the other"
+
+
+def test_a_language_the_moses_tokenizer_does_not_know_is_a_one_line_error_naming_the_option(corpus, tmp_path):
+    arguments = corpus_arguments(corpus, tmp_path)
+    arguments[arguments.index("--target-lang") + 1] = "eng"
+    completed = run_command("bahdanau-prepare-data", *arguments)
+    [line] = [line for line in completed.stderr.splitlines() if not line.startswith("INFO:")]
+    assert line.startswith("error: --target-lang eng: the Moses tokenizer has no rules for 'eng'")
+    assert "de, el, en, es" in line
+
+
+def test_a_missing_side_is_an_error_naming_the_file_it_looked_for(corpus, tmp_path):
+    arguments = corpus_arguments(corpus, tmp_path)
+    arguments[arguments.index("--valid") + 1] = str(corpus / "nowhere")
+    missing = corpus / "nowhere.de"
+    with pytest.raises(DataError, match=re.escape(f"missing file {missing} (or {missing}.gz)")):
+        main(arguments)
