@@ -30,7 +30,8 @@ WRAPPED = [
     (utils, "load_align_dict", 1),
     (utils, "post_process_prediction", 1),
     (FairseqTask, "build_generator", 1),
-    (interactive, "make_batches", 1),
+    (interactive, "make_batches", 2),
+    (interactive, "buffered_read", 1),
     (hub_utils.GeneratorHubInterface, "sample", 1),
 ]
 

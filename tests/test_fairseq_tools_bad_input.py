@@ -36,9 +36,9 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
 
 
 def _interactive(data_bin, checkpoints, stdin: bytes):
-    return _tool("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
-                 "--source-lang", "en", "--target-lang", "fr", "--beam", "2", "--max-len-b", "10", "--cpu",
-                 stdin=stdin)
+    return tool_on_bytes("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path",
+                         checkpoints["rnnsearch_50"], "--source-lang", "en", "--target-lang", "fr",
+                         "--beam", "2", "--max-len-b", "10", "--cpu", stdin=stdin)
 
 
 def test_interactive_leaves_out_a_line_over_max_source_positions_in_one_line_and_translates_the_next(
