@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """Where a training step's time goes: torch.profiler over rnnsearch's and fairseq lstm's forward and
-backward passes on one Multi30k-sized batch (synthetic tokens; sizes as in bench/benchmark.py)."""
+backward passes on one Multi30k-sized batch (synthetic tokens; sizes as in bench/benchmark.py).
+
+With --decoding, the same for a beam search instead: fairseq's SequenceGenerator over --batch
+sources, every hypothesis forced to --length tokens as in bench/benchmark.py's decoding, each model
+prepared for generation as fairseq-generate prepares it; the matrix products' share is printed
+beside the table."""
 
 import argparse
 import time
@@ -9,6 +14,7 @@ from argparse import Namespace
 import torch
 from fairseq.data import Dictionary
 from fairseq.models.lstm import LSTMModel, base_architecture
+from fairseq.sequence_generator import SequenceGenerator
 
 import bahdanau_plugin  # noqa: F401
 from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
@@ -48,6 +54,35 @@ def step(model, src, lengths, prev, tgt):
     loss.backward()
 
 
+# The matrix products of both models: the plugin's oneDNN linear, MKL's (F.linear, nn.LSTMCell) and
+# the batched products of attention.
+PRODUCTS = {"mkldnn::_linear_pointwise", "aten::addmm", "aten::mm", "aten::bmm", "aten::addmv_", "aten::addmv"}
+
+
+def searcher(model, task, sizes):
+    """A function running one beam search over a synthetic batch, and the tokens it generates."""
+    model.make_generation_fast_()
+    model.eval()
+    src, lengths, _, _ = batch(task, sizes, torch.Generator().manual_seed(0))
+    generator = SequenceGenerator([model], task.target_dictionary, beam_size=sizes.beam,
+                                  min_len=sizes.length, max_len_a=0, max_len_b=sizes.length)
+    sample = {"net_input": {"src_tokens": src, "src_lengths": lengths}}
+
+    def search():
+        with torch.no_grad():
+            generator.forward(sample)
+
+    return search, sizes.batch * (sizes.length + 1)  # the best hypotheses' tokens, as fairseq-generate counts
+
+
+def products_ms(profiler, runs):
+    """(matrix products, everything else): self CPU milliseconds per run."""
+    events = profiler.key_averages()
+    products = sum(event.self_cpu_time_total for event in events if event.key in PRODUCTS)
+    total = sum(event.self_cpu_time_total for event in events)
+    return products / 1000 / runs, (total - products) / 1000 / runs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--embed", type=int, default=256)
@@ -60,21 +95,32 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rows", type=int, default=18)
     parser.add_argument("--models", nargs="+", default=["rnnsearch", "lstm"])
+    parser.add_argument("--decoding", action="store_true", help="profile a beam search instead of a training step")
+    parser.add_argument("--beam", type=int, default=5, help="with --decoding")
+    parser.add_argument("--length", type=int, default=16, help="with --decoding: tokens of every hypothesis")
     sizes = parser.parse_args()
     task = Namespace(source_dictionary=dictionary(sizes.vocab), target_dictionary=dictionary(sizes.vocab))
     generator = torch.Generator().manual_seed(0)
     for name in sizes.models:
         model = build(name, sizes, task)
-        data = batch(task, sizes, generator)
+        if sizes.decoding:
+            run, tokens = searcher(model, task, sizes)
+            what = f"beam search (beam {sizes.beam}, {sizes.batch} sentences x {sizes.length} tokens)"
+            unit = "generated tokens/s"
+        else:
+            data = batch(task, sizes, generator)
+            run, tokens, what = (lambda: step(model, *data)), sizes.batch * sizes.target, "step"
+            unit = "target tokens/s"
         for _ in range(3):
-            step(model, *data)
+            run()
         start = time.perf_counter()
         with torch.profiler.profile() as profiler:
             for _ in range(sizes.steps):
-                step(model, *data)
+                run()
         elapsed = (time.perf_counter() - start) / sizes.steps
-        print(f"== {name}: {elapsed * 1000:.1f} ms per step (profiled), "
-              f"{sizes.batch * sizes.target / elapsed:.0f} target tokens/s")
+        products, rest = products_ms(profiler, sizes.steps)
+        print(f"== {name}: {elapsed * 1000:.1f} ms per {what} (profiled), {tokens / elapsed:.0f} {unit}; "
+              f"self CPU time per run: matrix products {products:.1f} ms, everything else {rest:.1f} ms")
         print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=sizes.rows))
 
 

@@ -9,6 +9,7 @@
 # Run from anywhere with the project's environment active (fairseq-train on PATH). Settings, from
 # the environment:
 #   BUDGET_MINUTES=30  training time of each system (fairseq-train --stop-time-hours)
+#   SYSTEMS="rnnsearch rnnencdec lstm"   the systems to train, of those three
 #   JOBS=2             trainings at once, each on OMP_NUM_THREADS = cores / JOBS threads; systems
 #                      are started in the order below, so with 2 jobs RNNsearch and RNNencdec
 #                      share the machine with each other, then lstm with RNNsearch-Adadelta
@@ -27,6 +28,13 @@ DATA=$(realpath -m "${DATA:-/tmp/multi30k-bpe10k}")
 HEATMAPS=${HEATMAPS:-1 7 49 58 357}
 # shellcheck source=scripts/multi30k_recipe.sh
 source "$repo/scripts/multi30k_recipe.sh"
+read -ra systems <<< "${SYSTEMS:-rnnsearch rnnencdec lstm}"
+for name in "${systems[@]}"; do
+  case "$name" in
+    rnnsearch|rnnencdec|lstm) ;;
+    *) echo "error: SYSTEMS names '$name'; choose among rnnsearch, rnnencdec and lstm" >&2; exit 2 ;;
+  esac
+done
 cores=$(nproc)
 threads=$(( cores / JOBS > 0 ? cores / JOBS : 1 ))
 hours=$(python -c "print($BUDGET_MINUTES / 60)")
@@ -45,7 +53,6 @@ lstm_sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidd
 budget=(--cpu --seed 1 --stop-time-hours "$hours" --skip-invalid-size-inputs-valid-test
         --no-epoch-checkpoints --log-format simple --log-interval 50)
 
-systems=(rnnsearch rnnencdec lstm)
 declare -A commands
 commands[rnnsearch]="fairseq-train $DATA/data-bin --save-dir $out/rnnsearch --user-dir bahdanau_plugin --arch rnnsearch ${sizes[*]} --attention-dim $DIM ${recipe[*]}"
 commands[rnnencdec]="fairseq-train $DATA/data-bin --save-dir $out/rnnencdec --user-dir bahdanau_plugin --arch rnnencdec ${sizes[*]} ${recipe[*]}"

@@ -5,7 +5,9 @@ layers, and run as such on every device and in every precision. On a CPU in floa
 parts have faster equivalents, measured in docs/performance.md:
 
 - ``onednn_linear.OneDNNLinear`` for nn.Linear: products through oneDNN rather than MKL, which
-  runs at about half oneDNN's rate on AMD CPUs;
+  runs at about half oneDNN's rate on AMD CPUs; in a model prepared for generation (fairseq's
+  ``make_generation_fast_``), each large weight read from a copy in oneDNN's layout made once
+  rather than reordered at every product;
 - ``gru.OneDNNGRU`` for the encoder's nn.GRU: nn.GRU's equations with those products, in a loop
   written in Python: on CPUs with AVX-512 only (``cpu_class.has_avx512``), the one choice whose
   winner differs between CPU classes;

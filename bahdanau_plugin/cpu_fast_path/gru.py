@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from .cpu_class import has_avx512
-from .onednn_linear import linear, uses_onednn
+from .onednn_linear import keep_packed_for_generation, linear, uses_onednn
 
 
 def run_gru(rnn: nn.GRU, inputs: Tensor) -> Tuple[Tensor, Tensor]:
@@ -45,6 +45,11 @@ class OneDNNGRU(nn.GRU):
         if hx is None and self._is_one_plain_layer() and has_avx512() and uses_onednn(input, self.weight_ih_l0):
             return run_gru(self, input)
         return super().forward(input, hx)
+
+    def make_generation_fast_(self, **kwargs):
+        """fairseq's preparation of a model for generation only (see OneDNNLinear's)."""
+        keep_packed_for_generation(self.weight_ih_l0)
+        keep_packed_for_generation(self.weight_hh_l0)
 
     def _is_one_plain_layer(self) -> bool:
         return self.num_layers == 1 and not self.bidirectional and self.batch_first and self.bias

@@ -7,6 +7,10 @@ uses on CPU); this module calls it in the forward pass and for both products of 
 Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or absent) goes to
 ``F.linear``. Same parameters and state-dict keys as nn.Linear; values equal within float32
 rounding.
+
+A model prepared for generation only (fairseq's ``make_generation_fast_``, which fairseq-generate,
+fairseq-interactive and the hub interface call) keeps each weight reordered into oneDNN's blocked
+layout once, for the products without gradient: ``keep_packed_for_generation``.
 """
 
 import functools
@@ -17,8 +21,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
+from torch.utils.weak import WeakIdKeyDictionary
 
 _ONEDNN_LINEAR = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
+_ONEDNN_REORDER_WEIGHT = getattr(getattr(torch.ops, "mkldnn", None), "_reorder_linear_weight", None)
 
 # oneDNN compiles a kernel for each shape and caches up to 1024 of them, about 0.6 MiB each; ideep,
 # torch's layer over it, keeps another 1024 of its own objects around them. Sentence lengths and
@@ -31,6 +37,42 @@ ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACI
 def _onednn_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
     """input (rows x in, contiguous) . weight^T (weight: out x in, contiguous or a transposed view) + bias."""
     return _ONEDNN_LINEAR(input, weight, bias, "none", [], "")
+
+
+# The weights of modules prepared for generation (fairseq's make_generation_fast_, which also makes
+# their model refuse training), each with (its version, its storage, its copy in oneDNN's layout)
+# once a product has used it.
+_generation_weights = WeakIdKeyDictionary()
+
+
+# Weights smaller than this are left to oneDNN's reorder at each product. The output layer's
+# (9,642 x 256) is the one whose reorder costs most of its product at beam-search row counts;
+# packing the smaller ones too (at most 768 x 512 here) gained little and raised fairseq-generate's
+# peak memory by 70 to 130 MiB at beam 12, as oneDNN's threads then allocate in heaps of their own
+# (docs/performance.md).
+PACKED_WEIGHT_MIN_ELEMENTS = 1 << 20
+
+
+def keep_packed_for_generation(weight: Tensor) -> None:
+    """From now on, products without gradient read ``weight``, if it has at least
+    PACKED_WEIGHT_MIN_ELEMENTS, from a copy reordered into oneDNN's blocked layout once, instead of
+    oneDNN reordering the plain weight at every call. In a beam search each decoder product runs
+    once per target word on a few rows, and for a large weight that reorder is most of its cost
+    (docs/performance.md). The copy is made on first use and made again when the weight is written
+    in place (its version changes) or replaced (its storage changes)."""
+    if weight.numel() >= PACKED_WEIGHT_MIN_ELEMENTS:
+        _generation_weights.setdefault(weight, None)
+
+
+def _packed(weight: Tensor) -> Tensor:
+    """The packed copy of a weight kept for generation, or the weight itself."""
+    if _ONEDNN_REORDER_WEIGHT is None or weight not in _generation_weights or not _packing_works():
+        return weight
+    entry = _generation_weights[weight]
+    if entry is None or entry[:2] != (weight._version, weight.data_ptr()):
+        entry = (weight._version, weight.data_ptr(), _ONEDNN_REORDER_WEIGHT(weight.detach(), None))
+        _generation_weights[weight] = entry
+    return entry[2]
 
 
 def limit_onednn_caches() -> None:
@@ -47,6 +89,17 @@ def _onednn_linear_works() -> bool:
     x, weight = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
     try:
         return torch.equal(_onednn_linear(x, weight, None), F.linear(x, weight))
+    except RuntimeError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _packing_works() -> bool:
+    """Whether this torch build reorders a weight for oneDNN and multiplies with the copy (asked
+    once, on a tiny product)."""
+    x, weight = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
+    try:
+        return torch.equal(_onednn_linear(x, _ONEDNN_REORDER_WEIGHT(weight, None), None), F.linear(x, weight))
     except RuntimeError:
         return False
 
@@ -112,7 +165,7 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias)):
         output = _OneDNNLinear.apply(rows, weight, bias)
     else:
-        output = _onednn_linear(rows, weight, bias)
+        output = _onednn_linear(rows, _packed(weight), bias)
     return output.view(*input.shape[:-1], weight.size(0))
 
 
@@ -121,3 +174,8 @@ class OneDNNLinear(nn.Linear):
 
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)
+
+    def make_generation_fast_(self, **kwargs):
+        """fairseq's preparation of a model for generation only (fairseq-generate,
+        fairseq-interactive, the hub interface), after which it refuses to train."""
+        keep_packed_for_generation(self.weight)

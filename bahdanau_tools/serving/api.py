@@ -22,7 +22,7 @@ from starlette.requests import ClientDisconnect
 
 from bahdanau_plugin.errors import PluginError
 
-from .batching import BatchingWorker, ServerBusy
+from .batching import BatchingWorker, ModelThread, ServerBusy
 from .translator import Sentence, SentenceTooLong, Translation, Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -146,8 +146,9 @@ async def _translations(worker: BatchingWorker, sentences: List[Sentence]) -> Li
 
 
 def create_app(translator: Translator, default_beam: int = 5, max_batch_sentences: int = 64,
-               max_wait_s: float = 0.02, model_name: str = "") -> FastAPI:
-    worker = BatchingWorker(translator.translate, max_batch_sentences, max_wait_s)
+               max_wait_s: float = 0.02, model_name: str = "", model_thread: Optional[ModelThread] = None) -> FastAPI:
+    """model_thread: the thread that loaded the translator, to run it too (batching.py says why)."""
+    worker = BatchingWorker(translator.translate, max_batch_sentences, max_wait_s, model_thread=model_thread)
     started = time.monotonic()
 
     @asynccontextmanager

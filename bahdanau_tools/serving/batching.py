@@ -3,6 +3,12 @@ one batch, bounded in size and in how long its first sentence waits for others.
 
 Callers (the web layer) get a concurrent.futures.Future per sentence and never wait on the model
 themselves. A future cancelled before its batch starts (its client went away) is left out.
+
+That thread is the only one to run the model's torch code, its loading included (``ModelThread``):
+torch's CPU builds parallelize with GNU OpenMP, which keeps a team of threads for every thread that
+has run a parallel region, and once its threads outnumber the cores it stops spinning between
+regions and puts them to sleep. Loaded in the main thread and run in another, the model translated
+batches of 16 sentences at 85 sentences/s instead of 106 (docs/serving.md).
 """
 
 import queue
@@ -10,7 +16,7 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from bahdanau_plugin.errors import PluginError
 
@@ -29,26 +35,51 @@ class _Job:
     future: Future
 
 
+class ModelThread:
+    """One thread that runs the functions given to ``call`` one after the other. A daemon: a server
+    that ends without stopping its worker does not hang at exit."""
+
+    def __init__(self):
+        self._calls: queue.Queue = queue.Queue()
+        threading.Thread(target=self._run, name="bahdanau-serve model", daemon=True).start()
+
+    def call(self, function: Callable, *args, **kwargs) -> Future:
+        """function(*args, **kwargs) in this thread, after the calls before it: its result to come."""
+        future: Future = Future()
+        self._calls.put((future, function, args, kwargs))
+        return future
+
+    def _run(self) -> None:
+        while True:
+            future, function, args, kwargs = self._calls.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(function(*args, **kwargs))
+                except BaseException as error:  # the caller gets it from the future
+                    future.set_exception(error)
+
+
 class BatchingWorker:
     """translate(sentences of one beam size) -> one result or exception per sentence, run in the
-    worker's own thread on batches of at most max_batch_sentences, gathered for at most max_wait_s
-    after the first one arrives."""
+    model's thread (by default one of the worker's own) on batches of at most max_batch_sentences,
+    gathered for at most max_wait_s after the first one arrives."""
 
     def __init__(self, translate: Callable[[Sequence[Sentence]], list], max_batch_sentences: int = 64,
-                 max_wait_s: float = 0.02, max_waiting: int = 1024):
+                 max_wait_s: float = 0.02, max_waiting: int = 1024, model_thread: Optional[ModelThread] = None):
         self._translate = translate
         self.max_batch_sentences = max_batch_sentences
         self.max_wait_s = max_wait_s
         self._jobs: queue.Queue = queue.Queue(max_waiting)
-        self._thread = threading.Thread(target=self._run, name="bahdanau-serve model", daemon=True)
+        self._model_thread = model_thread or ModelThread()
+        self._running: Optional[Future] = None
 
     def start(self) -> None:
-        self._thread.start()
+        self._running = self._model_thread.call(self._run)
 
     def stop(self) -> None:
-        """Translate what is already waiting, then end the thread."""
+        """Translate what is already waiting, then return the model's thread."""
         self._jobs.put(_STOP)
-        self._thread.join()
+        self._running.result()
 
     def submit(self, sentence: Sentence) -> Future:
         future: Future = Future()

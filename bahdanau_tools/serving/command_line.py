@@ -16,6 +16,7 @@ import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.options import positive_int
 
 from .api import MAX_BEAM, create_app
+from .batching import ModelThread
 from .translator import Translator
 
 
@@ -57,13 +58,15 @@ def main(argv=None) -> None:
     args = arguments.parse_args(argv)
     _check(arguments, args)
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
-    translator = Translator.load(
-        args.checkpoint, args.data, max_source_tokens=args.max_source_tokens,
+    model_thread = ModelThread()  # loads the model and translates with it; this thread serves HTTP
+    translator = model_thread.call(
+        Translator.load, args.checkpoint, args.data, max_source_tokens=args.max_source_tokens,
         max_batch_sentences=args.max_batch_sentences, cpu=args.cpu, tokenizer=args.tokenizer,
         bpe=args.bpe, bpe_codes=args.bpe_codes, source_lang=args.source_lang, target_lang=args.target_lang,
-    )
+    ).result()
     app = create_app(translator, default_beam=args.beam, max_batch_sentences=args.max_batch_sentences,
-                     max_wait_s=args.batch_wait_ms / 1000, model_name=str(args.checkpoint))
+                     max_wait_s=args.batch_wait_ms / 1000, model_name=str(args.checkpoint),
+                     model_thread=model_thread)
     print(f"bahdanau-serve: {translator.architecture} on {translator.device}, "
           f"open http://{args.host}:{args.port}/", flush=True)
     uvicorn.run(app, host=args.host, port=args.port)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path import gru
+from bahdanau_plugin.cpu_fast_path import gru, onednn_linear
 from bahdanau_plugin.cpu_fast_path.gru import OneDNNGRU, run_gru
 
 
@@ -57,3 +57,18 @@ def test_on_an_avx2_only_cpu_the_gru_is_nn_gru_s_own_loop(fast_calls, monkeypatc
     states, last = _as_fast(rnn)(inputs)
     assert fast_calls == []
     torch.testing.assert_close(states, expected[0], rtol=0, atol=0)
+
+
+def test_a_gru_prepared_for_generation_gives_nn_gru_s_states(fast_calls, monkeypatch):
+    monkeypatch.setattr(onednn_linear, "PACKED_WEIGHT_MIN_ELEMENTS", 0)  # pack even this small GRU's weights
+    torch.manual_seed(0)
+    rnn = torch.nn.GRU(5, 4, batch_first=True)
+    inputs = torch.randn(3, 6, 5)
+    expected = rnn(inputs)
+    fast = _as_fast(rnn)
+    fast.make_generation_fast_(name="encoder.rnn")
+    with torch.no_grad():
+        for _ in range(2):  # packing its weights, then reading the packed copies
+            for ours, theirs in zip(fast(inputs), expected):
+                torch.testing.assert_close(ours, theirs)
+    assert fast_calls == ["fast", "fast"]

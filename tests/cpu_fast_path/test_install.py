@@ -4,7 +4,7 @@ modules compute."""
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path import FAST_CLASSES, install
+from bahdanau_plugin.cpu_fast_path import FAST_CLASSES, install, onednn_linear
 from bahdanau_plugin.models.rnnsearch import RNNsearchDecoder, RNNsearchEncoder, RNNsearchModel
 
 from ..helpers import MODELS, build_tiny_model, randomize_
@@ -46,3 +46,21 @@ def test_in_cpu_float32_the_fast_path_gives_the_plain_modules_values_and_gradien
         plain = _log_probs_and_gradients(model)
     for ours, reference in zip(fast, plain):
         torch.testing.assert_close(ours, reference, rtol=1e-5, atol=1e-5)
+
+
+def _log_probs(model):
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    with torch.no_grad():
+        return model.get_normalized_probs(model(src_tokens, src_lengths, prev_tokens), log_probs=True)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_model_prepared_for_generation_gives_the_plain_modules_log_probabilities(name, monkeypatch):
+    monkeypatch.setattr(onednn_linear, "PACKED_WEIGHT_MIN_ELEMENTS", 0)  # pack even a tiny model's weights
+    model = randomize_(build_tiny_model(name))
+    model.make_generation_fast_()  # what fairseq's prepare_for_inference_ calls
+    with torch.backends.mkldnn.flags(enabled=False):
+        plain = _log_probs(model)
+    for _ in range(2):  # packing the weights, then reading the packed copies
+        torch.testing.assert_close(_log_probs(model), plain, rtol=1e-5, atol=1e-5)

@@ -122,6 +122,109 @@ def test_mismatched_sizes_raise_f_linear_s_error():
         linear(x[:, :4], weight, b)
 
 
+@pytest.fixture
+def reorders(monkeypatch):
+    """The weights that oneDNN's reorder into its blocked layout was called on."""
+    reordered = []
+    reorder = onednn._ONEDNN_REORDER_WEIGHT
+
+    def counting(weight, batch_size):
+        reordered.append(weight)
+        return reorder(weight, batch_size)
+
+    monkeypatch.setattr(onednn, "_ONEDNN_REORDER_WEIGHT", counting)
+    return reordered
+
+
+@pytest.fixture
+def pack_every_weight(monkeypatch):
+    """The tests' layers are far below the size from which weights are packed."""
+    monkeypatch.setattr(onednn, "PACKED_WEIGHT_MIN_ELEMENTS", 0)
+
+
+def _prepared_for_generation(features_in=5, features_out=7):
+    torch.manual_seed(0)
+    layer = OneDNNLinear(features_in, features_out)
+    layer.make_generation_fast_(name="layer", beamable_mm_beam_size=5)  # fairseq's keywords
+    return layer
+
+
+def test_a_layer_prepared_for_generation_gives_f_linear_s_values(pack_every_weight):
+    layer = _prepared_for_generation()
+    x = torch.randn(2, 3, 5)
+    with torch.no_grad():
+        for _ in range(2):  # the first call packs the weight, the second reads the packed copy
+            torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
+
+
+def test_a_layer_prepared_for_generation_reorders_its_weight_once_for_many_products(reorders, pack_every_weight):
+    layer = _prepared_for_generation()
+    with torch.no_grad():
+        for rows in (1, 4, 80, 3):
+            layer(torch.randn(rows, 5))
+    assert len(reorders) == 1
+
+
+def test_a_layer_not_prepared_for_generation_leaves_the_reorder_to_each_product(reorders, pack_every_weight):
+    torch.manual_seed(0)
+    with torch.no_grad():
+        OneDNNLinear(5, 7)(torch.randn(3, 5))
+    assert reorders == []
+
+
+def test_a_weight_under_the_packing_size_is_left_to_each_product(reorders):
+    layer = _prepared_for_generation()
+    with torch.no_grad():
+        layer(torch.randn(3, 5))
+    assert reorders == []
+
+
+def test_an_output_layer_s_weight_is_packed(reorders):
+    torch.manual_seed(0)
+    layer = OneDNNLinear(256, 9642)
+    layer.make_generation_fast_()
+    with torch.no_grad():
+        layer(torch.randn(80, 256))
+        layer(torch.randn(75, 256))
+    assert len(reorders) == 1
+
+
+def test_a_torch_without_the_reorder_kernel_multiplies_with_the_plain_weight(monkeypatch, pack_every_weight):
+    monkeypatch.setattr(onednn, "_ONEDNN_REORDER_WEIGHT", None)
+    layer = _prepared_for_generation()
+    x = torch.randn(3, 5)
+    with torch.no_grad():
+        torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
+
+
+def test_a_weight_written_in_place_after_preparation_is_packed_again(pack_every_weight):
+    layer = _prepared_for_generation()
+    x = torch.randn(3, 5)
+    with torch.no_grad():
+        layer(x)
+        layer.weight.mul_(-2.0)
+        torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
+
+
+def test_a_weight_replaced_after_preparation_is_packed_again(pack_every_weight):
+    layer = _prepared_for_generation()
+    x = torch.randn(3, 5)
+    with torch.no_grad():
+        layer(x)
+        layer.weight.data = torch.randn(7, 5)  # a new storage, with the version unchanged
+        torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
+
+
+def test_with_gradients_a_prepared_layer_gives_f_linear_s_values_and_gradients(pack_every_weight):
+    layer = _prepared_for_generation()
+    x = torch.randn(3, 5, requires_grad=True)
+    expected = values_and_gradients(F.linear, x, layer.weight, layer.bias)
+    with torch.no_grad():
+        layer(x)  # packs its weight
+    for ours, reference in zip(values_and_gradients(linear, x, layer.weight, layer.bias), expected):
+        torch.testing.assert_close(ours, reference, **TOLERANCE)
+
+
 # Many row counts through the plugin's linear, as sentence lengths and finished beams give; prints
 # how much the peak resident memory grew, in MiB.
 MANY_ROW_COUNTS = """
@@ -164,3 +267,4 @@ def test_a_cache_size_the_user_chose_is_kept(monkeypatch):
     monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "256")
     onednn.limit_onednn_caches()
     assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "256"
+

@@ -7,7 +7,7 @@ from concurrent.futures import CancelledError
 
 import pytest
 
-from bahdanau_tools.serving.batching import BatchingWorker, ServerBusy
+from bahdanau_tools.serving.batching import BatchingWorker, ModelThread, ServerBusy
 from bahdanau_tools.serving.translator import Sentence
 
 RESULT_TIMEOUT_S = 10
@@ -132,3 +132,40 @@ def test_a_full_queue_refuses_a_sentence_saying_the_server_is_busy(model, runnin
         worker.submit(Sentence("c", beam=5))
     model.release.set()
     assert _results(waiting) == ["a", "b"]
+
+
+def test_the_model_thread_runs_its_calls_in_order_in_one_thread_of_its_own():
+    model_thread = ModelThread()
+    order = []
+    futures = [model_thread.call(lambda number=number: order.append(number) or threading.get_ident())
+               for number in range(5)]
+    threads = set(_results(futures))
+    assert order == list(range(5))
+    assert len(threads) == 1 and threading.get_ident() not in threads
+
+
+def test_an_exception_in_a_call_reaches_its_caller_and_the_model_thread_goes_on():
+    model_thread = ModelThread()
+    with pytest.raises(ZeroDivisionError):
+        model_thread.call(lambda: 1 / 0).result(RESULT_TIMEOUT_S)
+    assert model_thread.call(lambda: "next").result(RESULT_TIMEOUT_S) == "next"
+
+
+def test_a_worker_translates_in_the_model_thread_it_is_given(model):
+    model_thread = ModelThread()
+    loaded_in = model_thread.call(threading.get_ident).result(RESULT_TIMEOUT_S)
+    translated_in = []
+    worker = BatchingWorker(lambda sentences: translated_in.append(threading.get_ident()) or model(sentences),
+                            model_thread=model_thread)
+    worker.start()
+    assert _results([worker.submit(Sentence("ab", beam=5))]) == ["ba"]
+    worker.stop()
+    assert translated_in == [loaded_in]
+
+
+def test_a_stopped_worker_gives_the_model_thread_back(model):
+    model_thread = ModelThread()
+    worker = BatchingWorker(model, model_thread=model_thread)
+    worker.start()
+    worker.stop()
+    assert model_thread.call(lambda: "free").result(RESULT_TIMEOUT_S) == "free"
