@@ -197,21 +197,21 @@ def test_a_torch_without_the_reorder_kernel_multiplies_with_the_plain_weight(mon
         torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
 
 
-def test_a_weight_written_in_place_after_preparation_is_packed_again(pack_every_weight):
+def _write_in_place(weight):
+    weight.mul_(-2.0)  # a new version
+
+
+def _replace(weight):
+    weight.data = torch.randn(7, 5)  # a new storage, with the version unchanged
+
+
+@pytest.mark.parametrize("change", [_write_in_place, _replace], ids=["written in place", "replaced"])
+def test_a_weight_changed_after_preparation_is_packed_again(change, pack_every_weight):
     layer = _prepared_for_generation()
     x = torch.randn(3, 5)
     with torch.no_grad():
         layer(x)
-        layer.weight.mul_(-2.0)
-        torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
-
-
-def test_a_weight_replaced_after_preparation_is_packed_again(pack_every_weight):
-    layer = _prepared_for_generation()
-    x = torch.randn(3, 5)
-    with torch.no_grad():
-        layer(x)
-        layer.weight.data = torch.randn(7, 5)  # a new storage, with the version unchanged
+        change(layer.weight)
         torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
 
 
