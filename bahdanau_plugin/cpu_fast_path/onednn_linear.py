@@ -9,8 +9,8 @@ Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or
 rounding.
 
 A model prepared for generation only (fairseq's ``make_generation_fast_``, which fairseq-generate,
-fairseq-interactive and the hub interface call) keeps each weight reordered into oneDNN's blocked
-layout once, for the products without gradient: ``keep_packed_for_generation``.
+fairseq-interactive and the hub interface call) keeps its large weights reordered into oneDNN's
+blocked layout once, for the products without gradient: ``keep_packed_for_generation``.
 """
 
 import functools
