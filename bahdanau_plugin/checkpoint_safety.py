@@ -25,14 +25,20 @@ FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
 
 def explain_load_error(path, error: Exception):
     """One line for a checkpoint torch could not load, or None for errors of another kind."""
-    refused = re.search(r"unsupported (?:global: )?GLOBAL ([\w.]+)", str(error), flags=re.IGNORECASE)
+    refused = re.search(
+        r"unsupported (?:global: )?GLOBAL ([\w.]+)", str(error), flags=re.IGNORECASE
+    )
     if refused:
-        return (f"refused to load {path}: its pickle calls {refused.group(1)}, which no fairseq "
-                f"checkpoint holds, so it could run code; load only checkpoints you trust")
+        return (
+            f"refused to load {path}: its pickle calls {refused.group(1)}, which no fairseq "
+            f"checkpoint holds, so it could run code; load only checkpoints you trust"
+        )
     if not isinstance(error, FileNotFoundError) and not zipfile.is_zipfile(path):
         # torch has saved checkpoints as zip archives since 1.6; a cut one loses its directory.
-        return (f"cannot read checkpoint {path}: the file is incomplete or not a torch checkpoint "
-                f"(was it truncated while copying or saving?); use an intact copy")
+        return (
+            f"cannot read checkpoint {path}: the file is incomplete or not a torch checkpoint "
+            f"(was it truncated while copying or saving?); use an intact copy"
+        )
     return None
 
 

@@ -123,17 +123,34 @@ def _checked_word_dictionary(load_align_dict):
 
 def _replacing_unknown_words(build_generator):
     def wrapper(task, models, args, *more, **options):
-        return unknown_words.replacing_generator(task, build_generator(task, models, args, *more, **options), args)
+        return unknown_words.replacing_generator(
+            task, build_generator(task, models, args, *more, **options), args
+        )
 
     return wrapper
 
 
 def _using_replaced_words(post_process_prediction):
-    def wrapper(hypo_tokens, src_str, alignment, align_dict, tgt_dict, remove_bpe=None, extra_symbols_to_ignore=None):
+    def wrapper(
+        hypo_tokens,
+        src_str,
+        alignment,
+        align_dict,
+        tgt_dict,
+        remove_bpe=None,
+        extra_symbols_to_ignore=None,
+    ):
         if isinstance(alignment, unknown_words.ReplacedAlignment):
             return alignment.post_processed(tgt_dict, remove_bpe)
-        return post_process_prediction(hypo_tokens, src_str, alignment, align_dict, tgt_dict, remove_bpe,
-                                       extra_symbols_to_ignore)
+        return post_process_prediction(
+            hypo_tokens,
+            src_str,
+            alignment,
+            align_dict,
+            tgt_dict,
+            remove_bpe,
+            extra_symbols_to_ignore,
+        )
 
     return wrapper
 
@@ -150,7 +167,9 @@ def _taking_over_replace_unk(main):
 def _keeping_input_words(make_batches):
     def wrapper(lines, cfg, task, max_positions, encode_fn):
         if unknown_words.requested(cfg.generation):
-            unknown_words.learn_input_words(task.source_dictionary, [encode_fn(line) for line in lines])
+            unknown_words.learn_input_words(
+                task.source_dictionary, [encode_fn(line) for line in lines]
+            )
         return make_batches(lines, cfg, task, max_positions, encode_fn)
 
     return wrapper
@@ -216,9 +235,13 @@ def _reporting_lines_over_the_limit(make_batches):
             yield batch
         for index in sorted(set(range(len(lines))) - translated):
             _, (length,) = task.get_interactive_tokens_and_lengths([lines[index]], encode_fn)
-            print(f"warning: sentence {first_id + index} is not translated: its {length:,} tokens (end of "
-                  f"sentence included) are over --max-source-positions {_source_limit(max_positions)}; "
-                  "raise that option to translate it", file=sys.stderr, flush=True)
+            print(
+                f"warning: sentence {first_id + index} is not translated: its {length:,} tokens (end of "
+                f"sentence included) are over --max-source-positions {_source_limit(max_positions)}; "
+                "raise that option to translate it",
+                file=sys.stderr,
+                flush=True,
+            )
 
     return wrapper
 

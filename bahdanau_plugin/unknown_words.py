@@ -57,8 +57,10 @@ def load_word_dictionary(replace_unk: Optional[str]) -> Optional[Dict[str, str]]
         with open(replace_unk, encoding="utf-8") as lines:
             return _dictionary_entries(replace_unk, lines)
     except FileNotFoundError:
-        raise ConfigurationError(f"{OPTION} {replace_unk}: no such dictionary file; give an existing one, or "
-                                 f"{OPTION} alone to copy the source words") from None
+        raise ConfigurationError(
+            f"{OPTION} {replace_unk}: no such dictionary file; give an existing one, or "
+            f"{OPTION} alone to copy the source words"
+        ) from None
 
 
 def _dictionary_entries(path: str, lines) -> Dict[str, str]:
@@ -68,24 +70,36 @@ def _dictionary_entries(path: str, lines) -> Dict[str, str]:
         if not fields:
             continue
         if len(fields) != 2:
-            raise ConfigurationError(f"{OPTION} {path}, line {number}: expected a source word and its translation "
-                                     f"separated by a space, got {line.strip()!r}; fix or delete that line")
+            raise ConfigurationError(
+                f"{OPTION} {path}, line {number}: expected a source word and its translation "
+                f"separated by a space, got {line.strip()!r}; fix or delete that line"
+            )
         source, target = fields
         if source in entries:
-            raise ConfigurationError(f"{OPTION} {path}, line {number}: {source!r} already has a translation on line "
-                                     f"{first_line[source]}; keep one of the two lines")
+            raise ConfigurationError(
+                f"{OPTION} {path}, line {number}: {source!r} already has a translation on line "
+                f"{first_line[source]}; keep one of the two lines"
+            )
         entries[source], first_line[source] = target, number
     return entries
 
 
 def requested(generation_cfg) -> bool:
     """Whether this generation replaces unknown words (--replace-unk, or the option taken over)."""
-    return (getattr(generation_cfg, "replace_unk", None) is not None
-            or getattr(generation_cfg, TAKEN_OVER, None) is not None)
+    return (
+        getattr(generation_cfg, "replace_unk", None) is not None
+        or getattr(generation_cfg, TAKEN_OVER, None) is not None
+    )
 
 
-def replaced_symbols(hypothesis: Dict[str, torch.Tensor], source_tokens: torch.Tensor, source_words: Sequence[str],
-                     target_dictionary: Dictionary, word_dictionary: Dict[str, str], ignored: Set[int]) -> List[str]:
+def replaced_symbols(
+    hypothesis: Dict[str, torch.Tensor],
+    source_tokens: torch.Tensor,
+    source_words: Sequence[str],
+    target_dictionary: Dictionary,
+    word_dictionary: Dict[str, str],
+    ignored: Set[int],
+) -> List[str]:
     """The hypothesis' target symbols, those in ignored left out, each <unk> replaced by the
     dictionary's translation of the source word it attends to most, or that word itself.
 
@@ -93,13 +107,19 @@ def replaced_symbols(hypothesis: Dict[str, torch.Tensor], source_tokens: torch.T
     padding included; source_words: its real words, end of sentence and padding excluded."""
     attention = hypothesis.get("attention")
     if attention is None or attention.numel() == 0:
-        raise ConfigurationError(f"{OPTION} needs the models' attention, and they returned none: "
-                                 "translate with rnnsearch checkpoints")
+        raise ConfigurationError(
+            f"{OPTION} needs the models' attention, and they returned none: "
+            "translate with rnnsearch checkpoints"
+        )
     tokens = hypothesis["tokens"]
     pad, eos, unk = target_dictionary.pad(), target_dictionary.eos(), target_dictionary.unk()
     # fairseq's hard alignment: for each target token, the source word of the largest alpha
-    aligned = {target: source for source, target in
-               utils.extract_hard_alignment(attention.t().float().cpu(), source_tokens.cpu(), tokens.cpu(), pad, eos)}
+    aligned = {
+        target: source
+        for source, target in utils.extract_hard_alignment(
+            attention.t().float().cpu(), source_tokens.cpu(), tokens.cpu(), pad, eos
+        )
+    }
     symbols = []
     for position, token in enumerate(tokens.tolist()):
         if token in ignored:
@@ -160,13 +180,19 @@ class DictionaryWords:
 
     def words(self, sample, row: int, tokens: int) -> List[str]:
         ids = sample["net_input"]["src_tokens"][row].tolist()
-        return [self.dictionary[i] for i in ids if i not in (self.dictionary.pad(), self.dictionary.eos())]
+        return [
+            self.dictionary[i]
+            for i in ids
+            if i not in (self.dictionary.pad(), self.dictionary.eos())
+        ]
 
 
 class ReplacingGenerator:
     """fairseq's generator, then the replacement: every hypothesis' alignment becomes a ReplacedAlignment."""
 
-    def __init__(self, generator, source, target_dictionary: Dictionary, word_dictionary: Dict[str, str]):
+    def __init__(
+        self, generator, source, target_dictionary: Dictionary, word_dictionary: Dict[str, str]
+    ):
         self.generator = generator
         self.source = source
         self.target_dictionary = target_dictionary
@@ -180,13 +206,26 @@ class ReplacingGenerator:
         hypotheses = self.generator.generate(models, as_models_read_it(models, sample), **kwargs)
         source_tokens = sample["net_input"]["src_tokens"]
         ignored = set(getattr(self.generator, "symbols_to_strip_from_output", ())) | {
-            self.target_dictionary.eos(), self.target_dictionary.bos()}
-        pad, eos = self.target_dictionary.pad(), self.target_dictionary.eos()  # the same in every fairseq dictionary
+            self.target_dictionary.eos(),
+            self.target_dictionary.bos(),
+        }
+        pad, eos = (
+            self.target_dictionary.pad(),
+            self.target_dictionary.eos(),
+        )  # the same in every fairseq dictionary
         for row, sentence_hypotheses in enumerate(hypotheses):
-            words = self.source.words(sample, row, int((source_tokens[row].ne(pad) & source_tokens[row].ne(eos)).sum()))
+            words = self.source.words(
+                sample, row, int((source_tokens[row].ne(pad) & source_tokens[row].ne(eos)).sum())
+            )
             for hypothesis in sentence_hypotheses:
-                symbols = replaced_symbols(hypothesis, source_tokens[row], words, self.target_dictionary,
-                                           self.word_dictionary, ignored)
+                symbols = replaced_symbols(
+                    hypothesis,
+                    source_tokens[row],
+                    words,
+                    self.target_dictionary,
+                    self.word_dictionary,
+                    ignored,
+                )
                 hypothesis["alignment"] = ReplacedAlignment(hypothesis["alignment"], symbols)
         return hypotheses
 
@@ -200,7 +239,10 @@ def as_models_read_it(models, sample):
     if not unknown.any():
         return sample
     unk = models[0].encoder.dictionary.unk()
-    return {**sample, "net_input": {**sample["net_input"], "src_tokens": tokens.masked_fill(unknown, unk)}}
+    return {
+        **sample,
+        "net_input": {**sample["net_input"], "src_tokens": tokens.masked_fill(unknown, unk)},
+    }
 
 
 def replacing_generator(task, generator, generation_cfg):
@@ -208,13 +250,25 @@ def replacing_generator(task, generator, generation_cfg):
     taken_over = getattr(generation_cfg, TAKEN_OVER, None)
     if taken_over is not None:
         data = utils.split_paths(task.cfg.data)[0]
-        path = source_text_path(data, taken_over["split"], task.cfg.source_lang, task.cfg.target_lang)
-        return ReplacingGenerator(generator, SourceText(path), task.target_dictionary,
-                                  load_word_dictionary(taken_over["dictionary"]))
-    replace_unk = getattr(generation_cfg, "replace_unk", None)  # fairseq-train's --eval-bleu passes no such option
+        path = source_text_path(
+            data, taken_over["split"], task.cfg.source_lang, task.cfg.target_lang
+        )
+        return ReplacingGenerator(
+            generator,
+            SourceText(path),
+            task.target_dictionary,
+            load_word_dictionary(taken_over["dictionary"]),
+        )
+    replace_unk = getattr(
+        generation_cfg, "replace_unk", None
+    )  # fairseq-train's --eval-bleu passes no such option
     if replace_unk is not None:
-        return ReplacingGenerator(generator, DictionaryWords(task.source_dictionary), task.target_dictionary,
-                                  load_word_dictionary(replace_unk))
+        return ReplacingGenerator(
+            generator,
+            DictionaryWords(task.source_dictionary),
+            task.target_dictionary,
+            load_word_dictionary(replace_unk),
+        )
     return generator
 
 
@@ -243,8 +297,11 @@ def take_over(cfg) -> None:
     if cfg.generation.replace_unk is None:
         return
     with open_dict(cfg.generation):
-        setattr(cfg.generation, TAKEN_OVER, {"dictionary": cfg.generation.replace_unk,
-                                              "split": cfg.dataset.gen_subset})
+        setattr(
+            cfg.generation,
+            TAKEN_OVER,
+            {"dictionary": cfg.generation.replace_unk, "split": cfg.dataset.gen_subset},
+        )
     cfg.generation.replace_unk = None
 
 
@@ -261,8 +318,12 @@ def replacing_hub_sample(sample):
         sources = [hub.binarize(text) for text in tokenized]
         # replace_unk=None: the hub's generator has no source words; they are here
         batched = hub.generate(sources, beam, verbose, **{**kwargs, "replace_unk": None})
-        return [hub.detokenize(hub.remove_bpe(" ".join(_hub_symbols(hub, hypotheses[0], source, text.split()))))
-                for hypotheses, source, text in zip(batched, sources, tokenized)]
+        return [
+            hub.detokenize(
+                hub.remove_bpe(" ".join(_hub_symbols(hub, hypotheses[0], source, text.split())))
+            )
+            for hypotheses, source, text in zip(batched, sources, tokenized)
+        ]
 
     return wrapper
 
@@ -270,7 +331,11 @@ def replacing_hub_sample(sample):
 def _hub_symbols(hub, hypothesis, source: torch.Tensor, words: List[str]) -> List[str]:
     """The hypothesis' symbols, replaced, for a source sentence that the hub's batch padded to the
     length of the hypothesis' attention."""
-    padded = data_utils.collate_tokens([source], hub.src_dict.pad(), left_pad=hub.task.cfg.left_pad_source,
-                                       pad_to_length=hypothesis["attention"].size(0))[0]
+    padded = data_utils.collate_tokens(
+        [source],
+        hub.src_dict.pad(),
+        left_pad=hub.task.cfg.left_pad_source,
+        pad_to_length=hypothesis["attention"].size(0),
+    )[0]
     ignored = {hub.tgt_dict.eos(), hub.tgt_dict.bos()}
     return replaced_symbols(hypothesis, padded, words, hub.tgt_dict, hub.align_dict, ignored)

@@ -39,7 +39,9 @@ def load_translator(checkpoint: Path, data: Path, **generation_options):
     members = [str(member.resolve()) for member in ensemble_members(checkpoint)]
     return FairseqEncoderDecoderModel.from_pretrained(
         str(Path(members[0]).parent),
-        checkpoint_file=os.pathsep.join(members),  # absolute: from_pretrained joins them to the folder
+        checkpoint_file=os.pathsep.join(
+            members
+        ),  # absolute: from_pretrained joins them to the folder
         data_name_or_path=str(data),
         **generation_options,
     )
@@ -50,7 +52,9 @@ def symbols(dictionary, ids: torch.Tensor) -> List[str]:
     return [dictionary[i] for i in ids[:-1].tolist()] + [END_OF_SENTENCE]
 
 
-def soft_alignment(hypothesis, source_length: int, left_pad_source: bool = True) -> Optional[torch.Tensor]:
+def soft_alignment(
+    hypothesis, source_length: int, left_pad_source: bool = True
+) -> Optional[torch.Tensor]:
     """alpha (target x source, end of sentence included on both axes) of one hypothesis of fairseq's
     generate(), or None when the model returned no attention.
 
@@ -64,7 +68,9 @@ def soft_alignment(hypothesis, source_length: int, left_pad_source: bool = True)
     return real.t().float().cpu()
 
 
-def translate_with_alignment(translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200):
+def translate_with_alignment(
+    translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200
+):
     """Returns (source tokens, target tokens, alpha: target x source), end-of-sentence included.
 
     source_ids are binarized, end of sentence included, as translator.encode returns them; the
@@ -75,7 +81,11 @@ def translate_with_alignment(translator, source_ids: torch.Tensor, beam: int = 5
         raise NoAttentionError(
             "the model returned no attention to draw (RNNencdec has none: it translates from one fixed context)"
         )
-    return symbols(translator.src_dict, source_ids), symbols(translator.tgt_dict, hypothesis["tokens"]), alpha
+    return (
+        symbols(translator.src_dict, source_ids),
+        symbols(translator.tgt_dict, hypothesis["tokens"]),
+        alpha,
+    )
 
 
 def word_pieces(tokens: Sequence[str]) -> List[List[int]]:
@@ -120,8 +130,12 @@ def merge_subwords(
     A source word receives the attention of all its pieces (columns summed), and a target word
     gets the mean distribution of its pieces (rows averaged): every row still sums to 1, as the
     softmax of Eq. (6) does, so the grayscale keeps its meaning."""
-    by_source_word = torch.stack([alpha[:, pieces].sum(dim=1) for pieces in word_pieces(source)], dim=1)
-    by_word = torch.stack([by_source_word[pieces].mean(dim=0) for pieces in word_pieces(target)], dim=0)
+    by_source_word = torch.stack(
+        [alpha[:, pieces].sum(dim=1) for pieces in word_pieces(source)], dim=1
+    )
+    by_word = torch.stack(
+        [by_source_word[pieces].mean(dim=0) for pieces in word_pieces(target)], dim=0
+    )
     return readable_words(source), readable_words(target), by_word
 
 
@@ -140,7 +154,9 @@ def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Te
     return figure
 
 
-def save_heatmap(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor, path: Path) -> List[str]:
+def save_heatmap(
+    source: Sequence[str], target: Sequence[str], alpha: torch.Tensor, path: Path
+) -> List[str]:
     """Draw the alignment of BPE or word tokens, labelled with words, as a PNG; return the
     target words, end of sentence included."""
     source_words, target_words, word_alpha = merge_subwords(source, target, alpha)
@@ -148,12 +164,16 @@ def save_heatmap(source: Sequence[str], target: Sequence[str], alpha: torch.Tens
     return target_words
 
 
-def alignment_heatmaps(checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options):
+def alignment_heatmaps(
+    checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
+):
     translator = load_translator(checkpoint, data, **options)
     translator.eval()
     paths = []
     for number, sentence in enumerate(sentences, start=1):
         path = out_dir / f"alignment_{number}.png"
-        target_words = save_heatmap(*translate_with_alignment(translator, translator.encode(sentence)), path)
+        target_words = save_heatmap(
+            *translate_with_alignment(translator, translator.encode(sentence)), path
+        )
         paths.append((path, " ".join(target_words[:-1])))
     return paths

@@ -33,11 +33,16 @@ EMBEDDINGS = ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
 
 def last_checkpoints(directory: Path, count: int, numbered: re.Pattern, kind: str) -> List[Path]:
     """The count checkpoints of the directory with the highest numbers, oldest first."""
-    found = sorted((int(match.group(1)), path) for path in directory.glob("*.pt")
-                   if (match := numbered.fullmatch(path.name)))
+    found = sorted(
+        (int(match.group(1)), path)
+        for path in directory.glob("*.pt")
+        if (match := numbered.fullmatch(path.name))
+    )
     if len(found) < count:
-        raise AveragingError(f"{directory} holds {len(found)} {kind} checkpoints, fewer than the {count} to "
-                             f"average: ask for fewer, or give the checkpoints themselves")
+        raise AveragingError(
+            f"{directory} holds {len(found)} {kind} checkpoints, fewer than the {count} to "
+            f"average: ask for fewer, or give the checkpoints themselves"
+        )
     return [path for _, path in found[-count:]]
 
 
@@ -54,7 +59,9 @@ def load_state(path: Path) -> dict:
 
 
 def model_name(state: dict) -> str:
-    model = state["cfg"]["model"]  # a dict, or the argparse.Namespace of checkpoints from before hydra
+    model = state["cfg"][
+        "model"
+    ]  # a dict, or the argparse.Namespace of checkpoints from before hydra
     return model["_name"] if isinstance(model, dict) else model.arch
 
 
@@ -64,19 +71,25 @@ def check_same_model(states: Dict[Path, dict]) -> None:
     for path, state in others:
         names = (model_name(first), model_name(state))
         if first["model"].keys() != state["model"].keys():
-            raise AveragingError(f"cannot average {first_path} ({names[0]}) and {path} ({names[1]}): they are "
-                                 "different architectures; average checkpoints of one training run")
+            raise AveragingError(
+                f"cannot average {first_path} ({names[0]}) and {path} ({names[1]}): they are "
+                "different architectures; average checkpoints of one training run"
+            )
         for name in EMBEDDINGS:
             sizes = (first["model"][name].size(0), state["model"][name].size(0))
             if sizes[0] != sizes[1]:
                 side = name.split(".")[0]
-                raise AveragingError(f"cannot average {first_path} and {path}: their {side} dictionaries have "
-                                     f"{sizes[0]} and {sizes[1]} symbols; average checkpoints of one training run")
+                raise AveragingError(
+                    f"cannot average {first_path} and {path}: their {side} dictionaries have "
+                    f"{sizes[0]} and {sizes[1]} symbols; average checkpoints of one training run"
+                )
         for name, parameter in first["model"].items():
             if parameter.shape != state["model"][name].shape:
-                raise AveragingError(f"cannot average {first_path} and {path}: {name} has shape "
-                                     f"{tuple(parameter.shape)} in one and {tuple(state['model'][name].shape)} in "
-                                     "the other; average checkpoints of one training run")
+                raise AveragingError(
+                    f"cannot average {first_path} and {path}: {name} has shape "
+                    f"{tuple(parameter.shape)} in one and {tuple(state['model'][name].shape)} in "
+                    "the other; average checkpoints of one training run"
+                )
 
 
 def average_parameters(models: Sequence[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
@@ -98,18 +111,36 @@ def averaged_checkpoint(paths: Sequence[Path]) -> dict:
 
 
 def averaging_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bahdanau-average-checkpoints", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--inputs", type=Path, nargs="+", required=True,
-                        help="the checkpoints to average, or with --last-epochs/--last-updates the folder "
-                             "holding them (fairseq-train's --save-dir)")
+    parser = argparse.ArgumentParser(
+        prog="bahdanau-average-checkpoints",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--inputs",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="the checkpoints to average, or with --last-epochs/--last-updates the folder "
+        "holding them (fairseq-train's --save-dir)",
+    )
     last = parser.add_mutually_exclusive_group()
-    last.add_argument("--last-epochs", type=positive_int, metavar="N",
-                      help="average the N end-of-epoch checkpoints (checkpointEPOCH.pt) of the highest epochs")
-    last.add_argument("--last-updates", type=positive_int, metavar="N",
-                      help="average the N checkpoints saved every --save-interval-updates "
-                           "(checkpoint_EPOCH_UPDATE.pt) of the highest updates")
-    parser.add_argument("--output", type=Path, required=True, help="the averaged checkpoint to write")
+    last.add_argument(
+        "--last-epochs",
+        type=positive_int,
+        metavar="N",
+        help="average the N end-of-epoch checkpoints (checkpointEPOCH.pt) of the highest epochs",
+    )
+    last.add_argument(
+        "--last-updates",
+        type=positive_int,
+        metavar="N",
+        help="average the N checkpoints saved every --save-interval-updates "
+        "(checkpoint_EPOCH_UPDATE.pt) of the highest updates",
+    )
+    parser.add_argument(
+        "--output", type=Path, required=True, help="the averaged checkpoint to write"
+    )
     return parser
 
 
@@ -117,11 +148,17 @@ def input_checkpoints(arguments: argparse.Namespace) -> List[Path]:
     if arguments.last_epochs is None and arguments.last_updates is None:
         return arguments.inputs
     if len(arguments.inputs) != 1 or not arguments.inputs[0].is_dir():
-        raise AveragingError("--last-epochs and --last-updates take one folder as --inputs, "
-                             "the --save-dir of the training run")
+        raise AveragingError(
+            "--last-epochs and --last-updates take one folder as --inputs, "
+            "the --save-dir of the training run"
+        )
     if arguments.last_epochs is not None:
-        return last_checkpoints(arguments.inputs[0], arguments.last_epochs, EPOCH_CHECKPOINT, "end-of-epoch")
-    return last_checkpoints(arguments.inputs[0], arguments.last_updates, UPDATE_CHECKPOINT, "update")
+        return last_checkpoints(
+            arguments.inputs[0], arguments.last_epochs, EPOCH_CHECKPOINT, "end-of-epoch"
+        )
+    return last_checkpoints(
+        arguments.inputs[0], arguments.last_updates, UPDATE_CHECKPOINT, "update"
+    )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
@@ -133,7 +170,9 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
     partial = arguments.output.with_name(arguments.output.name + ".part")
     torch.save(checkpoint, partial)
     partial.replace(arguments.output)  # a file under the output's name is always whole
-    print(f"averaged {len(paths)} checkpoints into {arguments.output}: {', '.join(map(str, paths))}")
+    print(
+        f"averaged {len(paths)} checkpoints into {arguments.output}: {', '.join(map(str, paths))}"
+    )
     return paths
 
 

@@ -26,7 +26,7 @@ PARAMETERS = {
 }
 # float16 training scales the loss so that small gradients do not underflow: fairseq's --fp16
 # starts at 2^7 (--fp16-init-scale) and doubles it every 2,000 updates without overflow.
-LOSS_SCALE = 2.0 ** 7
+LOSS_SCALE = 2.0**7
 # label: (the parameters' dtype, autocast's dtype or None, whether the CPU fast path may run)
 MODES = {
     "bfloat16 autocast": (torch.float32, torch.bfloat16, True),
@@ -45,8 +45,14 @@ def build(sizes: int, vocabulary: int, v_a_std: float = 0.0, seed: int = 0) -> R
     dictionary = Dictionary()
     for index in range(vocabulary):
         dictionary.add_symbol(f"w{index}")
-    cfg = RNNsearchConfig(encoder_embed_dim=sizes, decoder_embed_dim=sizes, encoder_hidden_dim=sizes,
-                          decoder_hidden_dim=sizes, attention_dim=sizes, maxout_dim=sizes // 2)
+    cfg = RNNsearchConfig(
+        encoder_embed_dim=sizes,
+        decoder_embed_dim=sizes,
+        encoder_hidden_dim=sizes,
+        decoder_hidden_dim=sizes,
+        attention_dim=sizes,
+        maxout_dim=sizes // 2,
+    )
     task = argparse.Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
     model = RNNsearchModel.build_model(cfg, task)
     if v_a_std:
@@ -58,21 +64,30 @@ def batch(model, sentences: int, length: int, seed: int = 0):
     """Random unpadded sentences: src_tokens, src_lengths, prev_output_tokens, target."""
     generator = torch.Generator().manual_seed(seed)
     dictionary = model.encoder.dictionary
-    tokens = torch.randint(dictionary.nspecial, len(dictionary), (sentences, length), generator=generator)
-    target = torch.randint(dictionary.nspecial, len(dictionary), (sentences, length), generator=generator)
+    tokens = torch.randint(
+        dictionary.nspecial, len(dictionary), (sentences, length), generator=generator
+    )
+    target = torch.randint(
+        dictionary.nspecial, len(dictionary), (sentences, length), generator=generator
+    )
     prev = torch.cat([torch.full((sentences, 1), dictionary.eos()), target[:, :-1]], dim=1)
     return tokens, torch.full((sentences,), length), prev, target
 
 
-def gradients(model, inputs, dtype, autocast_dtype: Optional[torch.dtype] = None, fast_path: bool = True):
+def gradients(
+    model, inputs, dtype, autocast_dtype: Optional[torch.dtype] = None, fast_path: bool = True
+):
     """The gradients of PARAMETERS, by name, in float64, with the model converted to ``dtype`` and
     run under autocast to ``autocast_dtype`` if given."""
     tokens, lengths, prev, target = inputs
     model = copy.deepcopy(model).to(dtype)
-    with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16, enabled=autocast_dtype is not None), \
-            torch.backends.mkldnn.flags(enabled=fast_path):  # the fast path's rule needs oneDNN
+    with torch.autocast(
+        "cpu", dtype=autocast_dtype or torch.bfloat16, enabled=autocast_dtype is not None
+    ), torch.backends.mkldnn.flags(enabled=fast_path):  # the fast path's rule needs oneDNN
         logits, _ = model(tokens, lengths, prev)
-    loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), target.view(-1), reduction="sum")
+    loss = F.cross_entropy(
+        logits.float().view(-1, logits.size(-1)), target.view(-1), reduction="sum"
+    )
     scale = LOSS_SCALE if torch.float16 in (dtype, autocast_dtype) else 1.0
     named = dict(model.named_parameters())
     grads = torch.autograd.grad(loss * scale, [named[n] for n in PARAMETERS.values()])
@@ -83,5 +98,7 @@ def relative_errors(model, inputs, mode) -> Dict[str, float]:
     """Each parameter's relative gradient error in ``mode`` (a value of MODES) against float64's."""
     reference = gradients(model, inputs, *REFERENCE)
     measured = gradients(model, inputs, *mode)
-    return {name: ((measured[name] - reference[name]).norm() / reference[name].norm()).item()
-            for name in PARAMETERS}
+    return {
+        name: ((measured[name] - reference[name]).norm() / reference[name].norm()).item()
+        for name in PARAMETERS
+    }

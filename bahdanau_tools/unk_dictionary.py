@@ -30,35 +30,56 @@ Translations = Dict[str, Counter]  # source word -> target word -> how often
 
 
 def load_model(checkpoint: Path, data: Path):
-    (model,), _, task = checkpoint_utils.load_model_ensemble_and_task([str(checkpoint)],
-                                                                      arg_overrides={"data": str(data)})
+    (model,), _, task = checkpoint_utils.load_model_ensemble_and_task(
+        [str(checkpoint)], arg_overrides={"data": str(data)}
+    )
     return model.eval(), task
 
 
 def read_pairs(source: Path, target: Path) -> List[Tuple[str, str]]:
     sides = [path.read_text(encoding="utf-8").splitlines() for path in (source, target)]
     if len(sides[0]) != len(sides[1]):
-        raise EvaluationError(f"{source} has {len(sides[0])} lines but {target} has {len(sides[1])}: give the two "
-                              "sides of the training text the model was trained on")
+        raise EvaluationError(
+            f"{source} has {len(sides[0])} lines but {target} has {len(sides[1])}: give the two "
+            "sides of the training text the model was trained on"
+        )
     return list(zip(*sides))
 
 
-def pairs_with_unknown_targets(task, pairs: Sequence[Tuple[str, str]]) -> Tuple[LanguagePairDataset, List]:
+def pairs_with_unknown_targets(
+    task, pairs: Sequence[Tuple[str, str]]
+) -> Tuple[LanguagePairDataset, List]:
     """The pairs whose target has a word outside the target dictionary, the only ones that count:
     binarized, and as text (item N of one is item N of the other)."""
     source_dictionary, target_dictionary = task.source_dictionary, task.target_dictionary
-    encoded = [(source_dictionary.encode_line(source, add_if_not_exist=False).long(),
-                target_dictionary.encode_line(target, add_if_not_exist=False).long()) for source, target in pairs]
-    kept = [index for index, (_, target) in enumerate(encoded) if target.eq(target_dictionary.unk()).any()]
+    encoded = [
+        (
+            source_dictionary.encode_line(source, add_if_not_exist=False).long(),
+            target_dictionary.encode_line(target, add_if_not_exist=False).long(),
+        )
+        for source, target in pairs
+    ]
+    kept = [
+        index
+        for index, (_, target) in enumerate(encoded)
+        if target.eq(target_dictionary.unk()).any()
+    ]
     sources, targets = [encoded[index][0] for index in kept], [encoded[index][1] for index in kept]
-    dataset = LanguagePairDataset(sources, [len(s) for s in sources], source_dictionary,
-                                  targets, [len(t) for t in targets], target_dictionary)
+    dataset = LanguagePairDataset(
+        sources,
+        [len(s) for s in sources],
+        source_dictionary,
+        targets,
+        [len(t) for t in targets],
+        target_dictionary,
+    )
     return dataset, [pairs[index] for index in kept]
 
 
 @torch.no_grad()
-def count_translations(model, dataset: LanguagePairDataset, pairs: Sequence[Tuple[str, str]],
-                       batch_size: int) -> Translations:
+def count_translations(
+    model, dataset: LanguagePairDataset, pairs: Sequence[Tuple[str, str]], batch_size: int
+) -> Translations:
     translations: Translations = defaultdict(Counter)
     dictionary = dataset.tgt_dict
     with progress_bar("aligning", len(dataset), " pairs") as progress:
@@ -66,16 +87,25 @@ def count_translations(model, dataset: LanguagePairDataset, pairs: Sequence[Tupl
             batch = dataset.collater([dataset[index] for index in indices])
             _, extra = model(**batch["net_input"])
             if extra["attn"][0] is None:
-                raise EvaluationError("the model has no attention to align with (rnnencdec): give an rnnsearch "
-                                      "checkpoint")
+                raise EvaluationError(
+                    "the model has no attention to align with (rnnencdec): give an rnnsearch "
+                    "checkpoint"
+                )
             for row, index in enumerate(batch["id"].tolist()):
                 source_words, target_words = (side.split() for side in pairs[index])
                 target = batch["target"][row]
-                alignment = utils.extract_hard_alignment(extra["attn"][0][row], batch["net_input"]["src_tokens"][row],
-                                                         target, dictionary.pad(), dictionary.eos())
+                alignment = utils.extract_hard_alignment(
+                    extra["attn"][0][row],
+                    batch["net_input"]["src_tokens"][row],
+                    target,
+                    dictionary.pad(),
+                    dictionary.eos(),
+                )
                 for source_position, target_position in alignment:
                     if target[target_position] == dictionary.unk():
-                        translations[source_words[source_position]][target_words[target_position]] += 1
+                        translations[source_words[source_position]][
+                            target_words[target_position]
+                        ] += 1
             progress.update(len(indices))
     return translations
 
@@ -90,18 +120,33 @@ def dictionary_lines(translations: Translations, min_count: int) -> List[str]:
 
 
 def dictionary_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bahdanau-unk-dictionary", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="bahdanau-unk-dictionary",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--checkpoint", type=Path, required=True, help="an rnnsearch checkpoint")
-    parser.add_argument("--data", type=Path, required=True, help="the data-bin folder it was trained with")
-    parser.add_argument("--source", type=Path, required=True,
-                        help="its training text, source side, tokens as binarized (OUT/tok/train.SRC, or "
-                             "OUT/bpe/train.SRC with BPE)")
+    parser.add_argument(
+        "--data", type=Path, required=True, help="the data-bin folder it was trained with"
+    )
+    parser.add_argument(
+        "--source",
+        type=Path,
+        required=True,
+        help="its training text, source side, tokens as binarized (OUT/tok/train.SRC, or "
+        "OUT/bpe/train.SRC with BPE)",
+    )
     parser.add_argument("--target", type=Path, required=True, help="the target side, likewise")
     parser.add_argument("--output", type=Path, required=True, help="the dictionary file to write")
-    parser.add_argument("--min-count", type=positive_int, default=2,
-                        help="keep a translation seen at least this many times (default: %(default)s)")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="pairs per batch (default: %(default)s)")
+    parser.add_argument(
+        "--min-count",
+        type=positive_int,
+        default=2,
+        help="keep a translation seen at least this many times (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--batch-size", type=positive_int, default=64, help="pairs per batch (default: %(default)s)"
+    )
     return parser
 
 
@@ -110,7 +155,9 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     arguments = dictionary_parser().parse_args(argv)
     model, task = load_model(arguments.checkpoint, arguments.data)
     pairs = read_pairs(arguments.source, arguments.target)
-    translations = count_translations(model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size)
+    translations = count_translations(
+        model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
+    )
     lines = dictionary_lines(translations, arguments.min_count)
     arguments.output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     print(f"{arguments.output}: {len(lines)} source words with a translation")

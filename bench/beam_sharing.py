@@ -29,23 +29,32 @@ BEAM = 5
 
 
 def checkpoint_batches(checkpoint, data):
-    models, _, task = checkpoint_utils.load_model_ensemble_and_task([checkpoint], arg_overrides={"data": data})
+    models, _, task = checkpoint_utils.load_model_ensemble_and_task(
+        [checkpoint], arg_overrides={"data": data}
+    )
     task.load_dataset("test")
     iterator = task.get_batch_iterator(dataset=task.dataset("test"), max_sentences=50)
-    generator = SequenceGenerator([models[0].eval()], task.target_dictionary, beam_size=BEAM,
-                                  max_len_a=1.5, max_len_b=5)
+    generator = SequenceGenerator(
+        [models[0].eval()], task.target_dictionary, beam_size=BEAM, max_len_a=1.5, max_len_b=5
+    )
     return generator, list(iterator.next_epoch_itr(shuffle=False))
 
 
 def paper_size_batches():
-    sizes = Namespace(embed=620, hidden=1000, maxout=500)  # profile_step.build: alignment size = hidden
+    sizes = Namespace(
+        embed=620, hidden=1000, maxout=500
+    )  # profile_step.build: alignment size = hidden
     dictionary = profile_step.dictionary(30000)
     torch.manual_seed(0)
-    model = profile_step.build("rnnsearch", sizes, Namespace(source_dictionary=dictionary, target_dictionary=dictionary))
+    model = profile_step.build(
+        "rnnsearch", sizes, Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
+    )
     src_tokens = torch.randint(dictionary.nspecial, len(dictionary), (20, 40))
     src_tokens[:, -1] = dictionary.eos()
     batch = {"net_input": {"src_tokens": src_tokens, "src_lengths": torch.full((20,), 40)}}
-    generator = SequenceGenerator([model.eval()], dictionary, beam_size=BEAM, min_len=15, max_len_a=0, max_len_b=15)
+    generator = SequenceGenerator(
+        [model.eval()], dictionary, beam_size=BEAM, min_len=15, max_len_a=0, max_len_b=15
+    )
     return generator, [batch]
 
 
@@ -63,7 +72,9 @@ def main():
     parser.add_argument("--data")
     parser.add_argument("--repeats", type=int, default=4)
     args = parser.parse_args()
-    generator, batches = checkpoint_batches(args.checkpoint, args.data) if args.checkpoint else paper_size_batches()
+    generator, batches = (
+        checkpoint_batches(args.checkpoint, args.data) if args.checkpoint else paper_size_batches()
+    )
     ways = {"shared": gru_encoder.keeps_sentences, "copied": lambda sentences, new_order: False}
     seconds, translations = {way: [] for way in ways}, {}
     for _ in range(args.repeats):
@@ -73,8 +84,10 @@ def main():
             seconds[way].append(elapsed)
     assert translations["shared"] == translations["copied"], "sharing changed the translations"
     for way, times in seconds.items():
-        print(f"{way}: {statistics.median(times):.3f} s (median of {args.repeats}: "
-              f"{', '.join(f'{t:.3f}' for t in times)})")
+        print(
+            f"{way}: {statistics.median(times):.3f} s (median of {args.repeats}: "
+            f"{', '.join(f'{t:.3f}' for t in times)})"
+        )
 
 
 if __name__ == "__main__":

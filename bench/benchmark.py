@@ -34,21 +34,49 @@ BEAMS = (5, 12)
 def model_flags(name, sizes):
     """Matched sizes: embeddings, encoder hidden (per direction), decoder hidden, output layer."""
     if name == "rnnsearch":
-        return ["--arch", "rnnsearch",
-                "--encoder-embed-dim", sizes.embed, "--decoder-embed-dim", sizes.embed,
-                "--encoder-hidden-dim", sizes.hidden, "--decoder-hidden-dim", sizes.hidden,
-                "--attention-dim", sizes.hidden, "--maxout-dim", sizes.maxout]
-    return ["--arch", "lstm", "--encoder-bidirectional",
-            "--encoder-embed-dim", sizes.embed, "--decoder-embed-dim", sizes.embed,
-            "--encoder-hidden-size", sizes.hidden, "--decoder-hidden-size", sizes.hidden,
-            "--decoder-out-embed-dim", sizes.maxout]
+        return [
+            "--arch",
+            "rnnsearch",
+            "--encoder-embed-dim",
+            sizes.embed,
+            "--decoder-embed-dim",
+            sizes.embed,
+            "--encoder-hidden-dim",
+            sizes.hidden,
+            "--decoder-hidden-dim",
+            sizes.hidden,
+            "--attention-dim",
+            sizes.hidden,
+            "--maxout-dim",
+            sizes.maxout,
+        ]
+    return [
+        "--arch",
+        "lstm",
+        "--encoder-bidirectional",
+        "--encoder-embed-dim",
+        sizes.embed,
+        "--decoder-embed-dim",
+        sizes.embed,
+        "--encoder-hidden-size",
+        sizes.hidden,
+        "--decoder-hidden-size",
+        sizes.hidden,
+        "--decoder-out-embed-dim",
+        sizes.maxout,
+    ]
 
 
 def run_measured(command, env):
     """Run a command; its output, wall time and peak resident memory in MiB."""
     start = time.perf_counter()
-    process = subprocess.Popen([str(part) for part in command], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=env)
+    process = subprocess.Popen(
+        [str(part) for part in command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     output = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -62,7 +90,7 @@ def training_words_per_second(log, warmup):
     words = seconds = 0.0
     previous = 0
     for match in re.finditer(r"train_inner .*?wpb=([\d.]+), .*?num_updates=(\d+)", log):
-        line = log[match.start(): log.index("\n", match.start())]
+        line = log[match.start() : log.index("\n", match.start())]
         ups = float(re.search(r"ups=([\d.]+)", line).group(1))
         wpb, updates = float(match.group(1)), int(match.group(2))
         if previous >= warmup:
@@ -74,13 +102,36 @@ def training_words_per_second(log, warmup):
 
 def train(name, data_bin, save_dir, sizes, env):
     shutil.rmtree(save_dir, ignore_errors=True)
-    command = [shutil.which("fairseq-train", path=env["PATH"]), data_bin, *model_flags(name, sizes),
-               "--user-dir", PLUGIN,
-               "--cpu", "--seed", "1", "--dropout", "0", "--optimizer", "adam", "--lr", "0.002",
-               "--clip-norm", "1.0", "--batch-size", sizes.batch_size,
-               "--max-update", sizes.warmup + sizes.updates, "--log-interval", sizes.log_interval,
-               "--log-format", "simple", "--disable-validation", "--no-epoch-checkpoints",
-               "--save-dir", save_dir]
+    command = [
+        shutil.which("fairseq-train", path=env["PATH"]),
+        data_bin,
+        *model_flags(name, sizes),
+        "--user-dir",
+        PLUGIN,
+        "--cpu",
+        "--seed",
+        "1",
+        "--dropout",
+        "0",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.002",
+        "--clip-norm",
+        "1.0",
+        "--batch-size",
+        sizes.batch_size,
+        "--max-update",
+        sizes.warmup + sizes.updates,
+        "--log-interval",
+        sizes.log_interval,
+        "--log-format",
+        "simple",
+        "--disable-validation",
+        "--no-epoch-checkpoints",
+        "--save-dir",
+        save_dir,
+    ]
     log, _, peak = run_measured(command, env)
     return training_words_per_second(log, sizes.warmup), peak
 
@@ -88,12 +139,28 @@ def train(name, data_bin, save_dir, sizes, env):
 def decode(name, data_bin, save_dir, beam, length, env):
     """Generated tokens per second with every hypothesis forced to ``length`` tokens and EOS, so
     that a model which stops early is not counted as faster."""
-    command = [shutil.which("fairseq-generate", path=env["PATH"]), data_bin, "--cpu",
-               "--path", save_dir / "checkpoint_last.pt", "--beam", beam, "--batch-size", "50",
-               "--min-len", length, "--max-len-a", "0", "--max-len-b", length, "--quiet",
-               # Both load through the plugin: fairseq's own lstm checkpoints need its safe loading
-               # (they hold an argparse.Namespace) under torch >= 2.6.
-               "--user-dir", PLUGIN]
+    command = [
+        shutil.which("fairseq-generate", path=env["PATH"]),
+        data_bin,
+        "--cpu",
+        "--path",
+        save_dir / "checkpoint_last.pt",
+        "--beam",
+        beam,
+        "--batch-size",
+        "50",
+        "--min-len",
+        length,
+        "--max-len-a",
+        "0",
+        "--max-len-b",
+        length,
+        "--quiet",
+        # Both load through the plugin: fairseq's own lstm checkpoints need its safe loading
+        # (they hold an argparse.Namespace) under torch >= 2.6.
+        "--user-dir",
+        PLUGIN,
+    ]
     log, _, peak = run_measured(command, env)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", log)
     sentences, tokens, seconds = (float(group.replace(",", "")) for group in found.groups())
@@ -104,8 +171,13 @@ def decode(name, data_bin, save_dir, beam, length, env):
 
 def rnnsearch_training_flops_per_target_word(sizes, source_words, target_words):
     """Multiply-adds x 2 of one training step per target token: backward = 2 x forward."""
-    embed, hidden, attention, maxout, vocab = (sizes.embed, sizes.hidden, sizes.hidden,
-                                               sizes.maxout, sizes.vocab)
+    embed, hidden, attention, maxout, vocab = (
+        sizes.embed,
+        sizes.hidden,
+        sizes.hidden,
+        sizes.maxout,
+        sizes.vocab,
+    )
     annotation = 2 * hidden
     ratio = source_words / target_words  # source tokens per target token
     encoder = ratio * 2 * 2 * (3 * hidden * embed + 3 * hidden * hidden)
@@ -130,9 +202,22 @@ def average_lengths(data_bin, split="train"):
 def prepare_data(work_dir, env):
     out = work_dir / "multi30k-bpe"
     if not (out / "data-bin" / "test.en-fr.en.bin").exists():
-        subprocess.run([sys.executable, REPO / "scripts" / "prepare_multi30k.py", "--from-dir",
-                        REPO.parent / "shared" / "data" / "multi30k", "--out", out, "--bpe", "10000",
-                        "--max-len", "50"], check=True, env=env)
+        subprocess.run(
+            [
+                sys.executable,
+                REPO / "scripts" / "prepare_multi30k.py",
+                "--from-dir",
+                REPO.parent / "shared" / "data" / "multi30k",
+                "--out",
+                out,
+                "--bpe",
+                "10000",
+                "--max-len",
+                "50",
+            ],
+            check=True,
+            env=env,
+        )
     return out / "data-bin"
 
 
@@ -140,17 +225,28 @@ def measure_class(cpu_class, sizes, data_bin, env):
     """One machine class: its description, then, for each repeat, both models trained and decoded
     one after the other in that class's environment."""
     env = {**env, **CPU_CLASSES[cpu_class]}
-    description = json.loads(subprocess.run([sys.executable, REPO / "bench" / "machine.py"], env=env,
-                                            check=True, capture_output=True, text=True).stdout)
+    description = json.loads(
+        subprocess.run(
+            [sys.executable, REPO / "bench" / "machine.py"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     check_switches_took_effect(cpu_class, description)
     print(f"{cpu_class}: {machine.machine_line(description)}", flush=True)
     results = {"rnnsearch": [], "lstm": []}
     for repeat in range(sizes.repeats):
         for name in results:
             save_dir = sizes.work_dir / f"checkpoints-{name}"
-            measured = dict(zip(("train_wps", "train_mem"), train(name, data_bin, save_dir, sizes, env)))
+            measured = dict(
+                zip(("train_wps", "train_mem"), train(name, data_bin, save_dir, sizes, env))
+            )
             for beam in BEAMS:
-                tokens_per_second, peak = decode(name, data_bin, save_dir, beam, sizes.decode_length, env)
+                tokens_per_second, peak = decode(
+                    name, data_bin, save_dir, beam, sizes.decode_length, env
+                )
                 measured[f"decode_tps_{beam}"] = tokens_per_second
                 measured["decode_mem"] = max(peak, measured.get("decode_mem", 0))
             results[name].append(measured)
@@ -159,9 +255,13 @@ def measure_class(cpu_class, sizes, data_bin, env):
 
 
 def check_switches_took_effect(cpu_class, description):
-    if cpu_class == "avx2" and (description["class"] != "AVX2" or description["aten_capability"] != "AVX2"):
-        sys.exit(f"error: the AVX2 switches did not take effect (oneDNN: {description['onednn_isa']}, "
-                 f"ATen: {description['aten_capability']}); check {', '.join(machine.AVX2_SWITCHES)}")
+    if cpu_class == "avx2" and (
+        description["class"] != "AVX2" or description["aten_capability"] != "AVX2"
+    ):
+        sys.exit(
+            f"error: the AVX2 switches did not take effect (oneDNN: {description['onednn_isa']}, "
+            f"ATen: {description['aten_capability']}); check {', '.join(machine.AVX2_SWITCHES)}"
+        )
 
 
 def report(description, sizes, results, flops_per_word, command):
@@ -170,16 +270,24 @@ def report(description, sizes, results, flops_per_word, command):
 
     rows = [
         ("training target words/s", "train_wps", "{:,.0f}"),
-        *((f"decoding generated tokens/s, beam {beam}", f"decode_tps_{beam}", "{:,.0f}") for beam in BEAMS),
+        *(
+            (f"decoding generated tokens/s, beam {beam}", f"decode_tps_{beam}", "{:,.0f}")
+            for beam in BEAMS
+        ),
         ("peak memory, training (MiB)", "train_mem", "{:,.0f}"),
         ("peak memory, decoding (MiB)", "decode_mem", "{:,.0f}"),
     ]
-    lines = [f"{date.today().isoformat()}, {description['class']} class.", "",
-             f"| measure (median of {sizes.repeats}) | rnnsearch | lstm | rnnsearch / lstm |",
-             "|---|---|---|---|"]
+    lines = [
+        f"{date.today().isoformat()}, {description['class']} class.",
+        "",
+        f"| measure (median of {sizes.repeats}) | rnnsearch | lstm | rnnsearch / lstm |",
+        "|---|---|---|---|",
+    ]
     for label, key, form in rows:
         ours, theirs = median("rnnsearch", key), median("lstm", key)
-        lines.append(f"| {label} | {form.format(ours)} | {form.format(theirs)} | {ours / theirs:.2f} |")
+        lines.append(
+            f"| {label} | {form.format(ours)} | {form.format(theirs)} | {ours / theirs:.2f} |"
+        )
     peak = 1e9 * max(description["matmul_peak_gflops"].values())
     achieved = flops_per_word * median("rnnsearch", "train_wps")
     lines += [
@@ -192,8 +300,11 @@ def report(description, sizes, results, flops_per_word, command):
         f"batches of {sizes.batch_size} sentences; {sizes.updates} timed updates after "
         f"{sizes.warmup} warm-up updates. Decoding: test_2016_flickr, batches of 50 sentences, "
         f"every hypothesis forced to {sizes.decode_length} tokens and EOS.",
-        "- Every run, training words/s: " + ", ".join(
-            f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name]) for name in results),
+        "- Every run, training words/s: "
+        + ", ".join(
+            f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name])
+            for name in results
+        ),
         f"- Command: `{command}`",
     ]
     return "\n".join(lines)
@@ -212,7 +323,8 @@ def write_into(document, cpu_class, block):
         text = text[:start] + "\n" + block + "\n" + text[end:]
     else:
         text = (text.rstrip("\n") + "\n\n" if text.strip() else "# Benchmark\n\n") + (
-            f"### {cpu_class}\n\n{start_marker}\n{block}\n{end_marker}\n")
+            f"### {cpu_class}\n\n{start_marker}\n{block}\n{end_marker}\n"
+        )
     document.write_text(text, encoding="utf-8")
 
 
@@ -226,8 +338,13 @@ def check_writable(document):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bahdanau-bench"))
-    parser.add_argument("--cpu-classes", nargs="+", choices=sorted(CPU_CLASSES), default=["native", "avx2"],
-                        help="native: the CPU as it is; avx2: oneDNN, MKL and ATen capped at AVX2")
+    parser.add_argument(
+        "--cpu-classes",
+        nargs="+",
+        choices=sorted(CPU_CLASSES),
+        default=["native", "avx2"],
+        help="native: the CPU as it is; avx2: oneDNN, MKL and ATen capped at AVX2",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--updates", type=int, default=80)
@@ -236,8 +353,12 @@ def main():
     parser.add_argument("--embed", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--maxout", type=int, default=256)
-    parser.add_argument("--decode-length", type=int, default=None,
-                        help="tokens every hypothesis is forced to (default: the test set's mean reference length)")
+    parser.add_argument(
+        "--decode-length",
+        type=int,
+        default=None,
+        help="tokens every hypothesis is forced to (default: the test set's mean reference length)",
+    )
     parser.add_argument("--document", type=Path, default=REPO / "docs" / "performance.md")
     sizes = parser.parse_args()
     check_writable(sizes.document)

@@ -31,7 +31,9 @@ BEAM = 5
 
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", type=Path, default=SERVE_WORK / "checkpoints-serve" / "checkpoint_last.pt")
+    parser.add_argument(
+        "--checkpoint", type=Path, default=SERVE_WORK / "checkpoints-serve" / "checkpoint_last.pt"
+    )
     parser.add_argument("--data", type=Path, default=SERVE_WORK / "multi30k-bpe" / "data-bin")
     parser.add_argument("--bpe-codes", type=Path, default=SERVE_WORK / "multi30k-bpe" / "bpe.codes")
     parser.add_argument("--sentences", type=int, default=256)
@@ -42,7 +44,9 @@ def arguments():
 
 def encoded_test_sentences(hub, count):
     with gzip.open(MULTI30K / "test_2016_flickr.en.gz", "rt", encoding="utf-8") as lines:
-        return [hub.binarize(hub.apply_bpe(hub.tokenize(line.strip()))) for line in list(lines)[:count]]
+        return [
+            hub.binarize(hub.apply_bpe(hub.tokenize(line.strip()))) for line in list(lines)[:count]
+        ]
 
 
 def translate(hub, sources, batch_size):
@@ -50,7 +54,10 @@ def translate(hub, sources, batch_size):
     start = time.perf_counter()
     tokens = []
     for first in range(0, len(sources), batch_size):
-        tokens += [beams[0]["tokens"].tolist() for beams in hub.generate(sources[first:first + batch_size], beam=BEAM)]
+        tokens += [
+            beams[0]["tokens"].tolist()
+            for beams in hub.generate(sources[first : first + batch_size], beam=BEAM)
+        ]
     return len(sources) / (time.perf_counter() - start), tokens
 
 
@@ -58,29 +65,46 @@ def main():
     args = arguments()
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if not path.exists():
-            sys.exit(f"error: {path} does not exist: run bench/serve.py first, or give --checkpoint, --data, --bpe-codes")
-    hub = load_translator(args.checkpoint, args.data, source_lang="en", target_lang="fr", tokenizer="moses",
-                          bpe="subword_nmt", bpe_codes=str(args.bpe_codes))
+            sys.exit(
+                f"error: {path} does not exist: run bench/serve.py first, or give --checkpoint, --data, --bpe-codes"
+            )
+    hub = load_translator(
+        args.checkpoint,
+        args.data,
+        source_lang="en",
+        target_lang="fr",
+        tokenizer="moses",
+        bpe="subword_nmt",
+        bpe_codes=str(args.bpe_codes),
+    )
     sources = encoded_test_sentences(hub, args.sentences)
     reorder = onednn_linear._ONEDNN_REORDER_WEIGHT
     translate(hub, sources, max(args.batch_sizes))  # warm-up: oneDNN's kernels, the allocator
     speeds, translations = {}, {}
     for _ in range(args.repeats):
         for packed in (False, True):
-            onednn_linear._ONEDNN_REORDER_WEIGHT = reorder if packed else None  # None: the plain weights
+            onednn_linear._ONEDNN_REORDER_WEIGHT = (
+                reorder if packed else None
+            )  # None: the plain weights
             for batch_size in args.batch_sizes:
                 speed, tokens = translate(hub, sources, batch_size)
                 speeds.setdefault((batch_size, packed), []).append(speed)
                 translations.setdefault((batch_size, packed), tokens)
     onednn_linear._ONEDNN_REORDER_WEIGHT = reorder
-    print("| batch | plain weights, sentences/s | packed once, sentences/s | packed / plain | same translations |")
+    print(
+        "| batch | plain weights, sentences/s | packed once, sentences/s | packed / plain | same translations |"
+    )
     print("|---|---|---|---|---|")
     for batch_size in args.batch_sizes:
         plain, packed = (statistics.median(speeds[batch_size, side]) for side in (False, True))
         same = translations[batch_size, False] == translations[batch_size, True]
-        print(f"| {batch_size} | {plain:.1f} | {packed:.1f} | {packed / plain:.2f} | {'yes' if same else 'NO'} |")
+        print(
+            f"| {batch_size} | {plain:.1f} | {packed:.1f} | {packed / plain:.2f} | {'yes' if same else 'NO'} |"
+        )
     print(f"\n- Machine: {machine.machine_line(machine.describe())}.")
-    print(f"- {args.sentences} sentences of test_2016_flickr, beam {BEAM}, median of {args.repeats} alternating repeats.")
+    print(
+        f"- {args.sentences} sentences of test_2016_flickr, beam {BEAM}, median of {args.repeats} alternating repeats."
+    )
     print(f"- Command: `{' '.join(['python bench/generation_weights.py', *sys.argv[1:]])}`")
 
 

@@ -21,8 +21,12 @@ from bahdanau_tools.precision import MODES, PARAMETERS, batch, build, relative_e
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", type=int, default=64, help="every layer size (paper: 1000, 620, 500)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--size", type=int, default=64, help="every layer size (paper: 1000, 620, 500)"
+    )
     parser.add_argument("--vocabulary", type=int, default=500)
     parser.add_argument("--sentences", type=int, default=16)
     parser.add_argument("--length", type=int, default=12)
@@ -31,7 +35,10 @@ def main():
     print(f"| gradient (relative error vs float64) | {' | '.join(MODES)} |")
     print("|---|" + "---|" * len(MODES))
     rows = {}
-    for v_a_std, names in ((0.0, ["v_a", "W_s", "[W_z; W_r; W]", "E (target)"]), (0.01, ["W_a", "U_a"])):
+    for v_a_std, names in (
+        (0.0, ["v_a", "W_s", "[W_z; W_r; W]", "E (target)"]),
+        (0.01, ["W_a", "U_a"]),
+    ):
         model = build(args.size, args.vocabulary, v_a_std, args.seed)
         inputs = batch(model, args.sentences, args.length, args.seed)
         errors = {label: relative_errors(model, inputs, MODES[label]) for label in MODES}
@@ -39,8 +46,10 @@ def main():
             rows[name] = [errors[label][name] for label in MODES]
     for name in PARAMETERS:
         print(f"| {name} | " + " | ".join(f"{value:.2g}" for value in rows[name]) + " |")
-    print(f"\nMachine: {platform.machine()}, torch {torch.__version__}, sizes {args.size}, "
-          f"vocabulary {args.vocabulary}, {args.sentences} sentences of {args.length} tokens.")
+    print(
+        f"\nMachine: {platform.machine()}, torch {torch.__version__}, sizes {args.size}, "
+        f"vocabulary {args.vocabulary}, {args.sentences} sentences of {args.length} tokens."
+    )
 
 
 if __name__ == "__main__":

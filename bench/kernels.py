@@ -69,7 +69,9 @@ def encoders(models, dictionary):
     tokens = torch.randint(4, SIZES.vocab, (SIZES.batch, SIZES.source))
     padded = tokens.clone()
     for row in range(SIZES.batch):
-        padded[row, : 4 * row // SIZES.batch] = dictionary.pad()  # 0 to 3 tokens of left padding, sorted as fairseq batches
+        padded[row, : 4 * row // SIZES.batch] = (
+            dictionary.pad()
+        )  # 0 to 3 tokens of left padding, sorted as fairseq batches
     cases = {}
     for name, model in models.items():
         for label, src in (("no padding", tokens), ("padded", padded)):
@@ -87,7 +89,9 @@ def encoder_direction():
     rnn = torch.nn.GRU(SIZES.embed, SIZES.hidden, batch_first=True)
     inputs = torch.randn(SIZES.batch, SIZES.source, SIZES.embed, requires_grad=True)
     return {
-        "one direction, nn.GRU, fwd+bwd": lambda: torch.nn.GRU.forward(rnn, inputs)[0].sum().backward(),
+        "one direction, nn.GRU, fwd+bwd": lambda: (
+            torch.nn.GRU.forward(rnn, inputs)[0].sum().backward()
+        ),
         "one direction, run_gru, fwd+bwd": lambda: run_gru(rnn, inputs)[0].sum().backward(),
     }
 
@@ -101,9 +105,12 @@ def product(rows, inputs, outputs, label):
     upstream = torch.randn(rows, outputs)
     cases = {}
     for name, function in (("F.linear", torch.nn.functional.linear), ("plugin's linear", linear)):
-        cases[f"{label} {rows}x{inputs}->{outputs}, {name}"] = lambda f=function: f(x, weight, bias).detach()
-        cases[f"{label} {rows}x{inputs}->{outputs}, {name}, fwd+bwd"] = (
-            lambda f=function: f(x, weight, bias).backward(upstream))
+        cases[f"{label} {rows}x{inputs}->{outputs}, {name}"] = lambda f=function: f(
+            x, weight, bias
+        ).detach()
+        cases[f"{label} {rows}x{inputs}->{outputs}, {name}, fwd+bwd"] = lambda f=function: f(
+            x, weight, bias
+        ).backward(upstream)
     return cases
 
 
@@ -124,10 +131,17 @@ def main():
     dictionary = profile_step.dictionary(SIZES.vocab)
     task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
     models = {name: profile_step.build(name, SIZES, task) for name in ("rnnsearch", "lstm")}
-    print(f"{torch.get_num_threads()} thread(s), torch {torch.__version__}, "
-          f"ATen {torch.backends.cpu.get_cpu_capability()}")
-    for cases in (activations(), energies(models["rnnsearch"]), encoders(models, dictionary),
-                  encoder_direction(), products()):
+    print(
+        f"{torch.get_num_threads()} thread(s), torch {torch.__version__}, "
+        f"ATen {torch.backends.cpu.get_cpu_capability()}"
+    )
+    for cases in (
+        activations(),
+        energies(models["rnnsearch"]),
+        encoders(models, dictionary),
+        encoder_direction(),
+        products(),
+    ):
         for label, function in cases.items():
             wall, cpu = median_microseconds(function)
             print(f"{label:60s} {wall:10,.0f} us wall {cpu:10,.0f} us CPU")

@@ -20,8 +20,11 @@ import torch
 from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
 
 # oneDNN's and MKL's documented ISA caps, and ATen's own dispatch override.
-AVX2_SWITCHES = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-                 "ATEN_CPU_CAPABILITY": "avx2"}
+AVX2_SWITCHES = {
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    "ATEN_CPU_CAPABILITY": "avx2",
+}
 CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
 
 
@@ -40,10 +43,16 @@ def cpu_model_and_flags():
 def onednn_isa():
     """The ISA oneDNN dispatches to, as its verbose mode reports it (in a child process: the mode
     is read once, when oneDNN starts)."""
-    probe = ("import torch; from bahdanau_plugin.cpu_fast_path.onednn_linear import linear; "
-             "linear(torch.ones(2, 2), torch.ones(2, 2))")
-    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                            env={**os.environ, "ONEDNN_VERBOSE": "1"}).stdout
+    probe = (
+        "import torch; from bahdanau_plugin.cpu_fast_path.onednn_linear import linear; "
+        "linear(torch.ones(2, 2), torch.ones(2, 2))"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ONEDNN_VERBOSE": "1"},
+    ).stdout
     found = re.search(r"onednn_verbose,.*?,cpu,isa:(.*)", output)
     return found.group(1).strip() if found else "oneDNN not used"
 
@@ -52,8 +61,11 @@ def library_versions():
     config = torch.__config__.show()
     onednn = re.search(r"MKL-DNN (v[\d.]+)", config)
     mkl = re.search(r"Math Kernel Library Version ([\d.]+)", config)
-    return {"torch": torch.__version__, "onednn": onednn.group(1) if onednn else "none",
-            "mkl": mkl.group(1) if mkl else "none"}
+    return {
+        "torch": torch.__version__,
+        "onednn": onednn.group(1) if onednn else "none",
+        "mkl": mkl.group(1) if mkl else "none",
+    }
 
 
 def matmul_peak_gflops(size=2048, repeats=10):
@@ -82,9 +94,13 @@ def cpu_class(description):
 def describe():
     model, flags = cpu_model_and_flags()
     description = {
-        "cpu": model, "cpu_flags": flags, "cores": os.cpu_count(),
-        "threads": torch.get_num_threads(), "aten_capability": torch.backends.cpu.get_cpu_capability(),
-        "onednn_isa": onednn_isa(), **library_versions(),
+        "cpu": model,
+        "cpu_flags": flags,
+        "cores": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "aten_capability": torch.backends.cpu.get_cpu_capability(),
+        "onednn_isa": onednn_isa(),
+        **library_versions(),
         "switches": {name: os.environ[name] for name in AVX2_SWITCHES if name in os.environ},
         "matmul_peak_gflops": matmul_peak_gflops(),
     }
@@ -95,13 +111,15 @@ def describe():
 def machine_line(description):
     switches = " ".join(f"{name}={value}" for name, value in description["switches"].items())
     peaks = description["matmul_peak_gflops"]
-    return (f"{description['cpu']}, {description['cores']} cores, CPU flags "
-            f"{'/'.join(description['cpu_flags']) or 'none of ' + '/'.join(CPU_FLAGS)}; "
-            f"oneDNN ISA: {description['onednn_isa']}; ATen {description['aten_capability']}; "
-            f"{'switches: ' + switches + '; ' if switches else ''}"
-            f"torch {description['torch']}, oneDNN {description['onednn']}, MKL {description['mkl']}, "
-            f"{description['threads']} threads; float32 matmul peak {peaks['onednn']:.0f} GFLOP/s "
-            f"(oneDNN), {peaks['mkl']:.0f} GFLOP/s (MKL), 2048 x 2048")
+    return (
+        f"{description['cpu']}, {description['cores']} cores, CPU flags "
+        f"{'/'.join(description['cpu_flags']) or 'none of ' + '/'.join(CPU_FLAGS)}; "
+        f"oneDNN ISA: {description['onednn_isa']}; ATen {description['aten_capability']}; "
+        f"{'switches: ' + switches + '; ' if switches else ''}"
+        f"torch {description['torch']}, oneDNN {description['onednn']}, MKL {description['mkl']}, "
+        f"{description['threads']} threads; float32 matmul peak {peaks['onednn']:.0f} GFLOP/s "
+        f"(oneDNN), {peaks['mkl']:.0f} GFLOP/s (MKL), 2048 x 2048"
+    )
 
 
 if __name__ == "__main__":

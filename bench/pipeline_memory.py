@@ -103,40 +103,69 @@ def run_with_peaks(command, log_path):
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from-dir", type=Path, default=REPO.parent / "shared" / "data" / "multi30k",
-                        help="the Multi30k files (train, val, test_2016_flickr .en.gz/.fr.gz)")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/pipeline-memory"), help="corpora and outputs")
+    parser.add_argument(
+        "--from-dir",
+        type=Path,
+        default=REPO.parent / "shared" / "data" / "multi30k",
+        help="the Multi30k files (train, val, test_2016_flickr .en.gz/.fr.gz)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("/tmp/pipeline-memory"), help="corpora and outputs"
+    )
     parser.add_argument("--repeats", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--workers", type=int, default=2)
     # the tree's peak depends on how fairseq-preprocess's processes overlap in time, which varies
     parser.add_argument("--rounds", type=int, default=3, help="runs of the pipeline on each corpus")
     arguments = parser.parse_args()
-    missing = [name for name in ("train.en.gz", "train.fr.gz", *OTHER_FILES) if not (arguments.from_dir / name).is_file()]
+    missing = [
+        name
+        for name in ("train.en.gz", "train.fr.gz", *OTHER_FILES)
+        if not (arguments.from_dir / name).is_file()
+    ]
     if missing:
-        parser.error(f"{arguments.from_dir} lacks {', '.join(missing)}; pass the Multi30k folder with --from-dir")
+        parser.error(
+            f"{arguments.from_dir} lacks {', '.join(missing)}; pass the Multi30k folder with --from-dir"
+        )
     return arguments
 
 
 def measure(corpus: Path, prepared: Path, workers: int):
     shutil.rmtree(prepared, ignore_errors=True)
     prepared.mkdir(parents=True)
-    command = [sys.executable, "scripts/prepare_multi30k.py", "--from-dir", str(corpus), "--out", str(prepared),
-               "--shortlist", "30000", "--workers", str(workers)]
+    command = [
+        sys.executable,
+        "scripts/prepare_multi30k.py",
+        "--from-dir",
+        str(corpus),
+        "--out",
+        str(prepared),
+        "--shortlist",
+        "30000",
+        "--workers",
+        str(workers),
+    ]
     return run_with_peaks(command, prepared / "prepare.log")
 
 
 def main():
     arguments = parse_arguments()
-    rows = [f"| training pairs | wall time (median of {arguments.rounds}) | largest process (highest) "
-            "| whole process tree (lowest - highest) |", "|---|---|---|---|"]
+    rows = [
+        f"| training pairs | wall time (median of {arguments.rounds}) | largest process (highest) "
+        "| whole process tree (lowest - highest) |",
+        "|---|---|---|---|",
+    ]
     for repeats in arguments.repeats:
         corpus = arguments.out / f"corpus-x{repeats}"
         pairs = build_corpus(arguments.from_dir, corpus, repeats)
-        rounds = [measure(corpus, arguments.out / f"prepared-x{repeats}", arguments.workers)
-                  for _ in range(arguments.rounds)]
+        rounds = [
+            measure(corpus, arguments.out / f"prepared-x{repeats}", arguments.workers)
+            for _ in range(arguments.rounds)
+        ]
         seconds, largest, tree = zip(*rounds)
-        rows.append(f"| {pairs:,} | {statistics.median(seconds):.0f} s | {max(largest) / MIB:.0f} MiB "
-                    f"| {min(tree) / MIB:.0f} - {max(tree) / MIB:.0f} MiB |")
+        rows.append(
+            f"| {pairs:,} | {statistics.median(seconds):.0f} s | {max(largest) / MIB:.0f} MiB "
+            f"| {min(tree) / MIB:.0f} - {max(tree) / MIB:.0f} MiB |"
+        )
         print(rows[-1], flush=True)
     print("\n".join(rows))
 

@@ -29,21 +29,38 @@ def dictionary(size):
 
 def build(name, sizes, task):
     if name == "rnnsearch":
-        cfg = RNNsearchConfig(encoder_embed_dim=sizes.embed, decoder_embed_dim=sizes.embed,
-                              encoder_hidden_dim=sizes.hidden, decoder_hidden_dim=sizes.hidden,
-                              attention_dim=sizes.hidden, maxout_dim=sizes.maxout)
+        cfg = RNNsearchConfig(
+            encoder_embed_dim=sizes.embed,
+            decoder_embed_dim=sizes.embed,
+            encoder_hidden_dim=sizes.hidden,
+            decoder_hidden_dim=sizes.hidden,
+            attention_dim=sizes.hidden,
+            maxout_dim=sizes.maxout,
+        )
         return RNNsearchModel.build_model(cfg, task)
-    args = Namespace(encoder_embed_dim=sizes.embed, decoder_embed_dim=sizes.embed,
-                     encoder_hidden_size=sizes.hidden, decoder_hidden_size=sizes.hidden,
-                     encoder_bidirectional=True, decoder_out_embed_dim=sizes.maxout, dropout=0.0,
-                     max_source_positions=1024, max_target_positions=1024, criterion="cross_entropy")
+    args = Namespace(
+        encoder_embed_dim=sizes.embed,
+        decoder_embed_dim=sizes.embed,
+        encoder_hidden_size=sizes.hidden,
+        decoder_hidden_size=sizes.hidden,
+        encoder_bidirectional=True,
+        decoder_out_embed_dim=sizes.maxout,
+        dropout=0.0,
+        max_source_positions=1024,
+        max_target_positions=1024,
+        criterion="cross_entropy",
+    )
     base_architecture(args)
     return LSTMModel.build_model(args, task)
 
 
 def batch(task, sizes, generator):
-    src = torch.randint(4, len(task.source_dictionary), (sizes.batch, sizes.source), generator=generator)
-    tgt = torch.randint(4, len(task.target_dictionary), (sizes.batch, sizes.target), generator=generator)
+    src = torch.randint(
+        4, len(task.source_dictionary), (sizes.batch, sizes.source), generator=generator
+    )
+    tgt = torch.randint(
+        4, len(task.target_dictionary), (sizes.batch, sizes.target), generator=generator
+    )
     prev = torch.cat([torch.full((sizes.batch, 1), 2), tgt[:, :-1]], dim=1)
     return src, torch.full((sizes.batch,), sizes.source), prev, tgt
 
@@ -56,7 +73,14 @@ def step(model, src, lengths, prev, tgt):
 
 # The matrix products of both models: the plugin's oneDNN linear, MKL's (F.linear, nn.LSTMCell) and
 # the batched products of attention.
-PRODUCTS = {"mkldnn::_linear_pointwise", "aten::addmm", "aten::mm", "aten::bmm", "aten::addmv_", "aten::addmv"}
+PRODUCTS = {
+    "mkldnn::_linear_pointwise",
+    "aten::addmm",
+    "aten::mm",
+    "aten::bmm",
+    "aten::addmv_",
+    "aten::addmv",
+}
 
 
 def searcher(model, task, sizes):
@@ -64,15 +88,23 @@ def searcher(model, task, sizes):
     model.make_generation_fast_()
     model.eval()
     src, lengths, _, _ = batch(task, sizes, torch.Generator().manual_seed(0))
-    generator = SequenceGenerator([model], task.target_dictionary, beam_size=sizes.beam,
-                                  min_len=sizes.length, max_len_a=0, max_len_b=sizes.length)
+    generator = SequenceGenerator(
+        [model],
+        task.target_dictionary,
+        beam_size=sizes.beam,
+        min_len=sizes.length,
+        max_len_a=0,
+        max_len_b=sizes.length,
+    )
     sample = {"net_input": {"src_tokens": src, "src_lengths": lengths}}
 
     def search():
         with torch.no_grad():
             generator.forward(sample)
 
-    return search, sizes.batch * (sizes.length + 1)  # the best hypotheses' tokens, as fairseq-generate counts
+    return search, sizes.batch * (
+        sizes.length + 1
+    )  # the best hypotheses' tokens, as fairseq-generate counts
 
 
 def products_ms(profiler, runs):
@@ -95,17 +127,25 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rows", type=int, default=18)
     parser.add_argument("--models", nargs="+", default=["rnnsearch", "lstm"])
-    parser.add_argument("--decoding", action="store_true", help="profile a beam search instead of a training step")
+    parser.add_argument(
+        "--decoding", action="store_true", help="profile a beam search instead of a training step"
+    )
     parser.add_argument("--beam", type=int, default=5, help="with --decoding")
-    parser.add_argument("--length", type=int, default=16, help="with --decoding: tokens of every hypothesis")
+    parser.add_argument(
+        "--length", type=int, default=16, help="with --decoding: tokens of every hypothesis"
+    )
     sizes = parser.parse_args()
-    task = Namespace(source_dictionary=dictionary(sizes.vocab), target_dictionary=dictionary(sizes.vocab))
+    task = Namespace(
+        source_dictionary=dictionary(sizes.vocab), target_dictionary=dictionary(sizes.vocab)
+    )
     generator = torch.Generator().manual_seed(0)
     for name in sizes.models:
         model = build(name, sizes, task)
         if sizes.decoding:
             run, tokens = searcher(model, task, sizes)
-            what = f"beam search (beam {sizes.beam}, {sizes.batch} sentences x {sizes.length} tokens)"
+            what = (
+                f"beam search (beam {sizes.beam}, {sizes.batch} sentences x {sizes.length} tokens)"
+            )
             unit = "generated tokens/s"
         else:
             data = batch(task, sizes, generator)
@@ -119,8 +159,10 @@ def main():
                 run()
         elapsed = (time.perf_counter() - start) / sizes.steps
         products, rest = products_ms(profiler, sizes.steps)
-        print(f"== {name}: {elapsed * 1000:.1f} ms per {what} (profiled), {tokens / elapsed:.0f} {unit}; "
-              f"self CPU time per run: matrix products {products:.1f} ms, everything else {rest:.1f} ms")
+        print(
+            f"== {name}: {elapsed * 1000:.1f} ms per {what} (profiled), {tokens / elapsed:.0f} {unit}; "
+            f"self CPU time per run: matrix products {products:.1f} ms, everything else {rest:.1f} ms"
+        )
         print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=sizes.rows))
 
 

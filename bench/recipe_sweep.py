@@ -27,7 +27,9 @@ import benchmark  # noqa: E402  (its model flags at matched sizes)
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")
 PAPER_BATCH = 80
-VALID_LINE = re.compile(r"valid on 'valid' subset \| loss ([\d.]+) \| ppl ([\d.]+) .*\| num_updates (\d+)")
+VALID_LINE = re.compile(
+    r"valid on 'valid' subset \| loss ([\d.]+) \| ppl ([\d.]+) .*\| num_updates (\d+)"
+)
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,27 @@ class Recipe:
 
     def flags(self):
         if self.optimizer == "adadelta":  # the paper's, as scripts/train_paper_recipe.sh
-            optimizer = ["--optimizer", "adadelta", "--adadelta-rho", "0.95", "--adadelta-eps", "1e-6"]
+            optimizer = [
+                "--optimizer",
+                "adadelta",
+                "--adadelta-rho",
+                "0.95",
+                "--adadelta-eps",
+                "1e-6",
+            ]
         else:
             optimizer = ["--optimizer", self.optimizer]
-        return [*optimizer, "--lr", f"{self.lr:g}", "--dropout", f"{self.dropout:g}",
-                "--batch-size", str(self.batch), "--max-update", str(self.updates)]
+        return [
+            *optimizer,
+            "--lr",
+            f"{self.lr:g}",
+            "--dropout",
+            f"{self.dropout:g}",
+            "--batch-size",
+            str(self.batch),
+            "--max-update",
+            str(self.updates),
+        ]
 
 
 @dataclass(frozen=True)
@@ -69,12 +87,33 @@ def train(recipe, arguments):
     """Train one recipe from scratch; its validation loss at the end and the CPU time it took."""
     log_path = arguments.out / f"{recipe.name}.log"
     # --no-save: only the validation loss is wanted; fairseq still makes --save-dir, so not in the cwd
-    command = ["fairseq-train", str(arguments.data), "--user-dir", PLUGIN, *model_flags(arguments.dim),
-               *recipe.flags(), "--clip-norm", "1.0", "--cpu", "--seed", "1", "--no-save",
-               "--save-dir", str(arguments.out / "unused"), "--skip-invalid-size-inputs-valid-test",
-               "--log-format", "simple", "--log-interval", "50"]
+    command = [
+        "fairseq-train",
+        str(arguments.data),
+        "--user-dir",
+        PLUGIN,
+        *model_flags(arguments.dim),
+        *recipe.flags(),
+        "--clip-norm",
+        "1.0",
+        "--cpu",
+        "--seed",
+        "1",
+        "--no-save",
+        "--save-dir",
+        str(arguments.out / "unused"),
+        "--skip-invalid-size-inputs-valid-test",
+        "--log-format",
+        "simple",
+        "--log-interval",
+        "50",
+    ]
     # one thread each: --jobs runs share the cores without oversubscribing them
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     report_progress(f"training {recipe.name}")
     with log_path.open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -84,7 +123,9 @@ def train(recipe, arguments):
     loss, ppl, updates = VALID_LINE.findall(log_path.read_text())[-1]
     assert int(updates) == recipe.updates, f"{recipe.name} stopped at update {updates}"
     result = Result(recipe, float(loss), float(ppl), usage.ru_utime + usage.ru_stime)
-    report_progress(f"{recipe.name}: valid loss {result.valid_loss:.2f} after {result.cpu_seconds / 60:.1f} CPU minutes")
+    report_progress(
+        f"{recipe.name}: valid loss {result.valid_loss:.2f} after {result.cpu_seconds / 60:.1f} CPU minutes"
+    )
     return result
 
 
@@ -101,45 +142,72 @@ def train_all(recipes, arguments):
 def first_phase(arguments):
     """The paper's Adadelta and Adam at each learning rate, batches of 80, no dropout."""
     return [Recipe("adadelta", 1.0, updates=arguments.updates)] + [
-        Recipe("adam", lr, updates=arguments.updates) for lr in arguments.adam_lrs]
+        Recipe("adam", lr, updates=arguments.updates) for lr in arguments.adam_lrs
+    ]
 
 
 def second_phase(best, arguments):
     """One change at a time from the best Adam run: dropout, then smaller batches."""
     pairs = best.updates * best.batch
     small = arguments.small_batch
-    return [Recipe(best.optimizer, best.lr, dropout=arguments.dropout, updates=best.updates),
-            Recipe(best.optimizer, best.lr, batch=small, updates=best.updates),
-            Recipe(best.optimizer, best.lr, batch=small, updates=pairs // small)]
+    return [
+        Recipe(best.optimizer, best.lr, dropout=arguments.dropout, updates=best.updates),
+        Recipe(best.optimizer, best.lr, batch=small, updates=best.updates),
+        Recipe(best.optimizer, best.lr, batch=small, updates=pairs // small),
+    ]
 
 
 def table(results):
-    lines = ["| optimizer | learning rate | dropout | batch | updates | training pairs seen | CPU time | valid loss | valid ppl |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| optimizer | learning rate | dropout | batch | updates | training pairs seen | CPU time | valid loss | valid ppl |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for result in results:
         recipe = result.recipe
-        optimizer = "Adadelta (ρ 0.95, ε 1e-6), the paper's" if recipe.optimizer == "adadelta" else "Adam"
-        lines.append(f"| {optimizer} | {recipe.lr:g} | {recipe.dropout:g} | {recipe.batch} | {recipe.updates:,} "
-                     f"| {recipe.updates * recipe.batch:,} | {result.cpu_seconds / 60:.1f} min "
-                     f"| {result.valid_loss:.2f} | {result.valid_ppl:.1f} |")
+        optimizer = (
+            "Adadelta (ρ 0.95, ε 1e-6), the paper's" if recipe.optimizer == "adadelta" else "Adam"
+        )
+        lines.append(
+            f"| {optimizer} | {recipe.lr:g} | {recipe.dropout:g} | {recipe.batch} | {recipe.updates:,} "
+            f"| {recipe.updates * recipe.batch:,} | {result.cpu_seconds / 60:.1f} min "
+            f"| {result.valid_loss:.2f} | {result.valid_ppl:.1f} |"
+        )
     return "\n".join(lines)
 
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=Path("/tmp/multi30k-bpe10k/data-bin"),
-                        help="binarized Multi30k (scripts/prepare_multi30k.py --bpe 10000 --max-len 50)")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/recipe-sweep"), help="training logs and the table")
-    parser.add_argument("--updates", type=int, default=400, help="updates of each run with batches of 80")
-    parser.add_argument("--dim", type=int, default=256, help="every size of the model (docs/results.md: 256)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path("/tmp/multi30k-bpe10k/data-bin"),
+        help="binarized Multi30k (scripts/prepare_multi30k.py --bpe 10000 --max-len 50)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("/tmp/recipe-sweep"), help="training logs and the table"
+    )
+    parser.add_argument(
+        "--updates", type=int, default=400, help="updates of each run with batches of 80"
+    )
+    parser.add_argument(
+        "--dim", type=int, default=256, help="every size of the model (docs/results.md: 256)"
+    )
     parser.add_argument("--adam-lrs", type=float, nargs="+", default=[1e-3, 3e-3, 1e-2])
-    parser.add_argument("--dropout", type=float, default=0.2, help="the dropout tried on the best Adam run")
-    parser.add_argument("--small-batch", type=int, default=32, help="the batch size tried on the best Adam run")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="runs at once, one thread each")
+    parser.add_argument(
+        "--dropout", type=float, default=0.2, help="the dropout tried on the best Adam run"
+    )
+    parser.add_argument(
+        "--small-batch", type=int, default=32, help="the batch size tried on the best Adam run"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count(), help="runs at once, one thread each"
+    )
     arguments = parser.parse_args()
     if not (arguments.data / "dict.en.txt").is_file():
-        parser.error(f"{arguments.data} holds no prepared data; run python scripts/prepare_multi30k.py "
-                     "--from-dir ../shared/data/multi30k --out /tmp/multi30k-bpe10k --bpe 10000 --max-len 50")
+        parser.error(
+            f"{arguments.data} holds no prepared data; run python scripts/prepare_multi30k.py "
+            "--from-dir ../shared/data/multi30k --out /tmp/multi30k-bpe10k --bpe 10000 --max-len 50"
+        )
     return arguments
 
 
@@ -147,7 +215,10 @@ def main():
     arguments = parse_arguments()
     arguments.out.mkdir(parents=True, exist_ok=True)
     results = train_all(first_phase(arguments), arguments)
-    best = min((result for result in results if result.recipe.optimizer == "adam"), key=lambda result: result.valid_loss)
+    best = min(
+        (result for result in results if result.recipe.optimizer == "adam"),
+        key=lambda result: result.valid_loss,
+    )
     results += train_all(second_phase(best.recipe, arguments), arguments)
     report = table(results)
     (arguments.out / "table.md").write_text(report + "\n")

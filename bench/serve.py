@@ -52,8 +52,12 @@ def arguments():
     parser.add_argument("--train-updates", type=int, default=600)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--beam", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="OMP_NUM_THREADS of both")
-    parser.add_argument("--sentences", type=int, default=1000, help="of test_2016_flickr (1,000 at most)")
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count(), help="OMP_NUM_THREADS of both"
+    )
+    parser.add_argument(
+        "--sentences", type=int, default=1000, help="of test_2016_flickr (1,000 at most)"
+    )
     parser.add_argument("--latency-requests", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--screenshot", type=Path, help="also save a screenshot of the page here")
@@ -67,8 +71,15 @@ def trained_model(args, env):
     data_bin = benchmark.prepare_data(args.work_dir, env)
     save_dir = args.work_dir / "checkpoints-serve"
     if not (save_dir / "checkpoint_last.pt").exists():
-        sizes = Namespace(embed=256, hidden=256, maxout=256, batch_size=80, warmup=0,
-                          updates=args.train_updates, log_interval=50)
+        sizes = Namespace(
+            embed=256,
+            hidden=256,
+            maxout=256,
+            batch_size=80,
+            warmup=0,
+            updates=args.train_updates,
+            log_interval=50,
+        )
         benchmark.train("rnnsearch", data_bin, save_dir, sizes, env)
     return save_dir / "checkpoint_last.pt", data_bin, data_bin.parent / "bpe.codes"
 
@@ -79,16 +90,43 @@ def test_sentences(count):
 
 
 def text_options(bpe_codes):
-    return ["--source-lang", "en", "--target-lang", "fr", "--tokenizer", "moses",
-            "--bpe", "subword_nmt", "--bpe-codes", str(bpe_codes), "--cpu"]
+    return [
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--tokenizer",
+        "moses",
+        "--bpe",
+        "subword_nmt",
+        "--bpe-codes",
+        str(bpe_codes),
+        "--cpu",
+    ]
 
 
 def interactive(checkpoint, data_bin, bpe_codes, sentences, beam, env):
     """(sentences/s, peak MiB, translations) of fairseq-interactive, timed from its prompt on."""
     process = subprocess.Popen(
-        ["fairseq-interactive", str(data_bin), "--user-dir", benchmark.PLUGIN, "--path", str(checkpoint),
-         "--beam", str(beam), "--buffer-size", "64", "--batch-size", "64", *text_options(bpe_codes)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            "fairseq-interactive",
+            str(data_bin),
+            "--user-dir",
+            benchmark.PLUGIN,
+            "--path",
+            str(checkpoint),
+            "--beam",
+            str(beam),
+            "--buffer-size",
+            "64",
+            "--batch-size",
+            "64",
+            *text_options(bpe_codes),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**env, "PYTHONUNBUFFERED": "1"},
     )
     for line in process.stdout:
@@ -109,8 +147,14 @@ def interactive(checkpoint, data_bin, bpe_codes, sentences, beam, env):
     writer.join()
     _, status, usage = os.wait4(process.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0 or len(translations) != len(sentences):
-        sys.exit(f"error: fairseq-interactive failed or translated {len(translations)} of {len(sentences)}")
-    return len(sentences) / seconds, usage.ru_maxrss / 1024, [translations[i] for i in range(len(sentences))]
+        sys.exit(
+            f"error: fairseq-interactive failed or translated {len(translations)} of {len(sentences)}"
+        )
+    return (
+        len(sentences) / seconds,
+        usage.ru_maxrss / 1024,
+        [translations[i] for i in range(len(sentences))],
+    )
 
 
 def _write_and_close(stream, sentences):
@@ -127,8 +171,21 @@ def free_port():
 def start_server(checkpoint, data_bin, bpe_codes, beam, env, log):
     port = free_port()
     process = subprocess.Popen(
-        ["bahdanau-serve", str(checkpoint), "--data", str(data_bin), "--beam", str(beam), "--port", str(port),
-         *text_options(bpe_codes)], stdout=log, stderr=subprocess.STDOUT, env=env)
+        [
+            "bahdanau-serve",
+            str(checkpoint),
+            "--data",
+            str(data_bin),
+            "--beam",
+            str(beam),
+            "--port",
+            str(port),
+            *text_options(bpe_codes),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}"
     while True:
         if process.poll() is not None:
@@ -154,8 +211,10 @@ async def _clients(url, sentences, clients):
             sent = time.perf_counter()
             response = await session.post(url + "/translate", json={"text": sentence})
             response.raise_for_status()
-            results[index] = (time.perf_counter() - sent,
-                              response.json()["translations"][0]["hypotheses"][0]["translation"])
+            results[index] = (
+                time.perf_counter() - sent,
+                response.json()["translations"][0]["hypotheses"][0]["translation"],
+            )
 
     limits = httpx.Limits(max_connections=clients)
     async with httpx.AsyncClient(limits=limits, timeout=600) as session:
@@ -188,8 +247,13 @@ def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
         process.terminate()
         process.wait()
     latencies = [latency for latency, _ in results]
-    return dict(sps=len(sentences) / seconds, memory=memory, translations=[text for _, text in results],
-                **percentiles(latencies), single=percentiles([latency for latency, _ in single]))
+    return dict(
+        sps=len(sentences) / seconds,
+        memory=memory,
+        translations=[text for _, text in results],
+        **percentiles(latencies),
+        single=percentiles([latency for latency, _ in single]),
+    )
 
 
 def screenshot(url, sentence, path):
@@ -200,7 +264,9 @@ def screenshot(url, sentence, path):
 
     with headless_chromium(width=1000, height=1060) as driver:
         type_and_wait_for_translation(driver, url + "/", sentence)
-        ActionChains(driver).move_to_element(driver.find_elements(By.CSS_SELECTOR, "#heatmap th.target-word")[2]).perform()
+        ActionChains(driver).move_to_element(
+            driver.find_elements(By.CSS_SELECTOR, "#heatmap th.target-word")[2]
+        ).perform()
         path.parent.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(path))
 
@@ -217,48 +283,75 @@ def report(runs, args, sentences, identical):
         return statistics.median(run[side][key] for run in runs)
 
     ratio = median("server", "sps") / median("interactive", "sps")
-    return "\n".join([
-        f"| measure (median of {len(runs)}) | value |",
-        "|---|---|",
-        f"| fairseq-interactive --buffer-size 64 --batch-size 64, sentences/s | {median('interactive', 'sps'):.1f} |",
-        f"| bahdanau-serve, {args.clients} concurrent clients, sentences/s | {median('server', 'sps'):.1f} |",
-        f"| ratio bahdanau-serve / fairseq-interactive | {ratio:.2f} |",
-        f"| latency under {args.clients} clients, p50 / p95 / p99 (s) | "
-        f"{median('server', 'p50'):.3f} / {median('server', 'p95'):.3f} / {median('server', 'p99'):.3f} |",
-        f"| latency of one {LATENCY_WORDS}-word sentence alone, p50 / p95 / p99 (s) | "
-        + " / ".join(f"{statistics.median(run['server']['single'][key] for run in runs):.3f}"
-                     for key in ("p50", "p95", "p99")) + " |",
-        f"| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
-        f"{median('interactive', 'memory'):,.0f} / {median('server', 'memory'):,.0f} |",
-        f"| translations identical to fairseq-interactive's | {identical:,} of {len(sentences):,} |",
-        "",
-        f"- Machine: {machine(args.threads)}.",
-        f"- Input: the first {len(sentences):,} sentences of test_2016_flickr, beam {args.beam}, "
-        "Moses tokenizer and subword-nmt BPE on both sides.",
-        f"- Every run (interactive / server sentences/s): "
-        + ", ".join(f"{run['interactive']['sps']:.1f} / {run['server']['sps']:.1f}" for run in runs) + ".",
-        f"- Command: `{' '.join(['python bench/serve.py', *sys.argv[1:]])}`",
-    ])
+    return "\n".join(
+        [
+            f"| measure (median of {len(runs)}) | value |",
+            "|---|---|",
+            f"| fairseq-interactive --buffer-size 64 --batch-size 64, sentences/s | {median('interactive', 'sps'):.1f} |",
+            f"| bahdanau-serve, {args.clients} concurrent clients, sentences/s | {median('server', 'sps'):.1f} |",
+            f"| ratio bahdanau-serve / fairseq-interactive | {ratio:.2f} |",
+            f"| latency under {args.clients} clients, p50 / p95 / p99 (s) | "
+            f"{median('server', 'p50'):.3f} / {median('server', 'p95'):.3f} / {median('server', 'p99'):.3f} |",
+            f"| latency of one {LATENCY_WORDS}-word sentence alone, p50 / p95 / p99 (s) | "
+            + " / ".join(
+                f"{statistics.median(run['server']['single'][key] for run in runs):.3f}"
+                for key in ("p50", "p95", "p99")
+            )
+            + " |",
+            f"| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
+            f"{median('interactive', 'memory'):,.0f} / {median('server', 'memory'):,.0f} |",
+            f"| translations identical to fairseq-interactive's | {identical:,} of {len(sentences):,} |",
+            "",
+            f"- Machine: {machine(args.threads)}.",
+            f"- Input: the first {len(sentences):,} sentences of test_2016_flickr, beam {args.beam}, "
+            "Moses tokenizer and subword-nmt BPE on both sides.",
+            f"- Every run (interactive / server sentences/s): "
+            + ", ".join(
+                f"{run['interactive']['sps']:.1f} / {run['server']['sps']:.1f}" for run in runs
+            )
+            + ".",
+            f"- Command: `{' '.join(['python bench/serve.py', *sys.argv[1:]])}`",
+        ]
+    )
 
 
 def main():
     args = arguments()
-    for library in ("httpx", "httpcore"):  # importing fairseq sets the root logger to DEBUG: not a line per request
+    for library in (
+        "httpx",
+        "httpcore",
+    ):  # importing fairseq sets the root logger to DEBUG: not a line per request
         logging.getLogger(library).setLevel(logging.WARNING)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "OMP_NUM_THREADS": str(args.threads)}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "OMP_NUM_THREADS": str(args.threads),
+    }
     checkpoint, data_bin, bpe_codes = trained_model(args, env)
     sentences = test_sentences(args.sentences)
     runs = []
     with (args.work_dir / "serve.log").open("w") as log:
         for repeat in range(args.repeats):
-            sps, memory, translations = interactive(checkpoint, data_bin, bpe_codes, sentences, args.beam, env)
-            runs.append({"interactive": dict(sps=sps, memory=memory, translations=translations),
-                         "server": serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log)})
-            print(f"repeat {repeat + 1}: interactive {sps:.1f} sentences/s, "
-                  f"server {runs[-1]['server']['sps']:.1f} sentences/s", flush=True)
-    identical = sum(ours == theirs for ours, theirs in zip(runs[-1]["server"]["translations"],
-                                                           runs[-1]["interactive"]["translations"]))
+            sps, memory, translations = interactive(
+                checkpoint, data_bin, bpe_codes, sentences, args.beam, env
+            )
+            runs.append(
+                {
+                    "interactive": dict(sps=sps, memory=memory, translations=translations),
+                    "server": serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log),
+                }
+            )
+            print(
+                f"repeat {repeat + 1}: interactive {sps:.1f} sentences/s, "
+                f"server {runs[-1]['server']['sps']:.1f} sentences/s",
+                flush=True,
+            )
+    identical = sum(
+        ours == theirs
+        for ours, theirs in zip(
+            runs[-1]["server"]["translations"], runs[-1]["interactive"]["translations"]
+        )
+    )
     print(report(runs, args, sentences, identical))
 
 

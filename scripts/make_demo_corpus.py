@@ -13,30 +13,64 @@ from pathlib import Path
 
 # English noun -> (French noun, gender)
 NOUNS = {
-    "dog": ("chien", "m"), "cat": ("chat", "m"), "house": ("maison", "f"),
-    "car": ("voiture", "f"), "area": ("zone", "f"), "market": ("marché", "m"),
-    "bank": ("banque", "f"), "city": ("ville", "f"), "garden": ("jardin", "m"),
-    "book": ("livre", "m"), "table": ("table", "f"), "child": ("enfant", "m"),
-    "woman": ("femme", "f"), "man": ("homme", "m"), "door": ("porte", "f"),
-    "tree": ("arbre", "m"), "river": ("rivière", "f"), "road": ("route", "f"),
-    "boat": ("bateau", "m"), "bird": ("oiseau", "m"),
+    "dog": ("chien", "m"),
+    "cat": ("chat", "m"),
+    "house": ("maison", "f"),
+    "car": ("voiture", "f"),
+    "area": ("zone", "f"),
+    "market": ("marché", "m"),
+    "bank": ("banque", "f"),
+    "city": ("ville", "f"),
+    "garden": ("jardin", "m"),
+    "book": ("livre", "m"),
+    "table": ("table", "f"),
+    "child": ("enfant", "m"),
+    "woman": ("femme", "f"),
+    "man": ("homme", "m"),
+    "door": ("porte", "f"),
+    "tree": ("arbre", "m"),
+    "river": ("rivière", "f"),
+    "road": ("route", "f"),
+    "boat": ("bateau", "m"),
+    "bird": ("oiseau", "m"),
 }
 # English adjective -> (masculine, feminine)
 ADJECTIVES = {
-    "big": ("grand", "grande"), "small": ("petit", "petite"), "red": ("rouge", "rouge"),
-    "green": ("vert", "verte"), "black": ("noir", "noire"), "white": ("blanc", "blanche"),
-    "old": ("ancien", "ancienne"), "new": ("neuf", "neuve"), "european": ("européen", "européenne"),
-    "economic": ("économique", "économique"), "free": ("libre", "libre"),
-    "quiet": ("calme", "calme"), "happy": ("heureux", "heureuse"), "blue": ("bleu", "bleue"),
+    "big": ("grand", "grande"),
+    "small": ("petit", "petite"),
+    "red": ("rouge", "rouge"),
+    "green": ("vert", "verte"),
+    "black": ("noir", "noire"),
+    "white": ("blanc", "blanche"),
+    "old": ("ancien", "ancienne"),
+    "new": ("neuf", "neuve"),
+    "european": ("européen", "européenne"),
+    "economic": ("économique", "économique"),
+    "free": ("libre", "libre"),
+    "quiet": ("calme", "calme"),
+    "happy": ("heureux", "heureuse"),
+    "blue": ("bleu", "bleue"),
     "public": ("public", "publique"),
 }
 DETERMINERS = {"the": ("le", "la"), "a": ("un", "une"), "this": ("ce", "cette")}
 VERBS = {
-    "sees": "voit", "likes": "aime", "follows": "suit", "finds": "trouve", "leaves": "quitte",
-    "watches": "regarde", "takes": "prend", "opens": "ouvre",
+    "sees": "voit",
+    "likes": "aime",
+    "follows": "suit",
+    "finds": "trouve",
+    "leaves": "quitte",
+    "watches": "regarde",
+    "takes": "prend",
+    "opens": "ouvre",
 }
-PREPOSITIONS = {"with": "avec", "without": "sans", "behind": "derrière", "under": "sous",
-                "on": "sur", "near": "vers"}
+PREPOSITIONS = {
+    "with": "avec",
+    "without": "sans",
+    "behind": "derrière",
+    "under": "sous",
+    "on": "sur",
+    "near": "vers",
+}
 
 
 def noun_phrase(rng: random.Random, max_adjectives: int):
@@ -83,7 +117,9 @@ def generate(seed: int, sizes: dict, max_adjectives: int):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="folder for {train,valid,test}.{en,fr}")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="folder for {train,valid,test}.{en,fr}"
+    )
     parser.add_argument("--train", type=int, default=20000, help="training pairs")
     parser.add_argument("--valid", type=int, default=500, help="validation pairs")
     parser.add_argument("--test", type=int, default=500, help="test pairs")

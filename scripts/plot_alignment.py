@@ -18,9 +18,15 @@ def main():
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint_*.pt file")
     parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder")
     parser.add_argument("--out-dir", type=Path, required=True, help="where alignment_N.png go")
-    parser.add_argument("--bpe-codes", type=Path, help="the subword-nmt codes of BPE data (OUT/bpe.codes)")
-    parser.add_argument("--source-lang", default="en", help="for the Moses tokenizer (default: %(default)s)")
-    parser.add_argument("--target-lang", default="fr", help="for the Moses tokenizer (default: %(default)s)")
+    parser.add_argument(
+        "--bpe-codes", type=Path, help="the subword-nmt codes of BPE data (OUT/bpe.codes)"
+    )
+    parser.add_argument(
+        "--source-lang", default="en", help="for the Moses tokenizer (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--target-lang", default="fr", help="for the Moses tokenizer (default: %(default)s)"
+    )
     parser.add_argument("sentences", nargs="+", help="source sentences, one argument each")
     args = parser.parse_args()
     for path in (args.checkpoint, args.data, args.bpe_codes):
@@ -29,7 +35,9 @@ def main():
     options = dict(tokenizer="moses", source_lang=args.source_lang, target_lang=args.target_lang)
     if args.bpe_codes is not None:
         options.update(bpe="subword_nmt", bpe_codes=str(args.bpe_codes))
-    for path, translation in alignment_heatmaps(args.checkpoint, args.data, args.sentences, args.out_dir, **options):
+    for path, translation in alignment_heatmaps(
+        args.checkpoint, args.data, args.sentences, args.out_dir, **options
+    ):
         print(f"{path}\t{translation}")
 
 

@@ -1,6 +1,12 @@
 import pytest
 
-from .helpers import ARCHITECTURES, MODELS, make_demo_data_bin, make_test_set_with_unknown_words, train
+from .helpers import (
+    ARCHITECTURES,
+    MODELS,
+    make_demo_data_bin,
+    make_test_set_with_unknown_words,
+    train,
+)
 
 
 @pytest.fixture(params=sorted(MODELS))

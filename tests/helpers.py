@@ -22,10 +22,32 @@ PLUGIN = str(REPO / "bahdanau_plugin")
 ARCHITECTURES = ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"]
 TEST_SENTENCES = 13  # not a multiple of fairseq's --required-batch-size-multiple (8)
 TINY_FLAGS = {
-    "rnnsearch": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
-                  "--decoder-hidden-dim", "8", "--attention-dim", "8", "--maxout-dim", "4"],
-    "rnnencdec": ["--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-hidden-dim", "8",
-                  "--decoder-hidden-dim", "8", "--maxout-dim", "4"],
+    "rnnsearch": [
+        "--encoder-embed-dim",
+        "8",
+        "--decoder-embed-dim",
+        "8",
+        "--encoder-hidden-dim",
+        "8",
+        "--decoder-hidden-dim",
+        "8",
+        "--attention-dim",
+        "8",
+        "--maxout-dim",
+        "4",
+    ],
+    "rnnencdec": [
+        "--encoder-embed-dim",
+        "8",
+        "--decoder-embed-dim",
+        "8",
+        "--encoder-hidden-dim",
+        "8",
+        "--decoder-hidden-dim",
+        "8",
+        "--maxout-dim",
+        "4",
+    ],
 }
 
 # test sentence -> a word the demo dictionaries lack, added to its source and to its reference
@@ -68,7 +90,9 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for parameter in model.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype))
+            parameter.copy_(
+                torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype)
+            )
     return model
 
 
@@ -90,8 +114,15 @@ def fairseq_tool(name: str) -> str:
 def run(tool, *args, stdin=None, cwd=None, timeout=300, check=True):
     """Run one of fairseq's tools; its stdout and stderr together."""
     command = [fairseq_tool(tool), *map(str, args)]
-    result = subprocess.run(command, input=stdin, capture_output=True, text=True,
-                            env=fairseq_env(), cwd=cwd, timeout=timeout)
+    result = subprocess.run(
+        command,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=fairseq_env(),
+        cwd=cwd,
+        timeout=timeout,
+    )
     if check and result.returncode != 0:
         pytest.fail(f"{tool} failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return result.stdout + result.stderr
@@ -99,10 +130,18 @@ def run(tool, *args, stdin=None, cwd=None, timeout=300, check=True):
 
 def tool_on_bytes(name, *args, stdin=None, env=None):
     """Run a fairseq tool on bytes; (return code, stdout, stderr) as text."""
-    result = subprocess.run([fairseq_tool(name), *map(str, args)], input=stdin, capture_output=True,
-                            env=env or fairseq_env(), timeout=300)
-    return (result.returncode, result.stdout.decode("utf-8", "replace"),
-            result.stderr.decode("utf-8", "replace"))
+    result = subprocess.run(
+        [fairseq_tool(name), *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        env=env or fairseq_env(),
+        timeout=300,
+    )
+    return (
+        result.returncode,
+        result.stdout.decode("utf-8", "replace"),
+        result.stderr.decode("utf-8", "replace"),
+    )
 
 
 def assert_one_line_error(returncode, stderr, *expected):
@@ -119,10 +158,34 @@ def assert_one_line_error(returncode, stderr, *expected):
 def train_command(data_bin, save_dir, arch, *extra):
     """fairseq-train with the paper's optimizer and clipping, at tiny sizes (later flags win)."""
     return [
-        data_bin, "--user-dir", PLUGIN, "--arch", arch, *TINY_FLAGS[arch.split("_")[0]],
-        "--cpu", "--optimizer", "adadelta", "--adadelta-rho", "0.95", "--adadelta-eps", "1e-6",
-        "--lr", "1.0", "--clip-norm", "1.0", "--batch-size", "80", "--save-dir", save_dir,
-        "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1", "--seed", "3",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--arch",
+        arch,
+        *TINY_FLAGS[arch.split("_")[0]],
+        "--cpu",
+        "--optimizer",
+        "adadelta",
+        "--adadelta-rho",
+        "0.95",
+        "--adadelta-eps",
+        "1e-6",
+        "--lr",
+        "1.0",
+        "--clip-norm",
+        "1.0",
+        "--batch-size",
+        "80",
+        "--save-dir",
+        save_dir,
+        "--no-epoch-checkpoints",
+        "--log-format",
+        "simple",
+        "--log-interval",
+        "1",
+        "--seed",
+        "3",
         *extra,
     ]
 
@@ -133,19 +196,45 @@ def train(data_bin, save_dir, arch, *extra):
 
 def make_demo_data_bin(root: Path, train_pairs: int = 2000) -> Path:
     subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "make_demo_corpus.py"), "--out", str(root / "raw"),
-         "--train", str(train_pairs), "--valid", "40", "--test", str(TEST_SENTENCES)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            str(REPO / "scripts" / "make_demo_corpus.py"),
+            "--out",
+            str(root / "raw"),
+            "--train",
+            str(train_pairs),
+            "--valid",
+            "40",
+            "--test",
+            str(TEST_SENTENCES),
+        ],
+        check=True,
+        capture_output=True,
     )
-    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr",
-        "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
-        "--testpref", root / "raw/test", "--destdir", root / "data-bin", "--joined-dictionary")
+    run(
+        "fairseq-preprocess",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--trainpref",
+        root / "raw/train",
+        "--validpref",
+        root / "raw/valid",
+        "--testpref",
+        root / "raw/test",
+        "--destdir",
+        root / "data-bin",
+        "--joined-dictionary",
+    )
     return root / "data-bin"
 
 
 def with_unknown_words(lines, side):
-    return [f"{line} {UNKNOWN_WORDS[index][side]}".rstrip() if index in UNKNOWN_WORDS else line
-            for index, line in enumerate(lines)]
+    return [
+        f"{line} {UNKNOWN_WORDS[index][side]}".rstrip() if index in UNKNOWN_WORDS else line
+        for index, line in enumerate(lines)
+    ]
 
 
 def make_test_set_with_unknown_words(data_bin: Path, root: Path) -> Path:
@@ -155,10 +244,28 @@ def make_test_set_with_unknown_words(data_bin: Path, root: Path) -> Path:
     for folder in ("raw", "tok"):
         (root / folder).mkdir()
         for side, language in enumerate(("en", "fr")):
-            lines = (data_bin.parent / "raw" / f"test.{language}").read_text(encoding="utf-8").splitlines()
-            (root / folder / f"test.{language}").write_text("\n".join(with_unknown_words(lines, side)) + "\n",
-                                                            encoding="utf-8")
-    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr", "--testpref", root / "tok/test",
-        "--srcdict", data_bin / "dict.en.txt", "--tgtdict", data_bin / "dict.fr.txt", "--destdir", root / "data-bin")
+            lines = (
+                (data_bin.parent / "raw" / f"test.{language}")
+                .read_text(encoding="utf-8")
+                .splitlines()
+            )
+            (root / folder / f"test.{language}").write_text(
+                "\n".join(with_unknown_words(lines, side)) + "\n", encoding="utf-8"
+            )
+    run(
+        "fairseq-preprocess",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--testpref",
+        root / "tok/test",
+        "--srcdict",
+        data_bin / "dict.en.txt",
+        "--tgtdict",
+        data_bin / "dict.fr.txt",
+        "--destdir",
+        root / "data-bin",
+    )
     shutil.copyfile(root / "tok/test.en", source_text_path(root / "data-bin", "test", "en", "fr"))
     return root

@@ -2,7 +2,13 @@
 
 import torch
 
-from bahdanau_tools.alignment import END_OF_SENTENCE, draw_alignment, merge_subwords, save_heatmap, soft_alignment
+from bahdanau_tools.alignment import (
+    END_OF_SENTENCE,
+    draw_alignment,
+    merge_subwords,
+    save_heatmap,
+    soft_alignment,
+)
 
 from .png import assert_png
 
@@ -13,7 +19,9 @@ TARGET_WORDS = ["l'", "os", "du", "terrier", END_OF_SENTENCE]
 
 
 def attention(rows: int, columns: int) -> torch.Tensor:
-    return torch.softmax(torch.randn(rows, columns, generator=torch.Generator().manual_seed(0)), dim=1)
+    return torch.softmax(
+        torch.randn(rows, columns, generator=torch.Generator().manual_seed(0)), dim=1
+    )
 
 
 def test_bpe_pieces_become_words_on_both_axes():
@@ -56,7 +64,9 @@ def test_heatmap_is_written_as_png(tmp_path):
 
 def test_soft_alignment_drops_the_left_padding_of_a_batch_and_puts_target_words_on_rows():
     alpha = attention(4, 3)  # target x source
-    padded = torch.cat([torch.zeros(2, 4), alpha.t()])  # fairseq's source x target, two padding columns first
+    padded = torch.cat(
+        [torch.zeros(2, 4), alpha.t()]
+    )  # fairseq's source x target, two padding columns first
     assert torch.equal(soft_alignment({"attention": padded}, source_length=3), alpha)
 
 

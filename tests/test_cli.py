@@ -15,16 +15,40 @@ def test_fairseq_train_writes_a_checkpoint_for_each_architecture(checkpoints, ar
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_fairseq_generate_translates_every_test_sentence(data_bin, checkpoints, arch):
-    output = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", checkpoints[arch],
-                 "--beam", "5", "--batch-size", "4", "--max-len-b", "20", "--cpu")
+    output = run(
+        "fairseq-generate",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints[arch],
+        "--beam",
+        "5",
+        "--batch-size",
+        "4",
+        "--max-len-b",
+        "20",
+        "--cpu",
+    )
     hypotheses = re.findall(r"^H-(\d+)\t", output, flags=re.M)
     assert sorted(map(int, hypotheses)) == list(range(TEST_SENTENCES))
 
 
 def test_fairseq_generate_prints_alignments_from_the_soft_attention(data_bin, checkpoints):
-    output = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path",
-                 checkpoints["rnnsearch_50"], "--beam", "5", "--print-alignment", "--max-len-b", "20",
-                 "--cpu")
+    output = run(
+        "fairseq-generate",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--beam",
+        "5",
+        "--print-alignment",
+        "--max-len-b",
+        "20",
+        "--cpu",
+    )
     alignments = re.findall(r"^A-\d+\t(.*)$", output, flags=re.M)
     assert len(alignments) == TEST_SENTENCES
     assert all(re.fullmatch(r"(\d+-\d+ ?)+", line.strip()) for line in alignments)
@@ -32,9 +56,24 @@ def test_fairseq_generate_prints_alignments_from_the_soft_attention(data_bin, ch
 
 def test_fairseq_interactive_answers_every_line_in_order(data_bin, checkpoints):
     lines = ["the dog sees a cat", "a small red car", "this old european bank leaves the big city"]
-    output = run("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path",
-                 checkpoints["rnnsearch_50"], "--source-lang", "en", "--target-lang", "fr",
-                 "--beam", "5", "--max-len-b", "20", "--cpu", stdin="\n".join(lines) + "\n")
+    output = run(
+        "fairseq-interactive",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--beam",
+        "5",
+        "--max-len-b",
+        "20",
+        "--cpu",
+        stdin="\n".join(lines) + "\n",
+    )
     sources = re.findall(r"^S-\d+\t(.*)$", output, flags=re.M)
     assert sources == lines
     assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == len(lines)
@@ -54,28 +93,49 @@ TRAIN_LIMIT = 8
 def trained_with_a_low_limit(data_bin, tmp_path_factory):
     """(training log, checkpoint) of a model whose limit skips some of the demo training pairs."""
     save_dir = tmp_path_factory.mktemp("limit")
-    output = train(data_bin, save_dir, "rnnsearch_50", "--max-update", "1",
-                   "--max-train-length", str(TRAIN_LIMIT), "--skip-invalid-size-inputs-valid-test")
+    output = train(
+        data_bin,
+        save_dir,
+        "rnnsearch_50",
+        "--max-update",
+        "1",
+        "--max-train-length",
+        str(TRAIN_LIMIT),
+        "--skip-invalid-size-inputs-valid-test",
+    )
     return output, save_dir / "checkpoint_last.pt"
 
 
 def _over_the_limit(data_bin):
     """Indices of the training pairs with more than TRAIN_LIMIT tokens on either side."""
-    sides = [(data_bin.parent / "raw" / f"train.{lang}").read_text().splitlines() for lang in ("en", "fr")]
-    return {index for index, pair in enumerate(zip(*sides))
-            if max(len(side.split()) for side in pair) > TRAIN_LIMIT}
+    sides = [
+        (data_bin.parent / "raw" / f"train.{lang}").read_text().splitlines()
+        for lang in ("en", "fr")
+    ]
+    return {
+        index
+        for index, pair in enumerate(zip(*sides))
+        if max(len(side.split()) for side in pair) > TRAIN_LIMIT
+    }
 
 
 def _skipped_in_training(output):
     """(count, the first few indices) from fairseq's log line about the training pairs it skips."""
     limit = TRAIN_LIMIT + 1  # fairseq's sizes count the end-of-sentence token
-    skipped = re.search(r"([\d,]+) samples have invalid sizes and will be skipped, "
-                        rf"max_positions=\({limit}, {limit}\), first few sample ids=\[([\d, ]+)\]", output)
+    skipped = re.search(
+        r"([\d,]+) samples have invalid sizes and will be skipped, "
+        rf"max_positions=\({limit}, {limit}\), first few sample ids=\[([\d, ]+)\]",
+        output,
+    )
     assert skipped, "fairseq-train did not log skipped training pairs"
-    return int(skipped.group(1).replace(",", "")), {int(index) for index in skipped.group(2).split(",")}
+    return int(skipped.group(1).replace(",", "")), {
+        int(index) for index in skipped.group(2).split(",")
+    }
 
 
-def test_training_skips_pairs_longer_than_the_architecture_limit_and_counts_them(data_bin, trained_with_a_low_limit):
+def test_training_skips_pairs_longer_than_the_architecture_limit_and_counts_them(
+    data_bin, trained_with_a_low_limit
+):
     output, _ = trained_with_a_low_limit
     count, _ = _skipped_in_training(output)
     assert count == len(_over_the_limit(data_bin)) > 0
@@ -84,8 +144,23 @@ def test_training_skips_pairs_longer_than_the_architecture_limit_and_counts_them
 def test_pairs_skipped_in_training_are_translated_at_generation(data_bin, trained_with_a_low_limit):
     output, checkpoint = trained_with_a_low_limit
     _, skipped = _skipped_in_training(output)
-    generated = run("fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", checkpoint,
-                    "--gen-subset", "train", "--batch-size", "500", "--beam", "2", "--max-len-b", "5", "--cpu")
+    generated = run(
+        "fairseq-generate",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoint,
+        "--gen-subset",
+        "train",
+        "--batch-size",
+        "500",
+        "--beam",
+        "2",
+        "--max-len-b",
+        "5",
+        "--cpu",
+    )
     translated = {int(index) for index in re.findall(r"^H-(\d+)\t", generated, flags=re.M)}
     assert skipped <= translated
 
@@ -100,10 +175,14 @@ def test_fairseq_hydra_train_builds_a_named_architecture_from_yaml(data_bin, tmp
         "lr_scheduler: fixed\n"
         "optimization:\n  max_update: 2\n  lr: [0.001]\n"
         "dataset:\n  batch_size: 80\n"
-        "checkpoint:\n  save_dir: " + str(tmp_path / "checkpoints") + "\n  no_epoch_checkpoints: true\n"
+        "checkpoint:\n  save_dir: "
+        + str(tmp_path / "checkpoints")
+        + "\n  no_epoch_checkpoints: true\n"
         "common:\n  cpu: true\n  user_dir: " + PLUGIN + "\n  log_format: simple\n"
     )
-    output = run("fairseq-hydra-train", "--config-dir", tmp_path, "--config-name", "tiny", cwd=tmp_path)
+    output = run(
+        "fairseq-hydra-train", "--config-dir", tmp_path, "--config-name", "tiny", cwd=tmp_path
+    )
     assert "RNNsearchModel" in output
     state = torch.load(tmp_path / "checkpoints" / "checkpoint_last.pt")
     assert state["cfg"]["model"]["max_train_length"] == 30

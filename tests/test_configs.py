@@ -19,9 +19,22 @@ CONFIGS = REPO / "configs"
 PAPER_RECIPE = REPO / "scripts" / "train_paper_recipe.sh"
 UPDATES = 2
 # the sections of the configuration that make the recipe (checkpoint and logging are not)
-RECIPE_SECTIONS = ("model", "optimizer", "optimization", "dataset", "criterion", "lr_scheduler", "task")
-PAPER_SIZES = dict(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000, decoder_hidden_dim=1000,
-                   maxout_dim=500)
+RECIPE_SECTIONS = (
+    "model",
+    "optimizer",
+    "optimization",
+    "dataset",
+    "criterion",
+    "lr_scheduler",
+    "task",
+)
+PAPER_SIZES = dict(
+    encoder_embed_dim=620,
+    decoder_embed_dim=620,
+    encoder_hidden_dim=1000,
+    decoder_hidden_dim=1000,
+    maxout_dim=500,
+)
 PAPER_ATTENTION_DIM = 1000
 
 
@@ -31,7 +44,10 @@ def tiny_sizes(arch):
 
 def as_hydra_overrides(flags):
     """--encoder-embed-dim 8 -> model.encoder_embed_dim=8"""
-    return [f"model.{flag[2:].replace('-', '_')}={value}" for flag, value in zip(flags[::2], flags[1::2])]
+    return [
+        f"model.{flag[2:].replace('-', '_')}={value}"
+        for flag, value in zip(flags[::2], flags[1::2])
+    ]
 
 
 def recipe_configuration(arch):
@@ -59,7 +75,9 @@ def paper_recipe_flags(arch, folder):
 def flags_configuration(flags):
     """What fairseq-train builds from these flags: its parser, the architecture's defaults, then
     the conversion to the configuration it trains with."""
-    return convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_training_parser(), flags))
+    return convert_namespace_to_omegaconf(
+        options.parse_args_and_arch(options.get_training_parser(), flags)
+    )
 
 
 def setting(cfg, section, key):
@@ -76,9 +94,20 @@ def hydra_checkpoints(data_bin, tmp_path_factory):
     paths = {}
     for arch in ARCHITECTURES:
         root = tmp_path_factory.mktemp(f"hydra-{arch}")
-        run("fairseq-hydra-train", "--config-dir", CONFIGS, "--config-name", arch, f"task.data={data_bin}",
-            f"checkpoint.save_dir={root / 'checkpoints'}", f"optimization.max_update={UPDATES}", "common.cpu=true",
-            f"hydra.run.dir={root / 'hydra'}", *as_hydra_overrides(tiny_sizes(arch)), cwd=REPO)
+        run(
+            "fairseq-hydra-train",
+            "--config-dir",
+            CONFIGS,
+            "--config-name",
+            arch,
+            f"task.data={data_bin}",
+            f"checkpoint.save_dir={root / 'checkpoints'}",
+            f"optimization.max_update={UPDATES}",
+            "common.cpu=true",
+            f"hydra.run.dir={root / 'hydra'}",
+            *as_hydra_overrides(tiny_sizes(arch)),
+            cwd=REPO,
+        )
         paths[arch] = root / "checkpoints" / "checkpoint_last.pt"
     return paths
 
@@ -93,12 +122,27 @@ def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, arch):
 def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
     arch = "rnnsearch_50"
     completed = subprocess.run(
-        ["bash", str(PAPER_RECIPE), arch, str(data_bin), str(tmp_path), *tiny_sizes(arch),
-         "--max-update", str(UPDATES), "--cpu"],
-        env=fairseq_env(), capture_output=True, text=True, timeout=300,
+        [
+            "bash",
+            str(PAPER_RECIPE),
+            arch,
+            str(data_bin),
+            str(tmp_path),
+            *tiny_sizes(arch),
+            "--max-update",
+            str(UPDATES),
+            "--cpu",
+        ],
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert torch.load(tmp_path / "checkpoint_last.pt")["optimizer_history"][-1]["num_updates"] == UPDATES
+    assert (
+        torch.load(tmp_path / "checkpoint_last.pt")["optimizer_history"][-1]["num_updates"]
+        == UPDATES
+    )
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
@@ -106,7 +150,11 @@ def test_each_recipe_is_the_papers_training(arch):
     cfg = recipe_configuration(arch)
     optimizer = cfg.optimizer
     assert (optimizer._name, optimizer.adadelta_rho, optimizer.adadelta_eps, optimizer.lr) == (
-        "adadelta", 0.95, 1e-6, [1.0])
+        "adadelta",
+        0.95,
+        1e-6,
+        [1.0],
+    )
     assert cfg.optimization.clip_norm == 1.0
     assert cfg.dataset.batch_size == 80
     assert cfg.model.max_train_length == int(arch.split("_")[1])

@@ -35,18 +35,41 @@ def runs(data_bin, tmp_path_factory):
     # accumulating two batches cannot reproduce.
     common = ["--batch-size", "16", "--max-update", str(UPDATES), "--disable-validation"]
     single_dir = tmp_path_factory.mktemp("single")
-    single = run("fairseq-train", *train_command(data_bin, single_dir, "rnnsearch_50", *common,
-                                                 "--update-freq", "2"))
+    single = run(
+        "fairseq-train",
+        *train_command(data_bin, single_dir, "rnnsearch_50", *common, "--update-freq", "2"),
+    )
     distributed_dir = tmp_path_factory.mktemp("distributed")
     init = f"tcp://127.0.0.1:{_free_port()}"
     workers = [
         subprocess.Popen(
-            [fairseq_tool("fairseq-train"), *map(str, train_command(
-                data_bin, distributed_dir, "rnnsearch_50", *common,
-                "--distributed-world-size", "2", "--distributed-rank", str(rank),
-                "--distributed-init-method", init, "--distributed-no-spawn",
-                "--ddp-backend", "legacy_ddp", "--distributed-backend", "gloo"))],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=fairseq_env(),
+            [
+                fairseq_tool("fairseq-train"),
+                *map(
+                    str,
+                    train_command(
+                        data_bin,
+                        distributed_dir,
+                        "rnnsearch_50",
+                        *common,
+                        "--distributed-world-size",
+                        "2",
+                        "--distributed-rank",
+                        str(rank),
+                        "--distributed-init-method",
+                        init,
+                        "--distributed-no-spawn",
+                        "--ddp-backend",
+                        "legacy_ddp",
+                        "--distributed-backend",
+                        "gloo",
+                    ),
+                ),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=fairseq_env(),
         )
         for rank in range(2)
     ]

@@ -91,8 +91,13 @@ next(iterators.BufferedIterator(1000, SlowItems()))
 
 def python(*args):
     """A fresh Python of the tests' environment, run with args."""
-    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
-                          env=fairseq_env(), timeout=300)
+    return subprocess.run(
+        [sys.executable, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=fairseq_env(),
+        timeout=300,
+    )
 
 
 def training_batches(data_bin, plugin):
@@ -159,13 +164,26 @@ def test_training_batches_are_fairseqs_own_last_partial_batch_left_out_included(
 def generated_sentences(data_bin, checkpoints, *python_args):
     """How many sentences fairseq-generate, run as python *python_args, translates of the 13 of the
     test set in batches of 4: 3 full batches and a last one of 1, not a multiple of 8."""
-    completed = python(*python_args, data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnencdec_30"],
-                       "--batch-size", "4", "--max-len-b", "5", "--cpu")
+    completed = python(
+        *python_args,
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnencdec_30"],
+        "--batch-size",
+        "4",
+        "--max-len-b",
+        "5",
+        "--cpu",
+    )
     assert completed.returncode == 0, completed.stderr[-2000:]
     return len(re.findall(r"^H-\d+\t", completed.stdout, flags=re.M))
 
 
-def test_without_the_patch_fairseq_generate_leaves_out_the_last_partial_batch(data_bin, checkpoints):
+def test_without_the_patch_fairseq_generate_leaves_out_the_last_partial_batch(
+    data_bin, checkpoints
+):
     """What the patch guards against; if fairseq fixes it, this test says so."""
     translated = generated_sentences(data_bin, checkpoints, "-c", GENERATE_WITHOUT_THE_PATCH)
     assert translated == TEST_SENTENCES - TEST_SENTENCES % 4

@@ -23,9 +23,23 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
     ]
     env = {**fairseq_env(), "PYTHONIOENCODING": "utf-8"}  # a strict decoder, the hardest case
     returncode, stdout, stderr = tool_on_bytes(
-        "fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
-        "--source-lang", "en", "--target-lang", "fr", "--beam", "2", "--max-len-b", "10", "--cpu",
-        stdin=b"\n".join(lines) + b"\n", env=env,
+        "fairseq-interactive",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--beam",
+        "2",
+        "--max-len-b",
+        "10",
+        "--cpu",
+        stdin=b"\n".join(lines) + b"\n",
+        env=env,
     )
     assert returncode == 0, stderr[-2000:]
     answered = [int(number) for number in re.findall(r"^H-(\d+)\t", stdout, flags=re.M)]
@@ -36,35 +50,62 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
 
 
 def _interactive(data_bin, checkpoints, stdin: bytes):
-    return tool_on_bytes("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path",
-                         checkpoints["rnnsearch_50"], "--source-lang", "en", "--target-lang", "fr",
-                         "--beam", "2", "--max-len-b", "10", "--cpu", stdin=stdin)
+    return tool_on_bytes(
+        "fairseq-interactive",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--beam",
+        "2",
+        "--max-len-b",
+        "10",
+        "--cpu",
+        stdin=stdin,
+    )
 
 
 def test_interactive_leaves_out_a_line_over_max_source_positions_in_one_line_and_translates_the_next(
     data_bin, checkpoints
 ):
-    too_long = " ".join(["the big dog sees a small cat"] * 715)  # 5,005 tokens: over fairseq's 1,024
-    returncode, stdout, stderr = _interactive(data_bin, checkpoints, f"{NORMAL}\n{too_long}\n{NORMAL}\n".encode())
+    too_long = " ".join(
+        ["the big dog sees a small cat"] * 715
+    )  # 5,005 tokens: over fairseq's 1,024
+    returncode, stdout, stderr = _interactive(
+        data_bin, checkpoints, f"{NORMAL}\n{too_long}\n{NORMAL}\n".encode()
+    )
     assert returncode == 0, stderr[-2000:]
     assert [int(number) for number in re.findall(r"^H-(\d+)\t", stdout, flags=re.M)] == [0, 2]
     (warning,) = [line for line in stderr.splitlines() if line.startswith("warning: ")]
-    assert "sentence 1 is not translated: its 5,006 tokens" in warning and "--max-source-positions 1024" in warning
+    assert (
+        "sentence 1 is not translated: its 5,006 tokens" in warning
+        and "--max-source-positions 1024" in warning
+    )
     assert "Traceback" not in stderr
 
 
 def test_interactive_does_not_glue_a_byte_order_mark_to_the_first_word(data_bin, checkpoints):
-    returncode, stdout, stderr = _interactive(data_bin, checkpoints, b"\xef\xbb\xbf" + NORMAL.encode() + b"\n")
+    returncode, stdout, stderr = _interactive(
+        data_bin, checkpoints, b"\xef\xbb\xbf" + NORMAL.encode() + b"\n"
+    )
     assert returncode == 0, stderr[-2000:]
     assert re.findall(r"^S-0\t(.*)$", stdout, flags=re.M) == [NORMAL]
 
 
-def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(data_bin, checkpoints, tmp_path):
+def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(
+    data_bin, checkpoints, tmp_path
+):
     truncated = tmp_path / "truncated.pt"
     data = checkpoints["rnnsearch_50"].read_bytes()
     truncated.write_bytes(data[: len(data) // 2])
-    returncode, _, stderr = tool_on_bytes("fairseq-generate", data_bin, "--user-dir", PLUGIN,
-                                  "--path", truncated, "--cpu")
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", truncated, "--cpu"
+    )
     assert_one_line_error(returncode, stderr, str(truncated), "incomplete")
 
 
@@ -73,10 +114,29 @@ def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_er
 ):
     for lang, text in (("en", "a red car\nthe dog\n"), ("fr", "une voiture rouge\nle chien\n")):
         (tmp_path / f"other.{lang}").write_text(text)
-    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr", "--joined-dictionary",
-        "--trainpref", tmp_path / "other", "--testpref", tmp_path / "other", "--destdir", tmp_path / "other")
-    returncode, _, stderr = tool_on_bytes("fairseq-generate", tmp_path / "other", "--user-dir", PLUGIN,
-                                  "--path", checkpoints["rnnsearch_50"], "--cpu")
+    run(
+        "fairseq-preprocess",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--joined-dictionary",
+        "--trainpref",
+        tmp_path / "other",
+        "--testpref",
+        tmp_path / "other",
+        "--destdir",
+        tmp_path / "other",
+    )
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate",
+        tmp_path / "other",
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--cpu",
+    )
     assert_one_line_error(returncode, stderr, "source dictionary", "dict.*.txt")
 
 
@@ -84,9 +144,20 @@ def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_er
 def test_print_alignment_with_rnnencdec_is_a_one_line_error_saying_it_has_no_attention(
     data_bin, checkpoints, tool
 ):
-    returncode, _, stderr = tool_on_bytes(tool, data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnencdec_50"],
-                                  "--print-alignment", "--cpu", stdin=NORMAL.encode())
-    assert_one_line_error(returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoint")
+    returncode, _, stderr = tool_on_bytes(
+        tool,
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnencdec_50"],
+        "--print-alignment",
+        "--cpu",
+        stdin=NORMAL.encode(),
+    )
+    assert_one_line_error(
+        returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoint"
+    )
 
 
 class _RunsACommand:
@@ -94,20 +165,24 @@ class _RunsACommand:
         return (os.system, ("touch pwned",))
 
 
-def test_a_checkpoint_whose_pickle_would_run_code_is_refused_saying_why(data_bin, checkpoints, tmp_path):
+def test_a_checkpoint_whose_pickle_would_run_code_is_refused_saying_why(
+    data_bin, checkpoints, tmp_path
+):
     state = torch.load(checkpoints["rnnsearch_50"])
     state["extra_state"]["payload"] = _RunsACommand()
     malicious = tmp_path / "malicious.pt"
     torch.save(state, malicious)
-    returncode, _, stderr = tool_on_bytes("fairseq-generate", data_bin, "--user-dir", PLUGIN,
-                                  "--path", malicious, "--cpu")
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", malicious, "--cpu"
+    )
     assert_one_line_error(returncode, stderr, str(malicious), "posix.system", "could run code")
     assert not (tmp_path / "pwned").exists() and not os.path.exists("pwned")
 
 
 def test_an_unknown_architecture_is_fairseqs_argument_error(data_bin, tmp_path):
-    returncode, _, stderr = tool_on_bytes("fairseq-train", data_bin, "--user-dir", PLUGIN,
-                                  "--arch", "rnnsearch_70", "--cpu")
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", "rnnsearch_70", "--cpu"
+    )
     assert returncode == 2
     assert "argument --arch" in stderr and "invalid choice: 'rnnsearch_70'" in stderr
 
@@ -124,6 +199,10 @@ def test_a_non_positive_size_is_fairseqs_argument_error_before_any_data_is_read(
 
 def test_left_padded_targets_are_refused_in_one_line(data_bin, tmp_path):
     """The decoder reads each target from its first token: left padding would change its states."""
-    returncode, _, stderr = tool_on_bytes("fairseq-train", *train_command(data_bin, tmp_path, "rnnsearch_50",
-                                                                  "--max-update", "1", "--left-pad-target"))
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *train_command(
+            data_bin, tmp_path, "rnnsearch_50", "--max-update", "1", "--left-pad-target"
+        ),
+    )
     assert_one_line_error(returncode, stderr, "--left-pad-target")

@@ -16,7 +16,11 @@ from .helpers import PLUGIN, REPO
 
 TOOLS = REPO / "bahdanau_tools"
 TOOLS_LIBRARIES = ("subword_nmt", "sacremoses", "matplotlib")
-FORMER_PLUGIN_TOOLS = ("bahdanau_plugin.data", "bahdanau_plugin.evaluation", "bahdanau_plugin.alignment")
+FORMER_PLUGIN_TOOLS = (
+    "bahdanau_plugin.data",
+    "bahdanau_plugin.evaluation",
+    "bahdanau_plugin.alignment",
+)
 
 
 def _module_name(path: Path) -> str:
@@ -50,8 +54,11 @@ def modules_of_user_dir() -> Set[str]:
 
 def _within(modules: Set[str], packages) -> List[str]:
     """The modules that are one of packages or inside one."""
-    return sorted(name for name in modules if any(name == package or name.startswith(package + ".")
-                                                  for package in packages))
+    return sorted(
+        name
+        for name in modules
+        if any(name == package or name.startswith(package + ".") for package in packages)
+    )
 
 
 def test_user_dir_loads_no_module_of_the_tools(modules_of_user_dir):
@@ -72,7 +79,9 @@ def test_every_module_of_the_tools_imports_in_a_fresh_interpreter():
 def _imported_modules(path: Path) -> Iterator[str]:
     """Every module a file imports, at its top or inside a function, relative imports resolved; for
     `from A import B` both A and A.B, since B may be a module."""
-    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    package = (
+        _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    )
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
@@ -109,7 +118,7 @@ def _find_cycle(graph: Dict[str, Set[str]]) -> List[str]:
 
     def visit(node: str) -> List[str]:
         if node in path:
-            return path[path.index(node):] + [node]
+            return path[path.index(node) :] + [node]
         if node in finished:
             return []
         path.append(node)
@@ -138,5 +147,7 @@ def test_the_tools_parts_depend_on_one_another_without_a_cycle():
 
 
 def test_no_module_of_the_plugin_imports_the_tools_even_inside_a_function():
-    plugin_imports = {module for path in Path(PLUGIN).rglob("*.py") for module in _imported_modules(path)}
+    plugin_imports = {
+        module for path in Path(PLUGIN).rglob("*.py") for module in _imported_modules(path)
+    }
     assert _within(plugin_imports, ("bahdanau_tools",)) == []

@@ -12,17 +12,61 @@ import pytest
 
 from .helpers import PLUGIN, run
 
-SIZES = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-hidden-dim", "32",
-         "--decoder-hidden-dim", "32", "--attention-dim", "32", "--maxout-dim", "16"]
-FLOAT16 = ["--fp16", "--fp16-no-flatten-grads", "--fp16-init-scale", "1", "--fp16-scale-window", "1000000"]
+SIZES = [
+    "--encoder-embed-dim",
+    "32",
+    "--decoder-embed-dim",
+    "32",
+    "--encoder-hidden-dim",
+    "32",
+    "--decoder-hidden-dim",
+    "32",
+    "--attention-dim",
+    "32",
+    "--maxout-dim",
+    "16",
+]
+FLOAT16 = [
+    "--fp16",
+    "--fp16-no-flatten-grads",
+    "--fp16-init-scale",
+    "1",
+    "--fp16-scale-window",
+    "1000000",
+]
 
 
 def train_validation_loss(data_bin, save_dir, updates, *precision):
     """fairseq-train rnnsearch for ``updates`` updates; the validation loss it reports at the end."""
-    log = run("fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", "rnnsearch", *SIZES, "--cpu",
-              "--seed", "1", "--optimizer", "adam", "--lr", "0.01", "--clip-norm", "1.0",
-              "--max-tokens", "2000", "--max-update", updates, "--save-dir", save_dir, "--no-save",
-              "--log-format", "simple", *precision, timeout=600)
+    log = run(
+        "fairseq-train",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--arch",
+        "rnnsearch",
+        *SIZES,
+        "--cpu",
+        "--seed",
+        "1",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--clip-norm",
+        "1.0",
+        "--max-tokens",
+        "2000",
+        "--max-update",
+        updates,
+        "--save-dir",
+        save_dir,
+        "--no-save",
+        "--log-format",
+        "simple",
+        *precision,
+        timeout=600,
+    )
     losses = re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)
     assert losses, log[-2000:]
     return float(losses[-1])
@@ -35,8 +79,11 @@ def test_float16_training_ends_within_5_percent_of_float32_s_validation_loss(dat
     assert abs(float16 - float32) / float32 < 0.05
 
 
-@pytest.mark.parametrize("precision", [["--amp"], ["--memory-efficient-fp16", *FLOAT16[2:]]],
-                         ids=["amp", "memory-efficient-fp16"])
+@pytest.mark.parametrize(
+    "precision",
+    [["--amp"], ["--memory-efficient-fp16", *FLOAT16[2:]]],
+    ids=["amp", "memory-efficient-fp16"],
+)
 def test_other_mixed_precision_options_train(data_bin, tmp_path, precision):
     """--amp runs fairseq's CUDA autocast, which leaves CPU tensors in float32; --memory-efficient-fp16
     keeps the float16 parameters themselves."""

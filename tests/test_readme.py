@@ -15,11 +15,16 @@ def readme_example() -> str:
     return re.match(r"\s*```python\n(.*?)```", after_marker, flags=re.S).group(1)
 
 
-def test_the_readme_hub_example_translates_and_gives_a_soft_alignment_per_target_token(checkpoints, data_bin):
+def test_the_readme_hub_example_translates_and_gives_a_soft_alignment_per_target_token(
+    checkpoints, data_bin
+):
     checkpoint = checkpoints["rnnsearch_50"]
-    code = (readme_example().replace('"checkpoints"', repr(str(checkpoint.parent)))
-            .replace('"checkpoint_best.pt"', repr(checkpoint.name))
-            .replace('"OUT/data-bin"', repr(str(data_bin))))
+    code = (
+        readme_example()
+        .replace('"checkpoints"', repr(str(checkpoint.parent)))
+        .replace('"checkpoint_best.pt"', repr(checkpoint.name))
+        .replace('"OUT/data-bin"', repr(str(data_bin)))
+    )
     example = {}
     exec(code, example)
     alpha, best, source = example["alpha"], example["best"], example["source"]

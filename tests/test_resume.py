@@ -12,15 +12,25 @@ import torch
 from .helpers import fairseq_env, fairseq_tool, run, train_command
 
 # The demo's 2,000 pairs in batches of 16 make 125 updates an epoch: every event is mid-epoch.
-FLAGS = ["--batch-size", "16", "--max-update", "40", "--save-interval-updates", "5",
-         "--disable-validation", "--dropout", "0.2"]
+FLAGS = [
+    "--batch-size",
+    "16",
+    "--max-update",
+    "40",
+    "--save-interval-updates",
+    "5",
+    "--disable-validation",
+    "--dropout",
+    "0.2",
+]
 
 
 def _kill_after_first_checkpoint(command):
     """Start training, SIGKILL it as soon as it has saved its first mid-epoch checkpoint."""
     env = {**fairseq_env(), "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=env)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
     try:
         for line in process.stdout:
             if "Saved checkpoint" in line:
@@ -35,8 +45,10 @@ def _kill_after_first_checkpoint(command):
 def test_a_training_killed_mid_epoch_resumes_to_the_same_parameters(data_bin, tmp_path):
     uninterrupted_dir, resumed_dir = tmp_path / "uninterrupted", tmp_path / "resumed"
     run("fairseq-train", *train_command(data_bin, uninterrupted_dir, "rnnsearch_50", *FLAGS))
-    command = [fairseq_tool("fairseq-train"),
-               *map(str, train_command(data_bin, resumed_dir, "rnnsearch_50", *FLAGS))]
+    command = [
+        fairseq_tool("fairseq-train"),
+        *map(str, train_command(data_bin, resumed_dir, "rnnsearch_50", *FLAGS)),
+    ]
 
     assert _kill_after_first_checkpoint(command) == -signal.SIGKILL
     log = run("fairseq-train", *command[1:])

@@ -12,31 +12,59 @@ PAIRS = [("the dog", "le chien xylophonie")] * 2 + [("a cat", "un chat zorglub")
 
 def write_sides(directory, pairs):
     for side, language in enumerate(("en", "fr")):
-        (directory / f"train.{language}").write_text("".join(pair[side] + "\n" for pair in pairs), encoding="utf-8")
+        (directory / f"train.{language}").write_text(
+            "".join(pair[side] + "\n" for pair in pairs), encoding="utf-8"
+        )
     return directory / "train.en", directory / "train.fr"
 
 
 def build(checkpoint, data_bin, source, target, output, *more):
-    return main(["--checkpoint", str(checkpoint), "--data", str(data_bin), "--source", str(source),
-                 "--target", str(target), "--output", str(output), *more])
+    return main(
+        [
+            "--checkpoint",
+            str(checkpoint),
+            "--data",
+            str(data_bin),
+            "--source",
+            str(source),
+            "--target",
+            str(target),
+            "--output",
+            str(output),
+            *more,
+        ]
+    )
 
 
 def test_a_word_outside_the_target_dictionary_is_the_translation_of_a_source_word_it_attends_to(
     checkpoints, data_bin, tmp_path
 ):
     source, target = write_sides(tmp_path, PAIRS)
-    lines = build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "dictionary.txt")
+    lines = build(
+        checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "dictionary.txt"
+    )
     [line] = lines
     word, translation = line.split()
     assert word in ("the", "dog") and translation == "xylophonie"
     assert (tmp_path / "dictionary.txt").read_text(encoding="utf-8") == line + "\n"
 
 
-def test_a_translation_seen_once_is_kept_with_min_count_1_and_left_out_by_default(checkpoints, data_bin, tmp_path):
+def test_a_translation_seen_once_is_kept_with_min_count_1_and_left_out_by_default(
+    checkpoints, data_bin, tmp_path
+):
     source, target = write_sides(tmp_path, PAIRS)
-    by_default = build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "default.txt")
-    at_least_once = build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "once.txt",
-                          "--min-count", "1")
+    by_default = build(
+        checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "default.txt"
+    )
+    at_least_once = build(
+        checkpoints["rnnsearch_50"],
+        data_bin,
+        source,
+        target,
+        tmp_path / "once.txt",
+        "--min-count",
+        "1",
+    )
     assert [line.split()[1] for line in by_default] == ["xylophonie"]
     assert sorted(line.split()[1] for line in at_least_once) == ["xylophonie", "zorglub"]
 

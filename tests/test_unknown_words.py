@@ -11,14 +11,23 @@ from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoderDecoderModel
 
 from bahdanau_plugin.errors import ConfigurationError
-from bahdanau_plugin.unknown_words import learn_input_words, load_word_dictionary, replaced_symbols, source_text_path
+from bahdanau_plugin.unknown_words import (
+    learn_input_words,
+    load_word_dictionary,
+    replaced_symbols,
+    source_text_path,
+)
 
 from .helpers import PLUGIN, assert_one_line_error, make_dictionary, run, tool_on_bytes
 
 UNKNOWN = "zyzzyva"  # no dictionary of the demo corpus has it
 TRANSLATION = "xylophonie"
 # source, target: sentence 0 is the unknown word alone, so that every target word attends to it
-SENTENCES = [(UNKNOWN, "le chien"), (f"the dog sees {UNKNOWN}", "le chien voit"), ("the big dog", "le grand chien")]
+SENTENCES = [
+    (UNKNOWN, "le chien"),
+    (f"the dog sees {UNKNOWN}", "le chien voit"),
+    ("the big dog", "le grand chien"),
+]
 # every token <unk> (fairseq's unknown-word penalty, negative), three of them
 ALL_UNKNOWN = ["--unkpen", "-100", "--max-len-a", "0", "--max-len-b", "3", "--beam", "2", "--cpu"]
 
@@ -28,9 +37,24 @@ def unknown_data_bin(data_bin, tmp_path_factory):
     """SENTENCES as a test split, binarized with the demo dictionaries, the source text beside."""
     root = tmp_path_factory.mktemp("replace-unk")
     for side, language in enumerate(("en", "fr")):
-        (root / f"test.{language}").write_text("".join(pair[side] + "\n" for pair in SENTENCES), encoding="utf-8")
-    run("fairseq-preprocess", "--source-lang", "en", "--target-lang", "fr", "--testpref", root / "test",
-        "--srcdict", data_bin / "dict.en.txt", "--tgtdict", data_bin / "dict.fr.txt", "--destdir", root / "data-bin")
+        (root / f"test.{language}").write_text(
+            "".join(pair[side] + "\n" for pair in SENTENCES), encoding="utf-8"
+        )
+    run(
+        "fairseq-preprocess",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--testpref",
+        root / "test",
+        "--srcdict",
+        data_bin / "dict.en.txt",
+        "--tgtdict",
+        data_bin / "dict.fr.txt",
+        "--destdir",
+        root / "data-bin",
+    )
     shutil.copyfile(root / "test.en", source_text_path(root / "data-bin", "test", "en", "fr"))
     return root / "data-bin"
 
@@ -46,9 +70,20 @@ def lines_of(output, kind):
     return dict(re.findall(rf"^{kind}-(\d+)\t(?:[^\t\n]*\t)?(.*)$", output, flags=re.M))
 
 
-def test_fairseq_generate_replaces_each_unk_by_the_real_source_word_it_is_aligned_to(unknown_data_bin, checkpoints):
-    output = run("fairseq-generate", unknown_data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
-                 "--replace-unk", "--print-alignment", *ALL_UNKNOWN)
+def test_fairseq_generate_replaces_each_unk_by_the_real_source_word_it_is_aligned_to(
+    unknown_data_bin, checkpoints
+):
+    output = run(
+        "fairseq-generate",
+        unknown_data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--replace-unk",
+        "--print-alignment",
+        *ALL_UNKNOWN,
+    )
     hypotheses, alignments = lines_of(output, "H"), lines_of(output, "A")
     assert hypotheses["0"] == " ".join([UNKNOWN] * 3)
     for index, (source, _) in enumerate(SENTENCES):
@@ -60,26 +95,54 @@ def test_fairseq_generate_replaces_each_unk_by_the_real_source_word_it_is_aligne
 def test_fairseq_interactive_shows_and_copies_the_input_words_through_the_dictionary(
     unknown_data_bin, checkpoints, word_dictionary
 ):
-    output = run("fairseq-interactive", unknown_data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
-                 "--source-lang", "en", "--target-lang", "fr", "--replace-unk", word_dictionary, *ALL_UNKNOWN,
-                 stdin=f"{UNKNOWN}\nthe {UNKNOWN} dog\n")
+    output = run(
+        "fairseq-interactive",
+        unknown_data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--replace-unk",
+        word_dictionary,
+        *ALL_UNKNOWN,
+        stdin=f"{UNKNOWN}\nthe {UNKNOWN} dog\n",
+    )
     assert lines_of(output, "S") == {"0": UNKNOWN, "1": f"the {UNKNOWN} dog"}
     assert lines_of(output, "H")["0"] == " ".join([TRANSLATION] * 3)
 
 
-def test_the_hub_interface_translates_with_replacement_when_made_with_replace_unk(unknown_data_bin, checkpoints):
+def test_the_hub_interface_translates_with_replacement_when_made_with_replace_unk(
+    unknown_data_bin, checkpoints
+):
     checkpoint = checkpoints["rnnsearch_50"]
     translator = FairseqEncoderDecoderModel.from_pretrained(
-        str(checkpoint.parent), checkpoint_file=checkpoint.name, data_name_or_path=str(unknown_data_bin),
-        replace_unk="")
+        str(checkpoint.parent),
+        checkpoint_file=checkpoint.name,
+        data_name_or_path=str(unknown_data_bin),
+        replace_unk="",
+    )
     translation = translator.translate(UNKNOWN, beam=2, unkpen=-100, max_len_a=0, max_len_b=3)
     assert translation == " ".join([UNKNOWN] * 3)
 
 
 def test_rnnencdec_refuses_replace_unk_in_one_line(unknown_data_bin, checkpoints):
-    returncode, _, stderr = tool_on_bytes("fairseq-generate", unknown_data_bin, "--user-dir", PLUGIN,
-                                  "--path", checkpoints["rnnencdec_50"], "--replace-unk", "--cpu")
-    assert_one_line_error(returncode, stderr, "--replace-unk", "rnnencdec has no attention", "rnnsearch checkpoints")
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate",
+        unknown_data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnencdec_50"],
+        "--replace-unk",
+        "--cpu",
+    )
+    assert_one_line_error(
+        returncode, stderr, "--replace-unk", "rnnencdec has no attention", "rnnsearch checkpoints"
+    )
 
 
 def test_a_malformed_dictionary_line_is_a_one_line_error_naming_the_file_and_the_line(
@@ -87,26 +150,55 @@ def test_a_malformed_dictionary_line_is_a_one_line_error_naming_the_file_and_the
 ):
     malformed = tmp_path / "malformed.txt"
     malformed.write_text("chat cat\nchien\n", encoding="utf-8")
-    returncode, _, stderr = tool_on_bytes("fairseq-generate", unknown_data_bin, "--user-dir", PLUGIN,
-                                  "--path", checkpoints["rnnsearch_50"], "--replace-unk", malformed, "--cpu")
-    assert_one_line_error(returncode, stderr, f"{malformed}, line 2", "'chien'", "fix or delete that line")
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate",
+        unknown_data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--replace-unk",
+        malformed,
+        "--cpu",
+    )
+    assert_one_line_error(
+        returncode, stderr, f"{malformed}, line 2", "'chien'", "fix or delete that line"
+    )
 
 
-def test_binarized_data_without_its_source_text_is_a_one_line_error_naming_the_file(data_bin, checkpoints):
-    returncode, _, stderr = tool_on_bytes("fairseq-generate", data_bin, "--user-dir", PLUGIN,
-                                  "--path", checkpoints["rnnsearch_50"], "--replace-unk", "--cpu")
-    assert_one_line_error(returncode, stderr, str(source_text_path(data_bin, "test", "en", "fr")),
-                           "bahdanau-prepare-data")
+def test_binarized_data_without_its_source_text_is_a_one_line_error_naming_the_file(
+    data_bin, checkpoints
+):
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--replace-unk",
+        "--cpu",
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        str(source_text_path(data_bin, "test", "en", "fr")),
+        "bahdanau-prepare-data",
+    )
 
 
 def test_the_flag_without_a_file_copies_source_words():
-    assert load_word_dictionary("@@ ") == {}  # what fairseq's parser stores for a bare --replace-unk
+    assert (
+        load_word_dictionary("@@ ") == {}
+    )  # what fairseq's parser stores for a bare --replace-unk
 
 
 def test_a_word_with_two_translations_is_an_error_naming_both_lines(tmp_path):
     path = tmp_path / "twice.txt"
     path.write_text("chat cat\n\nchat kitten\n", encoding="utf-8")
-    with pytest.raises(ConfigurationError, match=r"line 3: 'chat' already has a translation on line 1"):
+    with pytest.raises(
+        ConfigurationError, match=r"line 3: 'chat' already has a translation on line 1"
+    ):
         load_word_dictionary(str(path))
 
 
@@ -116,10 +208,19 @@ def test_each_unk_is_the_translation_of_the_word_with_the_largest_alpha_or_the_w
     # source left-padded as fairseq batches it: <pad> le chat noir </s>; alpha: source x target
     source = torch.tensor([pad, 10, 11, 12, eos])
     tokens = torch.tensor([unk, target.index("w1"), unk, eos])
-    alpha = torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.1, 0.6, 0.2, 0.1], [0.7, 0.2, 0.1, 0.1], [0.1, 0.1, 0.6, 0.1],
-                          [0.1, 0.1, 0.1, 0.7]])
+    alpha = torch.tensor(
+        [
+            [0.0, 0.0, 0.0, 0.0],
+            [0.1, 0.6, 0.2, 0.1],
+            [0.7, 0.2, 0.1, 0.1],
+            [0.1, 0.1, 0.6, 0.1],
+            [0.1, 0.1, 0.1, 0.7],
+        ]
+    )
     hypothesis = {"tokens": tokens, "attention": alpha}
-    symbols = replaced_symbols(hypothesis, source, ["le", "chat", "noir"], target, {"chat": "cat"}, {eos})
+    symbols = replaced_symbols(
+        hypothesis, source, ["le", "chat", "noir"], target, {"chat": "cat"}, {eos}
+    )
     assert symbols == ["cat", "w1", "noir"]
 
 

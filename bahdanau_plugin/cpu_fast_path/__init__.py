@@ -30,7 +30,11 @@ from .attention import FastBahdanauAttention
 from .gru import OneDNNGRU
 from .onednn_linear import OneDNNLinear, limit_onednn_caches
 
-FAST_CLASSES = {nn.Linear: OneDNNLinear, nn.GRU: OneDNNGRU, BahdanauAttention: FastBahdanauAttention}
+FAST_CLASSES = {
+    nn.Linear: OneDNNLinear,
+    nn.GRU: OneDNNGRU,
+    BahdanauAttention: FastBahdanauAttention,
+}
 
 __all__ = ["install", "limit_onednn_caches"]
 

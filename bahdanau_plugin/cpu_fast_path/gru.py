@@ -31,8 +31,10 @@ def run_gru(rnn: nn.GRU, inputs: Tensor) -> Tuple[Tensor, Tensor]:
     states = []
     for drive in input_drives:
         recurrent = linear(state, rnn.weight_hh_l0, rnn.bias_hh_l0)  # W_h h_{t-1} + b_h
-        reset, update = torch.sigmoid(drive[:, : 2 * hidden] + recurrent[:, : 2 * hidden]).chunk(2, dim=1)
-        candidate = torch.tanh(drive[:, 2 * hidden:] + reset * recurrent[:, 2 * hidden:])
+        reset, update = torch.sigmoid(drive[:, : 2 * hidden] + recurrent[:, : 2 * hidden]).chunk(
+            2, dim=1
+        )
+        candidate = torch.tanh(drive[:, 2 * hidden :] + reset * recurrent[:, 2 * hidden :])
         state = torch.lerp(candidate, state, update)  # (1 - z) * candidate + z * h_{t-1}
         states.append(state)
     return torch.stack(states, dim=1), state.unsqueeze(0)
@@ -42,7 +44,12 @@ class OneDNNGRU(nn.GRU):
     """nn.GRU, through ``run_gru`` where it applies (the fast path swaps it in for nn.GRU)."""
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None):
-        if hx is None and self._is_one_plain_layer() and has_avx512() and uses_onednn(input, self.weight_ih_l0):
+        if (
+            hx is None
+            and self._is_one_plain_layer()
+            and has_avx512()
+            and uses_onednn(input, self.weight_ih_l0)
+        ):
             return run_gru(self, input)
         return super().forward(input, hx)
 

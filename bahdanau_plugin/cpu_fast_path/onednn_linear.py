@@ -99,7 +99,9 @@ def _packing_works() -> bool:
     once, on a tiny product)."""
     x, weight = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
     try:
-        return torch.equal(_onednn_linear(x, _ONEDNN_REORDER_WEIGHT(weight, None), None), F.linear(x, weight))
+        return torch.equal(
+            _onednn_linear(x, _ONEDNN_REORDER_WEIGHT(weight, None), None), F.linear(x, weight)
+        )
     except RuntimeError:
         return False
 
@@ -162,7 +164,9 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     if not uses_onednn(input, weight):
         return F.linear(input, weight, bias)
     rows = input.reshape(-1, input.size(-1)).contiguous()
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias)):
+    if torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (input, weight, bias)
+    ):
         output = _OneDNNLinear.apply(rows, weight, bias)
     else:
         output = _onednn_linear(rows, _packed(weight), bias)

@@ -76,7 +76,9 @@ def add_size_options(parser, config_class) -> None:
     """The sizes as positive integers: fairseq-train then refuses 0 or a negative size with
     argparse's usual error (usage line, exit code 2) while parsing, before any data is read."""
     for size in size_fields(config_class):
-        parser.add_argument("--" + size.name.replace("_", "-"), type=positive_int, help=size.metadata["help"])
+        parser.add_argument(
+            "--" + size.name.replace("_", "-"), type=positive_int, help=size.metadata["help"]
+        )
 
 
 def check_sizes(cfg, config_class):

@@ -40,11 +40,17 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
 
     def __init__(self, cfg, dictionary):
         annotation_dim = 2 * cfg.encoder_hidden_dim
-        super().__init__(cfg, dictionary, context_dim=annotation_dim, summary_dim=cfg.encoder_hidden_dim)
-        self.attention = BahdanauAttention(cfg.decoder_hidden_dim, annotation_dim, cfg.attention_dim)
+        super().__init__(
+            cfg, dictionary, context_dim=annotation_dim, summary_dim=cfg.encoder_hidden_dim
+        )
+        self.attention = BahdanauAttention(
+            cfg.decoder_hidden_dim, annotation_dim, cfg.attention_dim
+        )
 
     def precompute(self, encoder_out):
-        return {"projected_annotations": self.attention.project_annotations(encoder_out["annotations"])}
+        return {
+            "projected_annotations": self.attention.project_annotations(encoder_out["annotations"])
+        }
 
     def context(self, state, encoder_out, cache):
         return self.attention(

@@ -48,12 +48,16 @@ class BahdanauAttention(nn.Module):
             energies = self.energies(projected_state, projected_annotations)  # e_ij, Eq. (6)
             energies = energies.masked_fill(padding_mask, float("-inf"))
             alpha = torch.softmax(energies, dim=1)  # alpha_ij, Eq. (6)
-            context = torch.bmm(alpha.unsqueeze(1), annotations.to(dtype)).squeeze(1)  # c_i, Eq. (5)
+            context = torch.bmm(alpha.unsqueeze(1), annotations.to(dtype)).squeeze(
+                1
+            )  # c_i, Eq. (5)
         return context.to(annotations.dtype), alpha
 
     def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
         """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n') and U_a h_j (B x S x n')."""
-        return self.energy(torch.tanh(projected_state.unsqueeze(1) + projected_annotations)).squeeze(2)
+        return self.energy(
+            torch.tanh(projected_state.unsqueeze(1) + projected_annotations)
+        ).squeeze(2)
 
     def _apply(self, fn, recurse=True):
         """Conversions to half precision (model.half(), fairseq's --fp16 and --bf16) leave these

@@ -24,7 +24,9 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     def __init__(self, cfg, dictionary, context_dim: int, summary_dim: int):
         super().__init__(dictionary)
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
-        self.embed_tokens = build_embedding(len(dictionary), cfg.decoder_embed_dim, dictionary.pad())
+        self.embed_tokens = build_embedding(
+            len(dictionary), cfg.decoder_embed_dim, dictionary.pad()
+        )
         self.initial_state = nn.Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
         self.gru = ConditionalGRUCell(cfg.decoder_embed_dim, context_dim, cfg.decoder_hidden_dim)
         self.deep_output = MaxoutOutput(
@@ -71,7 +73,9 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             alphas.append(alpha)
             # The state after the last position is only needed to go on decoding.
             if incremental_state is not None or i + 1 < steps:
-                state = self.gru(input_drives[i] + self.context_drive(context, cache), state)  # s_i, Eq. (4)
+                state = self.gru(
+                    input_drives[i] + self.context_drive(context, cache), state
+                )  # s_i, Eq. (4)
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)

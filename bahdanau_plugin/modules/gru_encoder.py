@@ -28,7 +28,9 @@ def keeps_sentences(sentences: Tensor, new_order: Tensor) -> bool:
     """Whether reordering rows by ``new_order`` leaves every row with the source sentence it had
     (``sentences``: each row's sentence). Beam search mostly permutes the beams of each sentence, and
     the beams of a sentence share its encoder outputs, so those then need no copying."""
-    return new_order.numel() == sentences.numel() and torch.equal(sentences.index_select(0, new_order), sentences)
+    return new_order.numel() == sentences.numel() and torch.equal(
+        sentences.index_select(0, new_order), sentences
+    )
 
 
 class GRUEncoder(FairseqEncoder):
@@ -43,7 +45,9 @@ class GRUEncoder(FairseqEncoder):
         super().__init__(dictionary)
         self.padding_idx = dictionary.pad()
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
-        self.embed_tokens = build_embedding(len(dictionary), cfg.encoder_embed_dim, self.padding_idx)
+        self.embed_tokens = build_embedding(
+            len(dictionary), cfg.encoder_embed_dim, self.padding_idx
+        )
         self.forward_rnn = self._build_rnn(cfg)
         self.backward_rnn = self._build_rnn(cfg) if bidirectional else None
 
@@ -75,7 +79,9 @@ class GRUEncoder(FairseqEncoder):
             "annotations": self.dropout_module(annotations),  # h_j
             "padding_mask": padding_mask,
             "summary": self.summarize(final_states),
-            "sentences": torch.arange(src_tokens.size(0), device=src_tokens.device),  # each row's sentence
+            "sentences": torch.arange(
+                src_tokens.size(0), device=src_tokens.device
+            ),  # each row's sentence
         }
 
     def _read_unpadded(self, embedded: Tensor) -> Tuple[Tensor, Tensor]:
@@ -98,7 +104,9 @@ class GRUEncoder(FairseqEncoder):
         return annotations, torch.stack(final_states)
 
     @staticmethod
-    def _read(rnn: nn.GRU, embedded: Tensor, order: Tensor, lengths: Tensor) -> Tuple[Tensor, Tensor]:
+    def _read(
+        rnn: nn.GRU, embedded: Tensor, order: Tensor, lengths: Tensor
+    ) -> Tuple[Tensor, Tensor]:
         """Run ``rnn`` over the positions in ``order``; its outputs at the source positions, and
         its state after the last real token."""
         order = order.unsqueeze(2).expand_as(embedded)
@@ -113,7 +121,7 @@ class GRUEncoder(FairseqEncoder):
         weights are ``forward_rnn``'s and its ``*_l0_reverse`` weights ``backward_rnn``'s."""
         old_prefix = f"{name}.rnn." if name else "rnn."
         for key in [key for key in state_dict if key.startswith(old_prefix)]:
-            weight = key[len(old_prefix):]
+            weight = key[len(old_prefix) :]
             direction = "backward_rnn" if weight.endswith("_reverse") else "forward_rnn"
             new_key = old_prefix[: -len("rnn.")] + f"{direction}.{weight.removesuffix('_reverse')}"
             state_dict[new_key] = state_dict.pop(key)

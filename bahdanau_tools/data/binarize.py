@@ -29,18 +29,31 @@ class Vocabulary:
 
 
 def preprocess_command(
-    text_dir: Path, split_names: Sequence[str], destination: Path,
-    vocabulary: Vocabulary, languages: Tuple[str, str], workers: int,
+    text_dir: Path,
+    split_names: Sequence[str],
+    destination: Path,
+    vocabulary: Vocabulary,
+    languages: Tuple[str, str],
+    workers: int,
 ) -> List[str]:
     """fairseq-preprocess (run as the module behind that command, from this Python's environment)."""
     command = [
-        sys.executable, "-m", "fairseq_cli.preprocess",
-        "--source-lang", languages[0], "--target-lang", languages[1],
-        "--trainpref", str(text_dir / "train"),
-        "--destdir", str(destination),
-        "--workers", str(workers),
+        sys.executable,
+        "-m",
+        "fairseq_cli.preprocess",
+        "--source-lang",
+        languages[0],
+        "--target-lang",
+        languages[1],
+        "--trainpref",
+        str(text_dir / "train"),
+        "--destdir",
+        str(destination),
+        "--workers",
+        str(workers),
         # no filler symbols: the dictionaries hold exactly the words (or BPE units) and the specials
-        "--padding-factor", "1",
+        "--padding-factor",
+        "1",
     ]
     if "valid" in split_names:
         command += ["--validpref", str(text_dir / "valid")]
@@ -55,8 +68,12 @@ def preprocess_command(
 
 
 def binarize(
-    text_dir: Path, split_names: Sequence[str], destination: Path,
-    vocabulary: Vocabulary, languages: Tuple[str, str], workers: int,
+    text_dir: Path,
+    split_names: Sequence[str],
+    destination: Path,
+    vocabulary: Vocabulary,
+    languages: Tuple[str, str],
+    workers: int,
 ) -> None:
     """fairseq binaries of every split in destination, and beside them the source text of every
     split but train: where --replace-unk finds the real words of fairseq-generate's sources."""
@@ -73,7 +90,9 @@ def binarize(
         )
     for name in split_names:
         if name != "train":
-            shutil.copyfile(text_dir / f"{name}.{languages[0]}", source_text_path(partial, name, *languages))
+            shutil.copyfile(
+                text_dir / f"{name}.{languages[0]}", source_text_path(partial, name, *languages)
+            )
     if destination.exists():
         shutil.rmtree(destination)
     partial.rename(destination)

@@ -20,7 +20,9 @@ def learn_joint_bpe(texts: Sequence[Path], codes: Path, merges: int, workers: in
         with path.open(encoding="utf-8") as text:
             words += learn_bpe.get_vocabulary(text, num_workers=workers)
     with codes.open("w", encoding="utf-8") as out:
-        learn_bpe.learn_bpe([f"{word} {count}" for word, count in words.items()], out, merges, is_dict=True)
+        learn_bpe.learn_bpe(
+            [f"{word} {count}" for word, count in words.items()], out, merges, is_dict=True
+        )
 
 
 @functools.lru_cache(maxsize=None)

@@ -43,8 +43,11 @@ def own_corpus(arguments: argparse.Namespace) -> Corpus:
     check_moses_language(arguments.source_lang, "--source-lang")
     check_moses_language(arguments.target_lang, "--target-lang")
     languages = (arguments.source_lang, arguments.target_lang)
-    return (f"corpus {arguments.train.name}", languages,
-            corpus_splits(arguments.train, arguments.valid, arguments.test, languages))
+    return (
+        f"corpus {arguments.train.name}",
+        languages,
+        corpus_splits(arguments.train, arguments.valid, arguments.test, languages),
+    )
 
 
 def multi30k_corpus(arguments: argparse.Namespace) -> Corpus:
@@ -54,7 +57,11 @@ def multi30k_corpus(arguments: argparse.Namespace) -> Corpus:
 
 def wmt14_corpus(arguments: argparse.Namespace) -> Corpus:
     archives = fetch_archives(arguments.from_dir, arguments.out / "download")
-    return "WMT'14", WMT14_LANGUAGES, wmt14_splits(extract_release(archives, arguments.out / "orig"))
+    return (
+        "WMT'14",
+        WMT14_LANGUAGES,
+        wmt14_splits(extract_release(archives, arguments.out / "orig")),
+    )
 
 
 @dataclass(frozen=True)
@@ -69,74 +76,130 @@ class Preset:
 
 
 PRESETS = (
-    Preset("multi30k", "Multi30k task 1, English-French",
-           "Multi30k task 1, English->French: train, valid (val), test (test_2016_flickr), then test1, test2, "
-           "... for every other test_*.en.gz/.fr.gz beside them, in the order of their names.",
-           "folder holding train, val and test_2016_flickr .en.gz/.fr.gz (e.g. ../shared/data/multi30k); "
-           f"without it they are downloaded from {REPOSITORY_URL} into OUT/download",
-           multi30k_corpus),
-    Preset("wmt14", "WMT'14 English-French, as in the paper",
-           "WMT'14 English->French as in Bahdanau et al. (2015): Europarl v7, Common Crawl, UN, News Commentary "
-           "v9, 10^9 French-English; valid: newstest2012+2013; test: newstest2014 (full).",
-           "folder holding the release archives under their published names (training-parallel-europarl-v7.tgz, "
-           "..., dev.tgz, test-full.tgz); without it they are downloaded into OUT/download, resumably, and "
-           "checked against their MD5 sums",
-           wmt14_corpus),
+    Preset(
+        "multi30k",
+        "Multi30k task 1, English-French",
+        "Multi30k task 1, English->French: train, valid (val), test (test_2016_flickr), then test1, test2, "
+        "... for every other test_*.en.gz/.fr.gz beside them, in the order of their names.",
+        "folder holding train, val and test_2016_flickr .en.gz/.fr.gz (e.g. ../shared/data/multi30k); "
+        f"without it they are downloaded from {REPOSITORY_URL} into OUT/download",
+        multi30k_corpus,
+    ),
+    Preset(
+        "wmt14",
+        "WMT'14 English-French, as in the paper",
+        "WMT'14 English->French as in Bahdanau et al. (2015): Europarl v7, Common Crawl, UN, News Commentary "
+        "v9, 10^9 French-English; valid: newstest2012+2013; test: newstest2014 (full).",
+        "folder holding the release archives under their published names (training-parallel-europarl-v7.tgz, "
+        "..., dev.tgz, test-full.tgz); without it they are downloaded into OUT/download, resumably, and "
+        "checked against their MD5 sums",
+        wmt14_corpus,
+    ),
 )
 
 
 def common_options() -> argparse.ArgumentParser:
     """The options of every corpus: output, vocabulary, length filter, processes."""
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--out", type=Path, required=True,
-                        help="output folder: tok/, raw/, bpe.codes, bpe/, data-bin/, summary.json, summary.txt, "
-                             "stages/; a rerun with the same folder resumes")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder: tok/, raw/, bpe.codes, bpe/, data-bin/, summary.json, summary.txt, "
+        "stages/; a rerun with the same folder resumes",
+    )
     vocabulary = parser.add_mutually_exclusive_group(required=True)
-    vocabulary.add_argument("--shortlist", type=positive_int, metavar="N",
-                            help="the paper's vocabulary: the N most frequent words of each language "
-                                 "(30000 in the paper), every other word becomes <unk>")
-    vocabulary.add_argument("--bpe", type=positive_int, metavar="N",
-                            help="recommended: joint subword-nmt BPE with N merges, which removes unknown words")
-    parser.add_argument("--max-len", type=positive_int, default=50,
-                        help="keep training pairs of at most this many words per side, after tokenization "
-                             "(the paper's two runs: 30 and 50; default: %(default)s); dev and test are never "
-                             "length-filtered")
-    parser.add_argument("--max-ratio", type=positive_float, default=9.0,
-                        help="drop training and dev pairs whose longer side has more than this many times the "
-                             "words of the shorter (default: %(default)s, as Moses' clean-corpus-n)")
-    parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
-                        help="processes for tokenization, BPE and fairseq-preprocess (default: all cores, %(default)s)")
+    vocabulary.add_argument(
+        "--shortlist",
+        type=positive_int,
+        metavar="N",
+        help="the paper's vocabulary: the N most frequent words of each language "
+        "(30000 in the paper), every other word becomes <unk>",
+    )
+    vocabulary.add_argument(
+        "--bpe",
+        type=positive_int,
+        metavar="N",
+        help="recommended: joint subword-nmt BPE with N merges, which removes unknown words",
+    )
+    parser.add_argument(
+        "--max-len",
+        type=positive_int,
+        default=50,
+        help="keep training pairs of at most this many words per side, after tokenization "
+        "(the paper's two runs: 30 and 50; default: %(default)s); dev and test are never "
+        "length-filtered",
+    )
+    parser.add_argument(
+        "--max-ratio",
+        type=positive_float,
+        default=9.0,
+        help="drop training and dev pairs whose longer side has more than this many times the "
+        "words of the shorter (default: %(default)s, as Moses' clean-corpus-n)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=os.cpu_count(),
+        help="processes for tokenization, BPE and fairseq-preprocess (default: all cores, %(default)s)",
+    )
     return parser
 
 
 def pipeline_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bahdanau-prepare-data", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="bahdanau-prepare-data",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     corpora = parser.add_subparsers(dest="corpus", required=True, metavar="{corpus,multi30k,wmt14}")
     common = common_options()
-    own = corpora.add_parser("corpus", parents=[common], help="your own parallel text",
-                             description="Your own parallel text: one file per language and split, "
-                                         "PREFIX.LANG (or PREFIX.LANG.gz), line N of one translating line N "
-                                         "of the other.")
+    own = corpora.add_parser(
+        "corpus",
+        parents=[common],
+        help="your own parallel text",
+        description="Your own parallel text: one file per language and split, "
+        "PREFIX.LANG (or PREFIX.LANG.gz), line N of one translating line N "
+        "of the other.",
+    )
     own.add_argument("--train", type=Path, required=True, metavar="PREFIX", help="training text")
-    own.add_argument("--valid", type=Path, metavar="PREFIX", help="development text (fairseq's valid split)")
-    own.add_argument("--test", type=Path, nargs="+", default=[], metavar="PREFIX",
-                     help="test sets: they become test, test1, test2, ... in this order")
-    own.add_argument("--source-lang", required=True, help="source language code, for the Moses tokenizer and "
-                                                          "the file names (PREFIX.SOURCE_LANG)")
+    own.add_argument(
+        "--valid", type=Path, metavar="PREFIX", help="development text (fairseq's valid split)"
+    )
+    own.add_argument(
+        "--test",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="PREFIX",
+        help="test sets: they become test, test1, test2, ... in this order",
+    )
+    own.add_argument(
+        "--source-lang",
+        required=True,
+        help="source language code, for the Moses tokenizer and "
+        "the file names (PREFIX.SOURCE_LANG)",
+    )
     own.add_argument("--target-lang", required=True, help="target language code, likewise")
     own.set_defaults(read=own_corpus)
     for preset in PRESETS:
-        parser_of_preset = corpora.add_parser(preset.name, parents=[common], help=preset.summary,
-                                              description=preset.description)
+        parser_of_preset = corpora.add_parser(
+            preset.name, parents=[common], help=preset.summary, description=preset.description
+        )
         parser_of_preset.add_argument("--from-dir", type=Path, help=preset.from_dir_help)
         parser_of_preset.set_defaults(read=preset.read)
     return parser
 
 
 def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> Settings:
-    vocabulary = Vocabulary("bpe", arguments.bpe) if arguments.bpe else Vocabulary("shortlist", arguments.shortlist)
-    return Settings(languages, vocabulary, arguments.max_len, arguments.max_ratio, arguments.workers)
+    vocabulary = (
+        Vocabulary("bpe", arguments.bpe)
+        if arguments.bpe
+        else Vocabulary("shortlist", arguments.shortlist)
+    )
+    return Settings(
+        languages, vocabulary, arguments.max_len, arguments.max_ratio, arguments.workers
+    )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> dict:

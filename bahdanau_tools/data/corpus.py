@@ -8,11 +8,17 @@ from .pipeline import Split
 from .reading import ParallelFiles
 
 
-def corpus_splits(train: Path, valid: Optional[Path], tests: Sequence[Path], languages: Tuple[str, str]) -> List[Split]:
+def corpus_splits(
+    train: Path, valid: Optional[Path], tests: Sequence[Path], languages: Tuple[str, str]
+) -> List[Split]:
     """train, valid if given, then test, test1, test2, ... in the order the test prefixes are given."""
     named = [("train", train)] + ([("valid", valid)] if valid else [])
-    named += [("test" if number == 0 else f"test{number}", prefix) for number, prefix in enumerate(tests)]
-    return [Split(name, str(prefix), (parallel_files(prefix, languages),)) for name, prefix in named]
+    named += [
+        ("test" if number == 0 else f"test{number}", prefix) for number, prefix in enumerate(tests)
+    ]
+    return [
+        Split(name, str(prefix), (parallel_files(prefix, languages),)) for name, prefix in named
+    ]
 
 
 def parallel_files(prefix: Path, languages: Tuple[str, str]) -> ParallelFiles:
@@ -25,5 +31,7 @@ def side_file(prefix: Path, language: str) -> Path:
     for candidate in (plain, Path(f"{plain}.gz")):
         if candidate.is_file():
             return candidate
-    raise DataError(f"missing file {plain} (or {plain}.gz): each prefix needs one file per language, "
-                    f"named PREFIX.{language}, one sentence per line")
+    raise DataError(
+        f"missing file {plain} (or {plain}.gz): each prefix needs one file per language, "
+        f"named PREFIX.{language}, one sentence per line"
+    )

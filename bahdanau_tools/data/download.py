@@ -47,24 +47,33 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
     offset = _size(partial)
     headers = {"Range": f"bytes={offset}-"} if offset else {}
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT_S) as response:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers), timeout=TIMEOUT_S
+        ) as response:
             if getattr(response, "status", None) != HTTP_PARTIAL_CONTENT:
                 offset = 0  # the server sends the whole file, whatever we asked for
             length = response.headers.get("Content-Length")
             size = offset + int(length) if length is not None else None
-            _record_size(partial, size)  # before the long copy: a run killed after it knows the size
+            _record_size(
+                partial, size
+            )  # before the long copy: a run killed after it knows the size
             with partial.open("ab" if offset else "wb") as out:
                 copy_with_progress(response, out, partial.stem, size, offset)
     except urllib.error.HTTPError as error:
         if error.code != HTTP_RANGE_NOT_SATISFIABLE or not offset:
             raise _download_error(url, error) from error
         return _after_unsatisfiable_range(url, partial, error.headers.get("Content-Range"))
-    except (OSError, http.client.HTTPException) as error:  # URLError, timeouts, a cut connection, a full disk
+    except (
+        OSError,
+        http.client.HTTPException,
+    ) as error:  # URLError, timeouts, a cut connection, a full disk
         raise _download_error(url, error) from error
     return size
 
 
-def _after_unsatisfiable_range(url: str, partial: Path, content_range: Optional[str]) -> Optional[int]:
+def _after_unsatisfiable_range(
+    url: str, partial: Path, content_range: Optional[str]
+) -> Optional[int]:
     """A 416 to `Range: bytes=N-`: the server has nothing after the part's end. If its
     `Content-Range: bytes */SIZE` says the file is as long as the part, the part is whole (a run
     was killed before renaming it); otherwise the part is longer than the file (it began another
@@ -76,7 +85,9 @@ def _after_unsatisfiable_range(url: str, partial: Path, content_range: Optional[
     return _fetch_rest(url, partial)
 
 
-def copy_with_progress(source: BinaryIO, out: BinaryIO, description: str, total: Optional[int], done: int = 0) -> None:
+def copy_with_progress(
+    source: BinaryIO, out: BinaryIO, description: str, total: Optional[int], done: int = 0
+) -> None:
     """Copy source to out, showing the bytes copied (done before this call included), the rate and
     the time left if total is known."""
     with byte_progress_bar(description, total, done) as progress:
@@ -125,7 +136,9 @@ def _check_size(url: str, partial: Path, announced_size: int) -> None:
     if size > announced_size:
         _discard(partial)  # resuming cannot repair a file that is too long
     next_run = "resume" if size < announced_size else "start over"
-    raise DataError(f"download of {url} has {size} bytes, the server announced {announced_size}; run again to {next_run}")
+    raise DataError(
+        f"download of {url} has {size} bytes, the server announced {announced_size}; run again to {next_run}"
+    )
 
 
 def _check_md5(url: str, partial: Path, expected: str) -> None:

@@ -32,8 +32,10 @@ def multi30k_splits(directory: Path) -> List[Split]:
     """train, valid and test (test_2016_flickr), then test1, test2, ... for the other test sets
     found in the folder, in the order of their names."""
     splits = [Split(name, stem, (_files(directory, stem),)) for name, stem in REQUIRED_SPLITS]
-    extra = [Split(f"test{number}", stem, (_files(directory, stem),))
-             for number, stem in enumerate(extra_test_stems(directory), start=1)]
+    extra = [
+        Split(f"test{number}", stem, (_files(directory, stem),))
+        for number, stem in enumerate(extra_test_stems(directory), start=1)
+    ]
     return splits + extra
 
 
@@ -42,10 +44,15 @@ def extra_test_stems(directory: Path) -> List[str]:
     source, target = LANGUAGES
     suffix = f".{source}.gz"
     stems = sorted(path.name[: -len(suffix)] for path in directory.glob(f"test_*{suffix}"))
-    return [stem for stem in stems
-            if stem != "test_2016_flickr" and (directory / f"{stem}.{target}.gz").is_file()]
+    return [
+        stem
+        for stem in stems
+        if stem != "test_2016_flickr" and (directory / f"{stem}.{target}.gz").is_file()
+    ]
 
 
 def _files(directory: Path, stem: str) -> ParallelFiles:
-    source, target = (require_file(directory / f"{stem}.{language}.gz", MISSING_HINT) for language in LANGUAGES)
+    source, target = (
+        require_file(directory / f"{stem}.{language}.gz", MISSING_HINT) for language in LANGUAGES
+    )
     return ParallelFiles(source, target)

@@ -21,7 +21,9 @@ def chunked(items: Iterable[Item], size: int = CHUNK_LINES) -> Iterator[List[Ite
         yield chunk
 
 
-def ordered_map(function: Callable[[Item], Result], items: Iterable[Item], workers: int) -> Iterator[Result]:
+def ordered_map(
+    function: Callable[[Item], Result], items: Iterable[Item], workers: int
+) -> Iterator[Result]:
     """Yield function(item) for each item, in order, computed by `workers` processes.
 
     multiprocessing's imap would do the same, but it drains `items` into its task queue as fast as
@@ -41,7 +43,9 @@ def ordered_map(function: Callable[[Item], Result], items: Iterable[Item], worke
             yield in_flight.popleft().get()
 
 
-def map_line_chunks(path: Path, function: Callable[[List[str]], Result], workers: int) -> Iterator[Result]:
+def map_line_chunks(
+    path: Path, function: Callable[[List[str]], Result], workers: int
+) -> Iterator[Result]:
     """Stream the lines of a UTF-8 text file through function, one chunk of lines at a time, in order."""
     with path.open(encoding="utf-8", newline="\n") as text:
         stripped = (line.rstrip("\n") for line in text)

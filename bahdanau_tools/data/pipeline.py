@@ -44,7 +44,9 @@ def cleaning_rules(split_name: str, settings: Settings) -> CleaningRules:
     """Training pairs are cleaned and kept to max_len words; dev pairs only cleaned, so that
     validation still sees long sentences; test lines are never dropped, since each one is scored."""
     if split_name == "train":
-        return CleaningRules(drop_empty=True, max_ratio=settings.max_ratio, max_len=settings.max_len)
+        return CleaningRules(
+            drop_empty=True, max_ratio=settings.max_ratio, max_len=settings.max_len
+        )
     if split_name == "valid":
         return CleaningRules(drop_empty=True, max_ratio=settings.max_ratio)
     return CleaningRules()
@@ -55,13 +57,24 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
     stages = Stages(out)
     all_files = [path for split in splits for path in split.files()]
     # first, so that misaligned input fails now, not after hours of work
-    pairs = stages.run("check", [split.name for split in splits], all_files, [], functools.partial(count_pairs, splits))
+    pairs = stages.run(
+        "check",
+        [split.name for split in splits],
+        all_files,
+        [],
+        functools.partial(count_pairs, splits),
+    )
     tok_dir, raw_dir = out / "tok", out / "raw"
     cleaning = {
         split.name: stages.run(
-            f"tokenize-{split.name}", [settings.languages, asdict(cleaning_rules(split.name, settings))],
-            split.files(), text_files(tok_dir, split.name, settings) + reference_files(raw_dir, split.name, settings),
-            functools.partial(tokenize_and_clean, split, pairs[split.name], tok_dir, raw_dir, settings),
+            f"tokenize-{split.name}",
+            [settings.languages, asdict(cleaning_rules(split.name, settings))],
+            split.files(),
+            text_files(tok_dir, split.name, settings)
+            + reference_files(raw_dir, split.name, settings),
+            functools.partial(
+                tokenize_and_clean, split, pairs[split.name], tok_dir, raw_dir, settings
+            ),
         )
         for split in splits
     }
@@ -71,12 +84,29 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
     names = [split.name for split in splits]
     texts = [path for name in names for path in text_files(text_dir, name, settings)]
     data_bin = out / "data-bin"
-    stages.run("binarize", [settings.languages, asdict(settings.vocabulary), names], texts, [data_bin],
-               functools.partial(binarize, text_dir, names, data_bin, settings.vocabulary, settings.languages,
-                                 settings.workers))
+    stages.run(
+        "binarize",
+        [settings.languages, asdict(settings.vocabulary), names],
+        texts,
+        [data_bin],
+        functools.partial(
+            binarize,
+            text_dir,
+            names,
+            data_bin,
+            settings.vocabulary,
+            settings.languages,
+            settings.workers,
+        ),
+    )
     summary = stages.run(
-        "summary", corpus, texts + [data_bin], [out / "summary.json", out / "summary.txt"],
-        functools.partial(summarize_and_write, corpus, splits, cleaning, text_dir, data_bin, settings, out),
+        "summary",
+        corpus,
+        texts + [data_bin],
+        [out / "summary.json", out / "summary.txt"],
+        functools.partial(
+            summarize_and_write, corpus, splits, cleaning, text_dir, data_bin, settings, out
+        ),
     )
     print(format_summary(summary), flush=True)
     return summary
@@ -97,8 +127,13 @@ def reference_files(raw_dir: Path, split_name: str, settings: Settings) -> List[
 
 
 def summarize_and_write(
-    corpus: str, splits: Sequence[Split], cleaning: Dict[str, Counter], text_dir: Path, data_bin: Path,
-    settings: Settings, out: Path,
+    corpus: str,
+    splits: Sequence[Split],
+    cleaning: Dict[str, Counter],
+    text_dir: Path,
+    data_bin: Path,
+    settings: Settings,
+    out: Path,
 ) -> dict:
     summary = summarize(corpus, splits, cleaning, text_dir, data_bin, settings)
     write_summary(summary, out)
@@ -106,7 +141,11 @@ def summarize_and_write(
 
 
 def summarize(
-    corpus: str, splits: Sequence[Split], cleaning: Dict[str, Counter], text_dir: Path, data_bin: Path,
+    corpus: str,
+    splits: Sequence[Split],
+    cleaning: Dict[str, Counter],
+    text_dir: Path,
+    data_bin: Path,
     settings: Settings,
 ) -> dict:
     return {
@@ -118,7 +157,11 @@ def summarize(
         "dictionary_size": dictionary_sizes(data_bin, settings.languages),
         "splits": {
             split.name: split_summary(
-                split.origin, Counter(cleaning[split.name]), text_dir / split.name, data_bin, settings.languages,
+                split.origin,
+                Counter(cleaning[split.name]),
+                text_dir / split.name,
+                data_bin,
+                settings.languages,
                 settings.workers,
             )
             for split in splits
@@ -126,18 +169,27 @@ def summarize(
     }
 
 
-def tokenize_and_clean(split: Split, pairs: int, tok_dir: Path, raw_dir: Path, settings: Settings) -> Counter:
+def tokenize_and_clean(
+    split: Split, pairs: int, tok_dir: Path, raw_dir: Path, settings: Settings
+) -> Counter:
     """Write the kept pairs, tokenized, to tok_dir and, for all but training, untokenized to
     raw_dir; return what each cleaning step counted."""
-    clean = functools.partial(clean_chunk, languages=settings.languages, rules=cleaning_rules(split.name, settings))
+    clean = functools.partial(
+        clean_chunk, languages=settings.languages, rules=cleaning_rules(split.name, settings)
+    )
     counts = Counter()
-    outputs = text_files(tok_dir, split.name, settings) + reference_files(raw_dir, split.name, settings)
+    outputs = text_files(tok_dir, split.name, settings) + reference_files(
+        raw_dir, split.name, settings
+    )
     for directory in (tok_dir, raw_dir):
         directory.mkdir(parents=True, exist_ok=True)
-    with written_whole(outputs) as partial, ExitStack() as files, \
-            progress_bar(f"tokenizing {split.name}", pairs, " pairs") as progress:
+    with written_whole(outputs) as partial, ExitStack() as files, progress_bar(
+        f"tokenizing {split.name}", pairs, " pairs"
+    ) as progress:
         lines = [files.enter_context(_open_text(path)) for path in partial]
-        for kept, chunk_counts in ordered_map(clean, chunked(read_pairs(split.parts)), settings.workers):
+        for kept, chunk_counts in ordered_map(
+            clean, chunked(read_pairs(split.parts)), settings.workers
+        ):
             counts += chunk_counts
             for pair in kept:  # tokenized source, target, then untokenized source, target
                 for out, line in zip(lines, pair):
@@ -147,19 +199,35 @@ def tokenize_and_clean(split: Split, pairs: int, tok_dir: Path, raw_dir: Path, s
     return counts
 
 
-def segment_with_joint_bpe(stages: Stages, splits: Sequence[Split], tok_dir: Path, out: Path,
-                           settings: Settings) -> Path:
+def segment_with_joint_bpe(
+    stages: Stages, splits: Sequence[Split], tok_dir: Path, out: Path, settings: Settings
+) -> Path:
     """Learn joint BPE codes on the tokenized training text (out/bpe.codes); segment every split into out/bpe."""
     codes = out / "bpe.codes"
     training_text = text_files(tok_dir, "train", settings)
-    stages.run("bpe-codes", settings.vocabulary.size, training_text, [codes],
-               functools.partial(_learn_codes, training_text, codes, settings.vocabulary.size, settings.workers))
+    stages.run(
+        "bpe-codes",
+        settings.vocabulary.size,
+        training_text,
+        [codes],
+        functools.partial(
+            _learn_codes, training_text, codes, settings.vocabulary.size, settings.workers
+        ),
+    )
     bpe_dir = out / "bpe"
     bpe_dir.mkdir(exist_ok=True)
     for split in splits:
-        tokenized, segmented = text_files(tok_dir, split.name, settings), text_files(bpe_dir, split.name, settings)
-        stages.run(f"bpe-{split.name}", None, tokenized + [codes], segmented,
-                   functools.partial(_segment_files, tokenized, segmented, codes, settings.workers))
+        tokenized, segmented = (
+            text_files(tok_dir, split.name, settings),
+            text_files(bpe_dir, split.name, settings),
+        )
+        stages.run(
+            f"bpe-{split.name}",
+            None,
+            tokenized + [codes],
+            segmented,
+            functools.partial(_segment_files, tokenized, segmented, codes, settings.workers),
+        )
     return bpe_dir
 
 
@@ -168,7 +236,9 @@ def _learn_codes(training_text: Sequence[Path], codes: Path, merges: int, worker
         learn_joint_bpe(training_text, partial, merges, workers)
 
 
-def _segment_files(sources: Sequence[Path], destinations: Sequence[Path], codes: Path, workers: int) -> None:
+def _segment_files(
+    sources: Sequence[Path], destinations: Sequence[Path], codes: Path, workers: int
+) -> None:
     with written_whole(destinations) as partial:
         for source, destination in zip(sources, partial):
             segment_file(source, destination, codes, workers)

@@ -21,7 +21,11 @@ def fingerprints(paths: Sequence[Path]) -> Fingerprints:
     """Size and modification time of each file, or of each file inside a folder; [] if missing."""
     files = {}
     for path in paths:
-        members = sorted(member for member in path.rglob("*") if member.is_file()) if path.is_dir() else [path]
+        members = (
+            sorted(member for member in path.rglob("*") if member.is_file())
+            if path.is_dir()
+            else [path]
+        )
         for member in members:
             status = member.stat() if member.exists() else None
             files[str(member)] = [status.st_size, status.st_mtime_ns] if status else []
@@ -37,21 +41,35 @@ class Stages:
     def __init__(self, out: Path):
         self.directory = out / "stages"
 
-    def run(self, name: str, settings: Any, inputs: Sequence[Path], outputs: Sequence[Path],
-            work: Callable[[], Any]) -> Any:
+    def run(
+        self,
+        name: str,
+        settings: Any,
+        inputs: Sequence[Path],
+        outputs: Sequence[Path],
+        work: Callable[[], Any],
+    ) -> Any:
         """work()'s result, or the result recorded by an earlier run of the same stage on the same inputs."""
         record_path = self.directory / f"{name}.json"
         key = _as_json({"settings": settings, "inputs": fingerprints(inputs)})
-        record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else None
-        if record is not None and record["key"] == key and record["outputs"] == fingerprints(outputs):
+        record = (
+            json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else None
+        )
+        if (
+            record is not None
+            and record["key"] == key
+            and record["outputs"] == fingerprints(outputs)
+        ):
             print(f"{name}: finished by an earlier run, kept", file=sys.stderr, flush=True)
             return record["result"]
         record_path.unlink(missing_ok=True)
         result = work()
         self.directory.mkdir(parents=True, exist_ok=True)
         partial = record_path.with_name(record_path.name + ".part")
-        partial.write_text(json.dumps({"key": key, "outputs": fingerprints(outputs), "result": result}, indent=1),
-                           encoding="utf-8")
+        partial.write_text(
+            json.dumps({"key": key, "outputs": fingerprints(outputs), "result": result}, indent=1),
+            encoding="utf-8",
+        )
         partial.replace(record_path)
         return _as_json(result)
 

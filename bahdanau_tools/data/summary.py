@@ -14,8 +14,12 @@ from .cleaning import STEPS
 from .parallel import map_line_chunks
 
 STEP_LABELS = {
-    "read": "read", "invalid_utf8": "invalid UTF-8", "empty": "empty",
-    "ratio": "length ratio", "too_long": "too long", "kept": "kept",
+    "read": "read",
+    "invalid_utf8": "invalid UTF-8",
+    "empty": "empty",
+    "ratio": "length ratio",
+    "too_long": "too long",
+    "kept": "kept",
 }
 
 
@@ -42,26 +46,37 @@ def token_counts(text: Path, dictionary: Path, workers: int) -> Counter:
 
 
 def split_summary(
-    origin: str, cleaning: Counter, text_prefix: Path, data_bin: Path,
-    languages: Tuple[str, str], workers: int,
+    origin: str,
+    cleaning: Counter,
+    text_prefix: Path,
+    data_bin: Path,
+    languages: Tuple[str, str],
+    workers: int,
 ) -> dict:
     summary = {
         "origin": origin,
         "cleaning": {step: cleaning[step] for step in STEPS},
-        "words": {}, "tokens": {}, "unk_percent": {},
+        "words": {},
+        "tokens": {},
+        "unk_percent": {},
     }
     for language in languages:
         text = Path(f"{text_prefix}.{language}")
         counts = token_counts(text, data_bin / f"dict.{language}.txt", workers)
         summary["words"][language] = cleaning[f"words.{language}"]
         summary["tokens"][language] = counts["tokens"]
-        summary["unk_percent"][language] = round(100 * counts["unknown"] / max(counts["tokens"], 1), 3)
+        summary["unk_percent"][language] = round(
+            100 * counts["unknown"] / max(counts["tokens"], 1), 3
+        )
     return summary
 
 
 def dictionary_sizes(data_bin: Path, languages: Tuple[str, str]) -> Dict[str, int]:
     """Entries of each dictionary, fairseq's 4 special symbols included."""
-    return {language: len(Dictionary.load(str(data_bin / f"dict.{language}.txt"))) for language in languages}
+    return {
+        language: len(Dictionary.load(str(data_bin / f"dict.{language}.txt")))
+        for language in languages
+    }
 
 
 def write_summary(summary: dict, out: Path) -> str:

@@ -28,18 +28,37 @@ class Archive:
 # MD5 sums as published by Sockeye's autopilot (sockeye_contrib/autopilot/tasks.py) and, for
 # test-full.tgz, sacrebleu's data set table.
 ARCHIVES = (
-    Archive("training-parallel-europarl-v7.tgz", "https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz",
-            "c52404583294a1b609e56d45b2ed06f5"),
-    Archive("training-parallel-commoncrawl.tgz", "https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz",
-            "7e0acbe86b0d7816300e14650f5b2bd4"),
-    Archive("training-parallel-un.tgz", "https://www.statmt.org/wmt13/training-parallel-un.tgz",
-            "bb25a213ba9140023e4cc82c778bef53"),
-    Archive("training-parallel-nc-v9.tgz", "https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz",
-            "92e42b68f9d3c2ae9722e6d1c2623e21"),
-    Archive("training-giga-fren.tar", "https://www.statmt.org/wmt10/training-giga-fren.tar",
-            "0b12e20027d5b5f0dfcca290c72c8953"),
+    Archive(
+        "training-parallel-europarl-v7.tgz",
+        "https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz",
+        "c52404583294a1b609e56d45b2ed06f5",
+    ),
+    Archive(
+        "training-parallel-commoncrawl.tgz",
+        "https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz",
+        "7e0acbe86b0d7816300e14650f5b2bd4",
+    ),
+    Archive(
+        "training-parallel-un.tgz",
+        "https://www.statmt.org/wmt13/training-parallel-un.tgz",
+        "bb25a213ba9140023e4cc82c778bef53",
+    ),
+    Archive(
+        "training-parallel-nc-v9.tgz",
+        "https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz",
+        "92e42b68f9d3c2ae9722e6d1c2623e21",
+    ),
+    Archive(
+        "training-giga-fren.tar",
+        "https://www.statmt.org/wmt10/training-giga-fren.tar",
+        "0b12e20027d5b5f0dfcca290c72c8953",
+    ),
     Archive("dev.tgz", "https://www.statmt.org/wmt14/dev.tgz", "88ba3fc60b2278d59277122e1c7dd6e7"),
-    Archive("test-full.tgz", "https://www.statmt.org/wmt14/test-full.tgz", "a8cd784e006feb32ac6f3d9ec7eb389a"),
+    Archive(
+        "test-full.tgz",
+        "https://www.statmt.org/wmt14/test-full.tgz",
+        "a8cd784e006feb32ac6f3d9ec7eb389a",
+    ),
 )
 
 
@@ -54,22 +73,43 @@ class Corpus:
 
 
 TRAIN = (
-    Corpus("Europarl v7", "training-parallel-europarl-v7.tgz",
-           "training/europarl-v7.fr-en.en", "training/europarl-v7.fr-en.fr"),
-    Corpus("Common Crawl", "training-parallel-commoncrawl.tgz", "commoncrawl.fr-en.en", "commoncrawl.fr-en.fr"),
+    Corpus(
+        "Europarl v7",
+        "training-parallel-europarl-v7.tgz",
+        "training/europarl-v7.fr-en.en",
+        "training/europarl-v7.fr-en.fr",
+    ),
+    Corpus(
+        "Common Crawl",
+        "training-parallel-commoncrawl.tgz",
+        "commoncrawl.fr-en.en",
+        "commoncrawl.fr-en.fr",
+    ),
     Corpus("UN", "training-parallel-un.tgz", "un/undoc.2000.fr-en.en", "un/undoc.2000.fr-en.fr"),
-    Corpus("News Commentary v9", "training-parallel-nc-v9.tgz",
-           "training/news-commentary-v9.fr-en.en", "training/news-commentary-v9.fr-en.fr"),
-    Corpus("10^9 French-English", "training-giga-fren.tar",
-           "giga-fren.release2.fixed.en.gz", "giga-fren.release2.fixed.fr.gz"),
+    Corpus(
+        "News Commentary v9",
+        "training-parallel-nc-v9.tgz",
+        "training/news-commentary-v9.fr-en.en",
+        "training/news-commentary-v9.fr-en.fr",
+    ),
+    Corpus(
+        "10^9 French-English",
+        "training-giga-fren.tar",
+        "giga-fren.release2.fixed.en.gz",
+        "giga-fren.release2.fixed.fr.gz",
+    ),
 )
 VALID = (
     Corpus("newstest2012", "dev.tgz", "dev/newstest2012.en", "dev/newstest2012.fr"),
     Corpus("newstest2013", "dev.tgz", "dev/newstest2013.en", "dev/newstest2013.fr"),
 )
 TEST = (
-    Corpus("newstest2014 (full)", "test-full.tgz",
-           "test-full/newstest2014-fren-src.en.sgm", "test-full/newstest2014-fren-ref.fr.sgm"),
+    Corpus(
+        "newstest2014 (full)",
+        "test-full.tgz",
+        "test-full/newstest2014-fren-src.en.sgm",
+        "test-full/newstest2014-fren-ref.fr.sgm",
+    ),
 )
 SPLITS = (("train", TRAIN), ("valid", VALID), ("test", TEST))
 
@@ -78,7 +118,10 @@ def fetch_archives(from_dir: Optional[Path], download_dir: Path) -> Path:
     """The folder holding every release archive: from_dir, checked, or download_dir, filled."""
     if from_dir is not None:
         for archive in ARCHIVES:
-            require_file(from_dir / archive.name, f"--from-dir needs the WMT'14 release file, from {archive.url}")
+            require_file(
+                from_dir / archive.name,
+                f"--from-dir needs the WMT'14 release file, from {archive.url}",
+            )
         return from_dir
     for archive in ARCHIVES:
         download(archive.url, download_dir / archive.name, archive.md5)
@@ -93,14 +136,21 @@ def extract_release(archive_dir: Path, destination: Path) -> Path:
 
 
 def _members_of(archive_name: str) -> List[str]:
-    corpora = [corpus for _, split_corpora in SPLITS for corpus in split_corpora if corpus.archive == archive_name]
+    corpora = [
+        corpus
+        for _, split_corpora in SPLITS
+        for corpus in split_corpora
+        if corpus.archive == archive_name
+    ]
     return [member for corpus in corpora for member in (corpus.english, corpus.french)]
 
 
 def extract_members(archive: Path, members: Iterable[str], destination: Path) -> None:
     """Extract in one pass over the archive, as a stream: looking members up would decompress a
     multi-gigabyte .tgz again from its start for each one. Members extracted before are kept."""
-    wanted = {member for member in members if not (destination / PurePosixPath(member).name).exists()}
+    wanted = {
+        member for member in members if not (destination / PurePosixPath(member).name).exists()
+    }
     if not wanted:
         return
     print(f"extracting {', '.join(sorted(wanted))} from {archive}", flush=True)
@@ -115,7 +165,9 @@ def extract_members(archive: Path, members: Iterable[str], destination: Path) ->
                     if not wanted:
                         return
     except (tarfile.TarError, EOFError, zlib.error) as error:
-        raise DataError(f"{archive} is not a complete tar archive ({error}); delete it and fetch it again") from error
+        raise DataError(
+            f"{archive} is not a complete tar archive ({error}); delete it and fetch it again"
+        ) from error
     raise DataError(f"{archive} has no member {sorted(wanted)[0]}; is it the WMT'14 release file?")
 
 
@@ -128,8 +180,16 @@ def _extract(stream: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> 
 
 def wmt14_splits(extracted: Path) -> List[Split]:
     return [
-        Split(name, " + ".join(corpus.origin for corpus in corpora),
-              tuple(ParallelFiles(extracted / PurePosixPath(corpus.english).name,
-                                  extracted / PurePosixPath(corpus.french).name) for corpus in corpora))
+        Split(
+            name,
+            " + ".join(corpus.origin for corpus in corpora),
+            tuple(
+                ParallelFiles(
+                    extracted / PurePosixPath(corpus.english).name,
+                    extracted / PurePosixPath(corpus.french).name,
+                )
+                for corpus in corpora
+            ),
+        )
         for name, corpora in SPLITS
     ]

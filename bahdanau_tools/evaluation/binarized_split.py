@@ -54,7 +54,8 @@ def sentences_without_unknown_words(split: BinarizedSplit) -> List[int]:
     """The paper's "No UNK" sentences: no word of the source or of the reference is outside the
     model's vocabulary (the shortlist), i.e. none was binarized as <unk>."""
     return [
-        index for index in range(len(split))
+        index
+        for index in range(len(split))
         if not has_unknown_word(split.source, index) and not has_unknown_word(split.target, index)
     ]
 
@@ -63,4 +64,6 @@ def source_lengths_in_words(split: BinarizedSplit) -> List[int]:
     """Words of each source sentence: BPE pieces joined back into the tokenized words, with
     fairseq's own subword_nmt post-processing; with a word vocabulary every token is a word."""
     side = split.source
-    return [len(side.dictionary.string(sentence, "subword_nmt").split()) for sentence in side.sentences]
+    return [
+        len(side.dictionary.string(sentence, "subword_nmt").split()) for sentence in side.sentences
+    ]

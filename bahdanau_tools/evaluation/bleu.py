@@ -29,16 +29,24 @@ DETOKENIZED = "13a"  # sacrebleu's default tokenizer
 TOKENIZED = "none"  # the text is already tokenized (Moses), as multi-bleu.perl expects it
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = DETOKENIZED) -> Score:
-    metric = BLEU(tokenize=tokenize)  # otherwise sacrebleu's defaults: mixed case, exponential smoothing
+def corpus_bleu(
+    hypotheses: Sequence[str], references: Sequence[str], tokenize: str = DETOKENIZED
+) -> Score:
+    metric = BLEU(
+        tokenize=tokenize
+    )  # otherwise sacrebleu's defaults: mixed case, exponential smoothing
     if not hypotheses:
         return Score(None, 0, "no sentence", "")
     score = metric.corpus_score(list(hypotheses), [list(references)])
     return Score(score.score, len(hypotheses), str(score), str(metric.get_signature()))
 
 
-def table1_scores(hypotheses: Sequence[str], references: Sequence[str], known: Sequence[int],
-                  tokenize: str = DETOKENIZED) -> dict:
+def table1_scores(
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    known: Sequence[int],
+    tokenize: str = DETOKENIZED,
+) -> dict:
     """BLEU on all sentences and on the sentences without unknown words (known: their indices)."""
     return {
         "all": asdict(corpus_bleu(hypotheses, references, tokenize)),

@@ -11,9 +11,20 @@ from tqdm import tqdm
 
 from bahdanau_plugin.options import positive_int
 
-from ..alignment import NoAttentionError, ensemble_members, load_translator, save_heatmap, translate_with_alignment
+from ..alignment import (
+    NoAttentionError,
+    ensemble_members,
+    load_translator,
+    save_heatmap,
+    translate_with_alignment,
+)
 from ..errors import EvaluationError
-from .binarized_split import BinarizedSplit, load_split, sentences_without_unknown_words, source_lengths_in_words
+from .binarized_split import (
+    BinarizedSplit,
+    load_split,
+    sentences_without_unknown_words,
+    source_lengths_in_words,
+)
 from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
 from .generate import TOKENIZED, Generation, read_hypotheses, run_generate
@@ -30,44 +41,96 @@ def named_checkpoint(text: str) -> Tuple[str, Path]:
     return name, Path(path)
 
 
-
 def evaluation_parser(description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=description,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, required=True,
-                        help="the fairseq data-bin folder (OUT/data-bin of scripts/prepare_*.py)")
-    parser.add_argument("--model", type=named_checkpoint, action="append", required=True, metavar="NAME=CHECKPOINT",
-                        help="a model to evaluate and its name in tables and plots, or an ensemble "
-                             "(NAME=A.pt:B.pt); repeat for several")
-    parser.add_argument("--out-dir", type=Path, required=True, help="where the translations, scores and figures go")
-    parser.add_argument("--subset", default="test", help="the split to translate (default: %(default)s)")
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="the fairseq data-bin folder (OUT/data-bin of scripts/prepare_*.py)",
+    )
+    parser.add_argument(
+        "--model",
+        type=named_checkpoint,
+        action="append",
+        required=True,
+        metavar="NAME=CHECKPOINT",
+        help="a model to evaluate and its name in tables and plots, or an ensemble "
+        "(NAME=A.pt:B.pt); repeat for several",
+    )
+    parser.add_argument(
+        "--out-dir", type=Path, required=True, help="where the translations, scores and figures go"
+    )
+    parser.add_argument(
+        "--subset", default="test", help="the split to translate (default: %(default)s)"
+    )
     parser.add_argument("--source-lang", default="en", help="default: %(default)s")
     parser.add_argument("--target-lang", default="fr", help="default: %(default)s")
-    parser.add_argument("--references", type=Path,
-                        help="untokenized references, one per line, for detokenized sacreBLEU "
-                             "(default: DATA/../raw/SUBSET.TARGET_LANG)")
-    parser.add_argument("--tokenized-references", type=Path,
-                        help="the same references Moses-tokenized (before BPE), for tokenized BLEU "
-                             "(default: DATA/../tok/SUBSET.TARGET_LANG)")
-    parser.add_argument("--replace-unk", nargs="?", const="", metavar="DICTIONARY",
-                        help="replace each <unk> by the source word it attends to most, translated by the "
-                             "dictionary file if given (fairseq-generate's option, made to work by the plugin)")
-    parser.add_argument("--bpe-codes", type=Path,
-                        help="the subword-nmt codes the data was segmented with "
-                             "(default: DATA/../bpe.codes if it exists, else the data has no BPE)")
-    parser.add_argument("--beam", type=positive_int, default=12, help="beam size (default: %(default)s)")
-    parser.add_argument("--max-len-b", type=positive_int, default=200,
-                        help="translations have at most this many tokens (fairseq's option; default: %(default)s)")
-    parser.add_argument("--batch-size", type=positive_int, default=32,
-                        help="sentences per batch (default: %(default)s)")
-    parser.add_argument("--bucket-width", type=positive_int, default=10,
-                        help="words per length bucket of the BLEU-by-length plot (default: %(default)s)")
-    parser.add_argument("--min-bucket-sentences", type=positive_int, default=20,
-                        help="a bucket with fewer sentences is widened, and the longest sentences share an "
-                             "open-ended last bucket (default: %(default)s)")
-    parser.add_argument("--heatmaps", type=int, nargs="+", default=[], metavar="ID",
-                        help="test sentences (fairseq-generate's ids: line numbers from 0) to draw "
-                             "alignment heatmaps for")
+    parser.add_argument(
+        "--references",
+        type=Path,
+        help="untokenized references, one per line, for detokenized sacreBLEU "
+        "(default: DATA/../raw/SUBSET.TARGET_LANG)",
+    )
+    parser.add_argument(
+        "--tokenized-references",
+        type=Path,
+        help="the same references Moses-tokenized (before BPE), for tokenized BLEU "
+        "(default: DATA/../tok/SUBSET.TARGET_LANG)",
+    )
+    parser.add_argument(
+        "--replace-unk",
+        nargs="?",
+        const="",
+        metavar="DICTIONARY",
+        help="replace each <unk> by the source word it attends to most, translated by the "
+        "dictionary file if given (fairseq-generate's option, made to work by the plugin)",
+    )
+    parser.add_argument(
+        "--bpe-codes",
+        type=Path,
+        help="the subword-nmt codes the data was segmented with "
+        "(default: DATA/../bpe.codes if it exists, else the data has no BPE)",
+    )
+    parser.add_argument(
+        "--beam", type=positive_int, default=12, help="beam size (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--max-len-b",
+        type=positive_int,
+        default=200,
+        help="translations have at most this many tokens (fairseq's option; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=32,
+        help="sentences per batch (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--bucket-width",
+        type=positive_int,
+        default=10,
+        help="words per length bucket of the BLEU-by-length plot (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--min-bucket-sentences",
+        type=positive_int,
+        default=20,
+        help="a bucket with fewer sentences is widened, and the longest sentences share an "
+        "open-ended last bucket (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--heatmaps",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="ID",
+        help="test sentences (fairseq-generate's ids: line numbers from 0) to draw "
+        "alignment heatmaps for",
+    )
     return parser
 
 
@@ -77,7 +140,9 @@ def fill_defaults(arguments: argparse.Namespace) -> None:
     if arguments.references is None:
         arguments.references = prepared / "raw" / f"{arguments.subset}.{arguments.target_lang}"
     if arguments.tokenized_references is None:
-        arguments.tokenized_references = prepared / "tok" / f"{arguments.subset}.{arguments.target_lang}"
+        arguments.tokenized_references = (
+            prepared / "tok" / f"{arguments.subset}.{arguments.target_lang}"
+        )
     if arguments.bpe_codes is None and (prepared / "bpe.codes").is_file():
         arguments.bpe_codes = prepared / "bpe.codes"
 
@@ -97,38 +162,54 @@ def read_references(path: Path, sentences: int, option: str = "--references") ->
 def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
     names = [name for name, _ in arguments.model]
     if len(set(names)) != len(names):
-        raise EvaluationError(f"model names must differ, got {', '.join(names)}: give each --model its own NAME")
+        raise EvaluationError(
+            f"model names must differ, got {', '.join(names)}: give each --model its own NAME"
+        )
     for name, checkpoint in arguments.model:
         for member in ensemble_members(checkpoint):
             if not member.is_file():
                 raise EvaluationError(f"checkpoint {member} of model {name} not found")
     for sentence in arguments.heatmaps:
         if not 0 <= sentence < len(split):
-            raise EvaluationError(f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}")
+            raise EvaluationError(
+                f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}"
+            )
     codes = arguments.bpe_codes
     if codes is not None and not codes.is_file():
         raise EvaluationError(f"BPE codes {codes} not found")
 
 
-def translate_all(arguments, generation: Generation, sentences: int) -> Dict[str, Dict[str, List[str]]]:
+def translate_all(
+    arguments, generation: Generation, sentences: int
+) -> Dict[str, Dict[str, List[str]]]:
     """Each model's translations, detokenized and tokenized; also written to OUT/NAME/SUBSET.hyp
     and OUT/NAME/SUBSET.tok.hyp, one per line."""
     translations = {}
     for name, checkpoint in arguments.model:
-        print(f"== {name}: fairseq-generate, beam {generation.beam}, {checkpoint}", file=sys.stderr, flush=True)
+        print(
+            f"== {name}: fairseq-generate, beam {generation.beam}, {checkpoint}",
+            file=sys.stderr,
+            flush=True,
+        )
         output = arguments.out_dir / name / f"generate-{generation.subset}.txt"
         run_generate(checkpoint, arguments.data, generation, output)
-        translations[name] = {"detokenized": read_hypotheses(output, sentences),
-                              "tokenized": read_hypotheses(output, sentences, TOKENIZED)}
+        translations[name] = {
+            "detokenized": read_hypotheses(output, sentences),
+            "tokenized": read_hypotheses(output, sentences, TOKENIZED),
+        }
         for kind, suffix in (("detokenized", "hyp"), ("tokenized", "tok.hyp")):
             lines = translations[name][kind]
-            output.with_name(f"{generation.subset}.{suffix}").write_text("".join(line + "\n" for line in lines),
-                                                                          encoding="utf-8")
+            output.with_name(f"{generation.subset}.{suffix}").write_text(
+                "".join(line + "\n" for line in lines), encoding="utf-8"
+            )
     return translations
 
 
 def _cells(scores: dict) -> List[str]:
-    return ["-" if score["bleu"] is None else f"{score['bleu']:.2f}" for score in (scores["all"], scores["no_unk"])]
+    return [
+        "-" if score["bleu"] is None else f"{score['bleu']:.2f}"
+        for score in (scores["all"], scores["no_unk"])
+    ]
 
 
 def format_table1(report: dict) -> str:
@@ -151,21 +232,28 @@ def format_table1(report: dict) -> str:
 
 def draw_heatmaps(arguments, split: BinarizedSplit, out_dir: Path) -> None:
     """Figure 3 for the chosen sentences, from each model's soft attention, for models that have it."""
-    for name, checkpoint in tqdm(arguments.model, desc="heatmaps", unit="model", disable=not arguments.heatmaps):
+    for name, checkpoint in tqdm(
+        arguments.model, desc="heatmaps", unit="model", disable=not arguments.heatmaps
+    ):
         translator = load_translator(checkpoint, arguments.data)
         translator.eval()
         try:
             for sentence in arguments.heatmaps:
                 path = out_dir / name / f"sentence_{sentence}.png"
                 alignment = translate_with_alignment(
-                    translator, split.source.sentences[sentence], arguments.beam, arguments.max_len_b
+                    translator,
+                    split.source.sentences[sentence],
+                    arguments.beam,
+                    arguments.max_len_b,
                 )
                 save_heatmap(*alignment, path)
         except NoAttentionError as error:
             print(f"{name}: no heatmaps, {error}", file=sys.stderr)
 
 
-def write_table1(arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]) -> None:
+def write_table1(
+    arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]
+) -> None:
     known = sentences_without_unknown_words(split)
     report = {
         "subset": arguments.subset,
@@ -177,39 +265,61 @@ def write_table1(arguments, split: BinarizedSplit, translations, references: Dic
         "models": {
             name: {
                 "checkpoint": str(checkpoint),
-                **table1_scores(translations[name]["detokenized"], references["detokenized"], known),
-                "tokenized": table1_scores(translations[name]["tokenized"], references["tokenized"], known,
-                                           TOKENIZED_BLEU),
+                **table1_scores(
+                    translations[name]["detokenized"], references["detokenized"], known
+                ),
+                "tokenized": table1_scores(
+                    translations[name]["tokenized"], references["tokenized"], known, TOKENIZED_BLEU
+                ),
             }
             for name, checkpoint in arguments.model
         },
     }
-    (arguments.out_dir / "bleu.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (arguments.out_dir / "bleu.json").write_text(
+        json.dumps(report, indent=2) + "\n", encoding="utf-8"
+    )
     table = format_table1(report)
     (arguments.out_dir / "bleu.txt").write_text(table, encoding="utf-8")
     print(table, end="", flush=True)
 
 
-def write_figure2(arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]) -> None:
+def write_figure2(
+    arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]
+) -> None:
     lengths = source_lengths_in_words(split)
     buckets = length_buckets(lengths, arguments.bucket_width, arguments.min_bucket_sentences)
     detokenized = {name: translation["detokenized"] for name, translation in translations.items()}
     rows = bleu_by_length(detokenized, references["detokenized"], lengths, buckets)
     write_csv(rows, arguments.out_dir / "bleu_by_length.csv")
-    plot_bleu_by_length(rows, arguments.out_dir / "bleu_by_length.png",
-                        title=f"BLEU by source length ({arguments.subset})")
+    plot_bleu_by_length(
+        rows,
+        arguments.out_dir / "bleu_by_length.png",
+        title=f"BLEU by source length ({arguments.subset})",
+    )
 
 
 def evaluate(arguments: argparse.Namespace) -> None:
     fill_defaults(arguments)
-    split = load_split(arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang)
+    split = load_split(
+        arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang
+    )
     check_inputs(arguments, split)
     references = {
         "detokenized": read_references(arguments.references, len(split)),
-        "tokenized": read_references(arguments.tokenized_references, len(split), "--tokenized-references"),
+        "tokenized": read_references(
+            arguments.tokenized_references, len(split), "--tokenized-references"
+        ),
     }
-    generation = Generation(arguments.subset, arguments.source_lang, arguments.target_lang, arguments.beam,
-                            arguments.max_len_b, arguments.batch_size, arguments.bpe_codes, arguments.replace_unk)
+    generation = Generation(
+        arguments.subset,
+        arguments.source_lang,
+        arguments.target_lang,
+        arguments.beam,
+        arguments.max_len_b,
+        arguments.batch_size,
+        arguments.bpe_codes,
+        arguments.replace_unk,
+    )
     translations = translate_all(arguments, generation, len(split))
     write_table1(arguments, split, translations, references)
     write_figure2(arguments, split, translations, references)

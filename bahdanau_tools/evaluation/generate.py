@@ -17,7 +17,9 @@ from ..errors import EvaluationError
 
 PLUGIN = Path(bahdanau_plugin.__file__).parent  # the folder --user-dir takes
 RESULT_LINE = re.compile(r"^[STHDPA]-\d+\t")  # fairseq-generate's per-sentence lines
-DETOKENIZED = "D"  # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
+DETOKENIZED = (
+    "D"  # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
+)
 TOKENIZED = "H"  # as the model wrote it: Moses tokens, BPE pieces
 
 
@@ -30,7 +32,9 @@ class Generation:
     max_len_b: int
     batch_size: int
     bpe_codes: Optional[Path]  # None: the data has no BPE
-    replace_unk: Optional[str] = None  # None: no replacement; "": copy source words; else a dictionary file
+    replace_unk: Optional[str] = (
+        None  # None: no replacement; "": copy source words; else a dictionary file
+    )
 
 
 def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -> List[str]:
@@ -38,12 +42,30 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
     are detokenized by the classes the data was prepared with: BPE pieces joined, then Moses.
     checkpoint: one, or an ensemble written fairseq's way, a.pt:b.pt."""
     command = [
-        sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", str(PLUGIN),
-        "--path", str(checkpoint), "--gen-subset", generation.subset,
-        "--source-lang", generation.source_lang, "--target-lang", generation.target_lang,
-        "--beam", str(generation.beam), "--max-len-b", str(generation.max_len_b),
-        "--batch-size", str(generation.batch_size),
-        "--tokenizer", "moses", "--log-interval", "10",
+        sys.executable,
+        "-m",
+        "fairseq_cli.generate",
+        str(data_bin),
+        "--user-dir",
+        str(PLUGIN),
+        "--path",
+        str(checkpoint),
+        "--gen-subset",
+        generation.subset,
+        "--source-lang",
+        generation.source_lang,
+        "--target-lang",
+        generation.target_lang,
+        "--beam",
+        str(generation.beam),
+        "--max-len-b",
+        str(generation.max_len_b),
+        "--batch-size",
+        str(generation.batch_size),
+        "--tokenizer",
+        "moses",
+        "--log-interval",
+        "10",
     ]
     if generation.replace_unk is not None:
         command += ["--replace-unk"] + ([generation.replace_unk] if generation.replace_unk else [])
@@ -58,7 +80,10 @@ def run_generate(checkpoint: Path, data_bin: Path, generation: Generation, outpu
     output.parent.mkdir(parents=True, exist_ok=True)
     command = generate_command(checkpoint, data_bin, generation)
     with output.open("w", encoding="utf-8") as results, subprocess.Popen(
-        command, stdout=subprocess.PIPE, encoding="utf-8", env={**os.environ, "PYTHONIOENCODING": "utf-8"}
+        command,
+        stdout=subprocess.PIPE,
+        encoding="utf-8",
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     ) as process:
         for line in process.stdout:
             (results if RESULT_LINE.match(line) else sys.stderr).write(line)
@@ -78,8 +103,10 @@ def read_hypotheses(output: Path, sentences: int, kind: str = DETOKENIZED) -> Li
         match = hypothesis_line.match(line)
         if match:
             text = match.group(2)
-            hypotheses.setdefault(int(match.group(1)), data_utils.post_process(text, "subword_nmt")
-                                  if kind == TOKENIZED else text)
+            hypotheses.setdefault(
+                int(match.group(1)),
+                data_utils.post_process(text, "subword_nmt") if kind == TOKENIZED else text,
+            )
     missing = sorted(set(range(sentences)) - set(hypotheses))
     if missing:
         raise EvaluationError(

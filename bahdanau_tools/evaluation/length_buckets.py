@@ -57,7 +57,9 @@ class BucketScore:
 
 
 def bleu_by_length(
-    hypotheses: Dict[str, Sequence[str]], references: Sequence[str], lengths: Sequence[int],
+    hypotheses: Dict[str, Sequence[str]],
+    references: Sequence[str],
+    lengths: Sequence[int],
     buckets: Sequence[Bucket],
 ) -> List[BucketScore]:
     """hypotheses: model name -> its detokenized translations, in the order of the references."""
@@ -66,7 +68,9 @@ def bleu_by_length(
         members = [index for index, length in enumerate(lengths) if bucket.holds(length)]
         for model, lines in hypotheses.items():
             score = corpus_bleu(subset(lines, members), subset(references, members))
-            rows.append(BucketScore(model, bucket.label, bucket.low, bucket.high, len(members), score.bleu))
+            rows.append(
+                BucketScore(model, bucket.label, bucket.low, bucket.high, len(members), score.bleu)
+            )
     return rows
 
 
@@ -84,8 +88,14 @@ def read_csv(path: Path) -> List[BucketScore]:
 
     with path.open(encoding="utf-8", newline="") as lines:
         return [
-            BucketScore(row["model"], row["bucket"], int(row["min_words"]), optional(row["max_words"], int),
-                        int(row["sentences"]), optional(row["bleu"], float))
+            BucketScore(
+                row["model"],
+                row["bucket"],
+                int(row["min_words"]),
+                optional(row["max_words"], int),
+                int(row["sentences"]),
+                optional(row["bleu"], float),
+            )
             for row in csv.DictReader(lines)
         ]
 
@@ -96,7 +106,9 @@ def draw_bleu_by_length(rows: Sequence[BucketScore], title: str = ""):
     labels = list(dict.fromkeys(f"{row.bucket}\n({row.sentences})" for row in rows))
     figure, axes = plt.subplots(figsize=(1.5 + 1.1 * len(labels), 4.5))
     for model in dict.fromkeys(row.model for row in rows):
-        scores = [float("nan") if row.bleu is None else row.bleu for row in rows if row.model == model]
+        scores = [
+            float("nan") if row.bleu is None else row.bleu for row in rows if row.model == model
+        ]
         axes.plot(range(len(labels)), scores, marker="o", label=model)
     axes.set_xticks(range(len(labels)), labels=labels)
     axes.set_xlabel("source sentence length in words (sentences in the bucket)")

@@ -15,8 +15,16 @@ from typing import Annotated, List, Optional
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
-                      ValidationInfo, model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
@@ -28,9 +36,13 @@ from .translator import Sentence, SentenceTooLong, Translation, Translator
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BEAM = 64
 MAX_SENTENCES_PER_REQUEST = 64
-CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left before its answer: nobody reads it
-EXPECTED = ('send {"text": "a sentence" or ["a list", "of sentences"], "beam": 1 to %d, "nbest": 1 to beam}'
-            % MAX_BEAM)
+CLIENT_CLOSED_REQUEST = (
+    499  # nginx's status for a client that left before its answer: nobody reads it
+)
+EXPECTED = (
+    'send {"text": "a sentence" or ["a list", "of sentences"], "beam": 1 to %d, "nbest": 1 to beam}'
+    % MAX_BEAM
+)
 STATUS_OF = {SentenceTooLong: 413, ServerBusy: 503}
 
 
@@ -62,8 +74,10 @@ class TranslateRequest(BaseModel):
         if self.beam is None:
             self.beam = info.context["default_beam"]
         if self.nbest > self.beam:
-            raise ValueError(f"nbest ({self.nbest}) cannot be larger than beam ({self.beam}): "
-                             "beam search keeps only beam hypotheses")
+            raise ValueError(
+                f"nbest ({self.nbest}) cannot be larger than beam ({self.beam}): "
+                "beam search keeps only beam hypotheses"
+            )
         return self
 
 
@@ -74,7 +88,9 @@ class TranslateResponse:
 
 def _location(parts) -> str:
     """("text", 0) -> "text[0]"."""
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(".")
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts).lstrip(
+        "."
+    )
 
 
 def _explain(error: dict) -> str:
@@ -89,7 +105,9 @@ def _invalid_request(_request: Request, error: ValidationError) -> JSONResponse:
     """400 for a body that is not JSON (or not UTF-8), 422 for JSON of the wrong shape."""
     errors = error.errors(include_url=False)
     if errors[0]["type"] == "json_invalid":
-        return _error(400, f"the body is not valid JSON in UTF-8 ({errors[0]['ctx']['error']}): {EXPECTED}")
+        return _error(
+            400, f"the body is not valid JSON in UTF-8 ({errors[0]['ctx']['error']}): {EXPECTED}"
+        )
     return _error(422, "; ".join(dict.fromkeys(map(_explain, errors))) + f" -- {EXPECTED}")
 
 
@@ -102,7 +120,9 @@ def _http_error(_request: Request, error: HTTPException) -> JSONResponse:
 
 
 def _failed(_request: Request, error: Exception) -> JSONResponse:
-    return _error(500, f"the translation failed ({type(error).__name__}: {error}); the server goes on")
+    return _error(
+        500, f"the translation failed ({type(error).__name__}: {error}); the server goes on"
+    )
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -145,10 +165,18 @@ async def _translations(worker: BatchingWorker, sentences: List[Sentence]) -> Li
     return results
 
 
-def create_app(translator: Translator, default_beam: int = 5, max_batch_sentences: int = 64,
-               max_wait_s: float = 0.02, model_name: str = "", model_thread: Optional[ModelThread] = None) -> FastAPI:
+def create_app(
+    translator: Translator,
+    default_beam: int = 5,
+    max_batch_sentences: int = 64,
+    max_wait_s: float = 0.02,
+    model_name: str = "",
+    model_thread: Optional[ModelThread] = None,
+) -> FastAPI:
     """model_thread: the thread that loaded the translator, to run it too (batching.py says why)."""
-    worker = BatchingWorker(translator.translate, max_batch_sentences, max_wait_s, model_thread=model_thread)
+    worker = BatchingWorker(
+        translator.translate, max_batch_sentences, max_wait_s, model_thread=model_thread
+    )
     started = time.monotonic()
 
     @asynccontextmanager

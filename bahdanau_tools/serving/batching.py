@@ -64,8 +64,14 @@ class BatchingWorker:
     model's thread (by default one of the worker's own) on batches of at most max_batch_sentences,
     gathered for at most max_wait_s after the first one arrives."""
 
-    def __init__(self, translate: Callable[[Sequence[Sentence]], list], max_batch_sentences: int = 64,
-                 max_wait_s: float = 0.02, max_waiting: int = 1024, model_thread: Optional[ModelThread] = None):
+    def __init__(
+        self,
+        translate: Callable[[Sequence[Sentence]], list],
+        max_batch_sentences: int = 64,
+        max_wait_s: float = 0.02,
+        max_waiting: int = 1024,
+        model_thread: Optional[ModelThread] = None,
+    ):
         self._translate = translate
         self.max_batch_sentences = max_batch_sentences
         self.max_wait_s = max_wait_s
@@ -119,7 +125,9 @@ class BatchingWorker:
     def _translate_jobs(self, jobs: List[_Job]) -> None:
         try:
             results = self._translate([job.sentence for job in jobs])
-        except Exception as error:  # one failed batch answers its requests with the error; the worker goes on
+        except (
+            Exception
+        ) as error:  # one failed batch answers its requests with the error; the worker goes on
             results = [error] * len(jobs)
         for job, result in zip(jobs, results):
             if isinstance(result, Exception):

@@ -25,7 +25,12 @@ def headless_chromium(width: int = 1100, height: int = 800) -> Iterator:
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
     # --no-sandbox: Chromium's sandbox refuses to run as root, as in containers and CI
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        f"--window-size={width},{height}",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
     try:
@@ -41,7 +46,9 @@ def type_and_wait_for_translation(driver, url: str, sentence: str) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(url)
-    WebDriverWait(driver, TRANSLATION_TIMEOUT_S).until(lambda _: "loading" not in driver.find_element(By.ID, "model").text)
+    WebDriverWait(driver, TRANSLATION_TIMEOUT_S).until(
+        lambda _: "loading" not in driver.find_element(By.ID, "model").text
+    )
     driver.find_element(By.ID, "source").send_keys(sentence)
     WebDriverWait(driver, TRANSLATION_TIMEOUT_S).until(
         lambda _: driver.find_elements(By.CSS_SELECTOR, "#hypotheses li .translation")

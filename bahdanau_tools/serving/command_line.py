@@ -23,23 +23,51 @@ from .translator import Translator
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bahdanau-serve", description=__doc__.splitlines()[0])
     parser.add_argument("checkpoint", type=Path, help="a checkpoint_*.pt file")
-    parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder it was trained with")
-    parser.add_argument("--tokenizer", choices=["moses", "nltk", "space"],
-                        help="as fairseq-interactive's --tokenizer: raw text in, detokenized text out")
+    parser.add_argument(
+        "--data", type=Path, required=True, help="the fairseq data-bin folder it was trained with"
+    )
+    parser.add_argument(
+        "--tokenizer",
+        choices=["moses", "nltk", "space"],
+        help="as fairseq-interactive's --tokenizer: raw text in, detokenized text out",
+    )
     parser.add_argument("--bpe", choices=["subword_nmt"], help="as fairseq-interactive's --bpe")
-    parser.add_argument("--bpe-codes", type=Path, help="the subword-nmt codes (OUT/bpe.codes of prepare_*.py)")
+    parser.add_argument(
+        "--bpe-codes", type=Path, help="the subword-nmt codes (OUT/bpe.codes of prepare_*.py)"
+    )
     parser.add_argument("--source-lang", help="default: from the data folder's file names")
     parser.add_argument("--target-lang", help="default: from the data folder's file names")
-    parser.add_argument("--beam", type=positive_int, default=5, help="beam size when a request gives none (default: 5)")
-    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (this machine only)")
+    parser.add_argument(
+        "--beam",
+        type=positive_int,
+        default=5,
+        help="beam size when a request gives none (default: 5)",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="default: 127.0.0.1 (this machine only)"
+    )
     parser.add_argument("--port", type=int, default=8000, help="default: 8000")
-    parser.add_argument("--cpu", action="store_true", help="run on the CPU even when there is a GPU")
-    parser.add_argument("--max-source-tokens", type=positive_int, default=1024,
-                        help="longer sentences (tokens after tokenization and BPE) are refused (default: 1024)")
-    parser.add_argument("--max-batch-sentences", type=positive_int, default=64,
-                        help="most sentences translated together (default: 64)")
-    parser.add_argument("--batch-wait-ms", type=float, default=20.0,
-                        help="how long a sentence waits for others to batch with (default: 20)")
+    parser.add_argument(
+        "--cpu", action="store_true", help="run on the CPU even when there is a GPU"
+    )
+    parser.add_argument(
+        "--max-source-tokens",
+        type=positive_int,
+        default=1024,
+        help="longer sentences (tokens after tokenization and BPE) are refused (default: 1024)",
+    )
+    parser.add_argument(
+        "--max-batch-sentences",
+        type=positive_int,
+        default=64,
+        help="most sentences translated together (default: 64)",
+    )
+    parser.add_argument(
+        "--batch-wait-ms",
+        type=float,
+        default=20.0,
+        help="how long a sentence waits for others to batch with (default: 20)",
+    )
     return parser
 
 
@@ -48,7 +76,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if path is not None and not path.exists():
             parser.error(f"{path} does not exist")
     if (args.bpe is None) != (args.bpe_codes is None):
-        parser.error("--bpe subword_nmt and --bpe-codes go together: give both, as the data was prepared")
+        parser.error(
+            "--bpe subword_nmt and --bpe-codes go together: give both, as the data was prepared"
+        )
     if args.beam > MAX_BEAM:
         parser.error(f"--beam {args.beam} is over {MAX_BEAM}, the largest beam the server searches")
 
@@ -60,15 +90,31 @@ def main(argv=None) -> None:
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
     model_thread = ModelThread()  # loads the model and translates with it; this thread serves HTTP
     translator = model_thread.call(
-        Translator.load, args.checkpoint, args.data, max_source_tokens=args.max_source_tokens,
-        max_batch_sentences=args.max_batch_sentences, cpu=args.cpu, tokenizer=args.tokenizer,
-        bpe=args.bpe, bpe_codes=args.bpe_codes, source_lang=args.source_lang, target_lang=args.target_lang,
+        Translator.load,
+        args.checkpoint,
+        args.data,
+        max_source_tokens=args.max_source_tokens,
+        max_batch_sentences=args.max_batch_sentences,
+        cpu=args.cpu,
+        tokenizer=args.tokenizer,
+        bpe=args.bpe,
+        bpe_codes=args.bpe_codes,
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
     ).result()
-    app = create_app(translator, default_beam=args.beam, max_batch_sentences=args.max_batch_sentences,
-                     max_wait_s=args.batch_wait_ms / 1000, model_name=str(args.checkpoint),
-                     model_thread=model_thread)
-    print(f"bahdanau-serve: {translator.architecture} on {translator.device}, "
-          f"open http://{args.host}:{args.port}/", flush=True)
+    app = create_app(
+        translator,
+        default_beam=args.beam,
+        max_batch_sentences=args.max_batch_sentences,
+        max_wait_s=args.batch_wait_ms / 1000,
+        model_name=str(args.checkpoint),
+        model_thread=model_thread,
+    )
+    print(
+        f"bahdanau-serve: {translator.architecture} on {translator.device}, "
+        f"open http://{args.host}:{args.port}/",
+        flush=True,
+    )
     uvicorn.run(app, host=args.host, port=args.port)
 
 

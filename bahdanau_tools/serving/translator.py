@@ -15,7 +15,14 @@ from fairseq.data import data_utils
 
 from bahdanau_plugin.errors import PluginError
 
-from ..alignment import END_OF_SENTENCE, load_translator, merge_subwords, readable_words, soft_alignment, symbols
+from ..alignment import (
+    END_OF_SENTENCE,
+    load_translator,
+    merge_subwords,
+    readable_words,
+    soft_alignment,
+    symbols,
+)
 
 
 class SentenceTooLong(PluginError):
@@ -47,7 +54,9 @@ class Translation:
     hypotheses: List[Hypothesis]  # best first
 
 
-def text_options(data: Path, tokenizer=None, bpe=None, bpe_codes=None, source_lang=None, target_lang=None) -> dict:
+def text_options(
+    data: Path, tokenizer=None, bpe=None, bpe_codes=None, source_lang=None, target_lang=None
+) -> dict:
     """from_pretrained's overrides for fairseq-interactive's --tokenizer, --bpe, --bpe-codes,
     --source-lang and --target-lang; the languages default to those of the data directory's files."""
     if source_lang is None or target_lang is None:
@@ -70,12 +79,22 @@ class Translator:
         self.has_alignment = self._returns_attention()
 
     @classmethod
-    def load(cls, checkpoint: Path, data: Path, max_source_tokens: int = 1024, max_batch_sentences: int = 64,
-             cpu: bool = False, **text_option_values) -> "Translator":
+    def load(
+        cls,
+        checkpoint: Path,
+        data: Path,
+        max_source_tokens: int = 1024,
+        max_batch_sentences: int = 64,
+        cpu: bool = False,
+        **text_option_values,
+    ) -> "Translator":
         """The checkpoint on the GPU when there is one (unless cpu), in evaluation mode."""
         hub = load_translator(
-            checkpoint, data, **text_options(data, **text_option_values),
-            batch_size=max_batch_sentences, max_tokens=None,
+            checkpoint,
+            data,
+            **text_options(data, **text_option_values),
+            batch_size=max_batch_sentences,
+            max_tokens=None,
             # fairseq's translation task refuses longer sources (1,024 tokens by default)
             max_source_positions=max_source_tokens + 1,  # + the end of sentence
         )
@@ -109,7 +128,9 @@ class Translator:
                 accepted[index] = (pieces.split() + [END_OF_SENTENCE], source_ids)
         if accepted:
             beam = sentences[next(iter(accepted))].beam
-            hypotheses = self.hub.generate([source_ids for _, source_ids in accepted.values()], beam=beam)
+            hypotheses = self.hub.generate(
+                [source_ids for _, source_ids in accepted.values()], beam=beam
+            )
             for (index, (source, _)), found in zip(accepted.items(), hypotheses):
                 results[index] = self._translation(source, found[: sentences[index].nbest])
         return results
@@ -121,7 +142,10 @@ class Translator:
         )
 
     def _translation(self, source: List[str], hypotheses) -> Translation:
-        return Translation(readable_words(source), [self._hypothesis(source, hypothesis) for hypothesis in hypotheses])
+        return Translation(
+            readable_words(source),
+            [self._hypothesis(source, hypothesis) for hypothesis in hypotheses],
+        )
 
     def _hypothesis(self, source: List[str], hypothesis) -> Hypothesis:
         target = symbols(self.hub.tgt_dict, hypothesis["tokens"])

@@ -23,7 +23,9 @@ def test_a_missing_document_is_created_with_the_class_block(benchmark, tmp_path)
     benchmark.check_writable(document)
     benchmark.write_into(document, "AVX2", "| table |")
     text = document.read_text(encoding="utf-8")
-    assert "### AVX2\n\n<!-- benchmark:AVX2:start -->\n| table |\n<!-- benchmark:AVX2:end -->" in text
+    assert (
+        "### AVX2\n\n<!-- benchmark:AVX2:start -->\n| table |\n<!-- benchmark:AVX2:end -->" in text
+    )
 
 
 def test_a_class_block_is_replaced_and_the_other_classes_kept(benchmark, tmp_path):

@@ -10,7 +10,10 @@ def energy_inputs(seed=0):
     """W_a s_{i-1} (B x n'), U_a h_j (B x S x n') and v_a, in float64 for gradcheck."""
     generator = torch.Generator().manual_seed(seed)
     shapes = [(3, 4), (3, 5, 4), (4,)]
-    return [torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True) for shape in shapes]
+    return [
+        torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True)
+        for shape in shapes
+    ]
 
 
 def plain_energies(projected_state, projected_annotations, v):
@@ -47,7 +50,9 @@ def _fast_energies_taken(monkeypatch, dtype, autocast=False):
     """Whether a FastBahdanauAttention with parameters of this dtype computes AlignmentEnergies."""
     taken = []
     original = AlignmentEnergies.apply
-    monkeypatch.setattr(AlignmentEnergies, "apply", lambda *inputs: taken.append(True) or original(*inputs))
+    monkeypatch.setattr(
+        AlignmentEnergies, "apply", lambda *inputs: taken.append(True) or original(*inputs)
+    )
     attention = FastBahdanauAttention(4, 6, 5).to(dtype)
     state, annotations = torch.randn(2, 4, dtype=dtype), torch.randn(2, 3, 6, dtype=dtype)
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):

@@ -7,8 +7,13 @@ import sys
 
 def _has_avx512_in_a_process_with(environment):
     probe = "from bahdanau_plugin.cpu_fast_path.cpu_class import has_avx512; print(has_avx512())"
-    output = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **environment},
-                            capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return output.strip().splitlines()[-1] == "True"
 
 

@@ -45,7 +45,9 @@ def test_other_grus_and_inputs_are_nn_gru_s_own_forward(fast_calls):
     _as_fast(torch.nn.GRU(5, 4, batch_first=True))(torch.randn(3, 6, 5), torch.zeros(1, 3, 4))
     _as_fast(torch.nn.GRU(5, 4, batch_first=True, bidirectional=True))(torch.randn(3, 6, 5))
     _as_fast(torch.nn.GRU(5, 4))(torch.randn(6, 3, 5))
-    _as_fast(torch.nn.GRU(5, 4, batch_first=True).double())(torch.randn(3, 6, 5, dtype=torch.float64))
+    _as_fast(torch.nn.GRU(5, 4, batch_first=True).double())(
+        torch.randn(3, 6, 5, dtype=torch.float64)
+    )
     assert fast_calls == []
 
 
@@ -60,7 +62,9 @@ def test_on_an_avx2_only_cpu_the_gru_is_nn_gru_s_own_loop(fast_calls, monkeypatc
 
 
 def test_a_gru_prepared_for_generation_gives_nn_gru_s_states(fast_calls, monkeypatch):
-    monkeypatch.setattr(onednn_linear, "PACKED_WEIGHT_MIN_ELEMENTS", 0)  # pack even this small GRU's weights
+    monkeypatch.setattr(
+        onednn_linear, "PACKED_WEIGHT_MIN_ELEMENTS", 0
+    )  # pack even this small GRU's weights
     torch.manual_seed(0)
     rnn = torch.nn.GRU(5, 4, batch_first=True)
     inputs = torch.randn(3, 6, 5)

@@ -27,13 +27,17 @@ def test_installing_keeps_every_parameter_and_its_name():
     model = build_tiny_model("rnnsearch")
     plain = _plain_rnnsearch(model.cfg, model)
     before = {name: id(tensor) for name, tensor in plain.state_dict(keep_vars=True).items()}
-    assert {name: id(tensor) for name, tensor in install(plain).state_dict(keep_vars=True).items()} == before
+    assert {
+        name: id(tensor) for name, tensor in install(plain).state_dict(keep_vars=True).items()
+    } == before
 
 
 def _log_probs_and_gradients(model):
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
-    log_probs = model.get_normalized_probs(model(src_tokens, src_lengths, prev_tokens), log_probs=True)
+    log_probs = model.get_normalized_probs(
+        model(src_tokens, src_lengths, prev_tokens), log_probs=True
+    )
     gradients = torch.autograd.grad(log_probs.exp().mul(log_probs).sum(), list(model.parameters()))
     return [log_probs, *gradients]
 
@@ -42,7 +46,9 @@ def _log_probs_and_gradients(model):
 def test_in_cpu_float32_the_fast_path_gives_the_plain_modules_values_and_gradients(name):
     model = randomize_(build_tiny_model(name)).train()
     fast = _log_probs_and_gradients(model)
-    with torch.backends.mkldnn.flags(enabled=False):  # the fast path's rule then sends every call to the plain modules
+    with torch.backends.mkldnn.flags(
+        enabled=False
+    ):  # the fast path's rule then sends every call to the plain modules
         plain = _log_probs_and_gradients(model)
     for ours, reference in zip(fast, plain):
         torch.testing.assert_close(ours, reference, rtol=1e-5, atol=1e-5)
@@ -52,12 +58,18 @@ def _log_probs(model):
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
     with torch.no_grad():
-        return model.get_normalized_probs(model(src_tokens, src_lengths, prev_tokens), log_probs=True)
+        return model.get_normalized_probs(
+            model(src_tokens, src_lengths, prev_tokens), log_probs=True
+        )
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_a_model_prepared_for_generation_gives_the_plain_modules_log_probabilities(name, monkeypatch):
-    monkeypatch.setattr(onednn_linear, "PACKED_WEIGHT_MIN_ELEMENTS", 0)  # pack even a tiny model's weights
+def test_a_model_prepared_for_generation_gives_the_plain_modules_log_probabilities(
+    name, monkeypatch
+):
+    monkeypatch.setattr(
+        onednn_linear, "PACKED_WEIGHT_MIN_ELEMENTS", 0
+    )  # pack even a tiny model's weights
     model = randomize_(build_tiny_model(name))
     model.make_generation_fast_()  # what fairseq's prepare_for_inference_ calls
     with torch.backends.mkldnn.flags(enabled=False):

@@ -17,8 +17,14 @@ TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 def inputs(shape, features_out=7, bias=True, dtype=torch.float32, seed=0):
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(*shape, generator=generator, dtype=dtype, requires_grad=True)
-    weight = torch.randn(features_out, shape[-1], generator=generator, dtype=dtype, requires_grad=True)
-    b = torch.randn(features_out, generator=generator, dtype=dtype, requires_grad=True) if bias else None
+    weight = torch.randn(
+        features_out, shape[-1], generator=generator, dtype=dtype, requires_grad=True
+    )
+    b = (
+        torch.randn(features_out, generator=generator, dtype=dtype, requires_grad=True)
+        if bias
+        else None
+    )
     return x, weight, b
 
 
@@ -157,7 +163,9 @@ def test_a_layer_prepared_for_generation_gives_f_linear_s_values(pack_every_weig
             torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), **TOLERANCE)
 
 
-def test_a_layer_prepared_for_generation_reorders_its_weight_once_for_many_products(reorders, pack_every_weight):
+def test_a_layer_prepared_for_generation_reorders_its_weight_once_for_many_products(
+    reorders, pack_every_weight
+):
     layer = _prepared_for_generation()
     with torch.no_grad():
         for rows in (1, 4, 80, 3):
@@ -165,7 +173,9 @@ def test_a_layer_prepared_for_generation_reorders_its_weight_once_for_many_produ
     assert len(reorders) == 1
 
 
-def test_a_layer_not_prepared_for_generation_leaves_the_reorder_to_each_product(reorders, pack_every_weight):
+def test_a_layer_not_prepared_for_generation_leaves_the_reorder_to_each_product(
+    reorders, pack_every_weight
+):
     torch.manual_seed(0)
     with torch.no_grad():
         OneDNNLinear(5, 7)(torch.randn(3, 5))
@@ -189,7 +199,9 @@ def test_an_output_layer_s_weight_is_packed(reorders):
     assert len(reorders) == 1
 
 
-def test_a_torch_without_the_reorder_kernel_multiplies_with_the_plain_weight(monkeypatch, pack_every_weight):
+def test_a_torch_without_the_reorder_kernel_multiplies_with_the_plain_weight(
+    monkeypatch, pack_every_weight
+):
     monkeypatch.setattr(onednn, "_ONEDNN_REORDER_WEIGHT", None)
     layer = _prepared_for_generation()
     x = torch.randn(3, 5)
@@ -205,7 +217,9 @@ def _replace(weight):
     weight.data = torch.randn(7, 5)  # a new storage, with the version unchanged
 
 
-@pytest.mark.parametrize("change", [_write_in_place, _replace], ids=["written in place", "replaced"])
+@pytest.mark.parametrize(
+    "change", [_write_in_place, _replace], ids=["written in place", "replaced"]
+)
 def test_a_weight_changed_after_preparation_is_packed_again(change, pack_every_weight):
     layer = _prepared_for_generation()
     x = torch.randn(3, 5)
@@ -249,8 +263,14 @@ def memory_growth_over_many_row_counts(cache_entries=None):
     env = {key: value for key, value in os.environ.items() if key not in onednn.ONEDNN_CACHE_SIZES}
     if cache_entries is not None:
         env.update({variable: str(cache_entries) for variable in onednn.ONEDNN_CACHE_SIZES})
-    completed = subprocess.run([sys.executable, "-c", MANY_ROW_COUNTS], capture_output=True, text=True,
-                               env={**env, "OMP_NUM_THREADS": "1"}, timeout=120, check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", MANY_ROW_COUNTS],
+        capture_output=True,
+        text=True,
+        env={**env, "OMP_NUM_THREADS": "1"},
+        timeout=120,
+        check=True,
+    )
     return float(completed.stdout.split()[-1])
 
 
@@ -267,4 +287,3 @@ def test_a_cache_size_the_user_chose_is_kept(monkeypatch):
     monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "256")
     onednn.limit_onednn_caches()
     assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "256"
-

@@ -22,21 +22,39 @@ WMT14_MAX_LEN = 20
 def multi30k_slice(tmp_path_factory) -> Path:
     """The first training pairs of Multi30k, its whole val and test_2016_flickr, and an extra test set."""
     if not (MULTI30K / "train.en.gz").is_file():
-        pytest.skip(f"Multi30k not found in {MULTI30K} (the shared data folder beside the repository)")
+        pytest.skip(
+            f"Multi30k not found in {MULTI30K} (the shared data folder beside the repository)"
+        )
     directory = tmp_path_factory.mktemp("multi30k")
     for language in ("en", "fr"):
-        _copy_head(MULTI30K / f"train.{language}.gz", directory / f"train.{language}.gz", MULTI30K_TRAIN_PAIRS)
+        _copy_head(
+            MULTI30K / f"train.{language}.gz",
+            directory / f"train.{language}.gz",
+            MULTI30K_TRAIN_PAIRS,
+        )
         for stem in ("val", "test_2016_flickr"):
-            _copy_head(MULTI30K / f"{stem}.{language}.gz", directory / f"{stem}.{language}.gz", None)
-        _copy_head(MULTI30K / f"val.{language}.gz", directory / f"{EXTRA_TEST_STEM}.{language}.gz", 100)
+            _copy_head(
+                MULTI30K / f"{stem}.{language}.gz", directory / f"{stem}.{language}.gz", None
+            )
+        _copy_head(
+            MULTI30K / f"val.{language}.gz", directory / f"{EXTRA_TEST_STEM}.{language}.gz", 100
+        )
     return directory
 
 
 def _prepare_multi30k(multi30k_slice, tmp_path_factory, vocabulary: str) -> Path:
     """The pipeline on the slice, with --bpe 1000 or --shortlist 1000."""
     out = tmp_path_factory.mktemp(f"multi30k-{vocabulary}")
-    run_pipeline("prepare_multi30k.py", out, "--from-dir", multi30k_slice, f"--{vocabulary}", 1000,
-                 "--max-len", MULTI30K_MAX_LEN)
+    run_pipeline(
+        "prepare_multi30k.py",
+        out,
+        "--from-dir",
+        multi30k_slice,
+        f"--{vocabulary}",
+        1000,
+        "--max-len",
+        MULTI30K_MAX_LEN,
+    )
     return out
 
 
@@ -58,7 +76,16 @@ def wmt14_release(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def wmt14_bpe(wmt14_release, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wmt14-bpe")
-    run_pipeline("prepare_wmt14.py", out, "--from-dir", wmt14_release, "--bpe", 100, "--max-len", WMT14_MAX_LEN)
+    run_pipeline(
+        "prepare_wmt14.py",
+        out,
+        "--from-dir",
+        wmt14_release,
+        "--bpe",
+        100,
+        "--max-len",
+        WMT14_MAX_LEN,
+    )
     return out
 
 

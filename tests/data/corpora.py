@@ -8,11 +8,18 @@ from typing import Dict, List, Sequence, Tuple
 
 from bahdanau_tools.data import wmt14
 
-SUBJECTS = [("The Commission", "La Commission"), ("The Parliament", "Le Parlement"),
-            ("My colleague", "Mon collègue"), ("The Council", "Le Conseil")]
+SUBJECTS = [
+    ("The Commission", "La Commission"),
+    ("The Parliament", "Le Parlement"),
+    ("My colleague", "Mon collègue"),
+    ("The Council", "Le Conseil"),
+]
 VERBS = [("supports", "soutient"), ("rejects", "rejette"), ("discusses", "examine")]
-OBJECTS = [("the new report", "le nouveau rapport"), ("this proposal", "cette proposition"),
-           ("the budget for 2014", "le budget pour 2014")]
+OBJECTS = [
+    ("the new report", "le nouveau rapport"),
+    ("this proposal", "cette proposition"),
+    ("the budget for 2014", "le budget pour 2014"),
+]
 Pair = Tuple[bytes, bytes]
 
 
@@ -20,7 +27,11 @@ def sentence_pairs(count: int, offset: int = 0) -> List[Pair]:
     """Distinct-enough cased English-French pairs, in UTF-8."""
     pairs = []
     for index in range(offset, offset + count):
-        (se, sf), (ve, vf), (oe, of) = (SUBJECTS[index % 4], VERBS[index // 4 % 3], OBJECTS[index // 12 % 3])
+        (se, sf), (ve, vf), (oe, of) = (
+            SUBJECTS[index % 4],
+            VERBS[index // 4 % 3],
+            OBJECTS[index // 12 % 3],
+        )
         pairs.append((f"{se} {ve} {oe}.".encode(), f"{sf} {vf} {of}.".encode()))
     return pairs
 
@@ -49,30 +60,44 @@ def write_multi30k(directory: Path, splits: Dict[str, List[Pair]]) -> Path:
 def sgml(segments: Sequence[bytes], set_tag: str, language: str) -> bytes:
     """A WMT test set file: one `<seg id="N">` line per sentence inside <doc> elements."""
     head = f'<{set_tag} setid="newstest2014" srclang="any" trglang="{language}">\n<doc sysid="ref" docid="1" genre="news" origlang="en">\n'
-    body = b"".join(b'<seg id="%d">%s</seg>\n' % (number, text) for number, text in enumerate(segments, start=1))
+    body = b"".join(
+        b'<seg id="%d">%s</seg>\n' % (number, text) for number, text in enumerate(segments, start=1)
+    )
     return head.encode() + b"<p>\n" + body + b"</p>\n</doc>\n" + f"</{set_tag}>\n".encode()
 
 
-TEST_PAIRS = sentence_pairs(5, offset=20) + [(b"AT&T and R&D grew.", b"AT&T et R&D ont grandi."), (b"", b"")]
+TEST_PAIRS = sentence_pairs(5, offset=20) + [
+    (b"AT&T and R&D grew.", b"AT&T et R&D ont grandi."),
+    (b"", b""),
+]
 
 
 def release_members() -> Dict[str, Dict[str, bytes]]:
     """archive name -> member name -> content, for every member the pipeline reads, and some it does not."""
+
     def plain(pairs: List[Pair], side: int) -> bytes:
         return b"".join(pair[side] + b"\n" for pair in pairs)
 
     bad_pairs = [INVALID_UTF8, EMPTY, EXTREME_RATIO, TOO_LONG]
     members: Dict[str, Dict[str, bytes]] = {}
     for index, corpus in enumerate(wmt14.TRAIN):
-        pairs = sentence_pairs(30, offset=7 * index) + bad_pairs[index:index + 1]
+        pairs = sentence_pairs(30, offset=7 * index) + bad_pairs[index : index + 1]
         english, french = plain(pairs, 0), plain(pairs, 1)
         if corpus.english.endswith(".gz"):
             english, french = gzip.compress(english), gzip.compress(french)
         members[corpus.archive] = {corpus.english: english, corpus.french: french}
-    newstest = {"newstest2012": sentence_pairs(4, offset=3), "newstest2013": sentence_pairs(3, offset=11)}
-    members["dev.tgz"] = {f"dev/{name}.{language}": plain(pairs, side)
-                          for name, pairs in newstest.items() for side, language in enumerate(("en", "fr"))}
-    members["dev.tgz"]["dev/newstest2013-src.en.sgm"] = sgml([pair[0] for pair in newstest["newstest2013"]], "srcset", "en")
+    newstest = {
+        "newstest2012": sentence_pairs(4, offset=3),
+        "newstest2013": sentence_pairs(3, offset=11),
+    }
+    members["dev.tgz"] = {
+        f"dev/{name}.{language}": plain(pairs, side)
+        for name, pairs in newstest.items()
+        for side, language in enumerate(("en", "fr"))
+    }
+    members["dev.tgz"]["dev/newstest2013-src.en.sgm"] = sgml(
+        [pair[0] for pair in newstest["newstest2013"]], "srcset", "en"
+    )
     segments = {side: [pair[side] for pair in TEST_PAIRS] for side in (0, 1)}
     members["test-full.tgz"] = {
         "test-full/newstest2014-fren-src.en.sgm": sgml(segments[0], "srcset", "en"),

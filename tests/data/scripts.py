@@ -14,14 +14,24 @@ from ..helpers import REPO, fairseq_env, fairseq_tool
 def run_script(script: str, *arguments) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(REPO / "scripts" / script), *map(str, arguments)],
-        cwd=REPO, env=fairseq_env(), capture_output=True, text=True, timeout=600,
+        cwd=REPO,
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
 def run_command(command: str, *arguments) -> subprocess.CompletedProcess:
     """One of the project's console commands (bahdanau-prepare-data, ...)."""
-    return subprocess.run([fairseq_tool(command), *map(str, arguments)], cwd=REPO, env=fairseq_env(),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [fairseq_tool(command), *map(str, arguments)],
+        cwd=REPO,
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def run_pipeline(script: str, out: Path, *arguments) -> dict:
@@ -43,4 +53,6 @@ def binarized_sentences(out: Path, split: str, language: str, pair: str = "en-fr
     """How many sentences fairseq loads from a split's binaries."""
     data_bin = out / "data-bin"
     dictionary = Dictionary.load(str(data_bin / f"dict.{language}.txt"))
-    return len(data_utils.load_indexed_dataset(str(data_bin / f"{split}.{pair}.{language}"), dictionary))
+    return len(
+        data_utils.load_indexed_dataset(str(data_bin / f"{split}.{pair}.{language}"), dictionary)
+    )

@@ -34,12 +34,16 @@ def test_a_pair_whose_longer_side_exceeds_max_ratio_times_the_shorter_is_dropped
 
 
 def test_a_pair_with_more_than_max_len_words_on_one_side_is_dropped_as_too_long():
-    assert clean_pair((b"one two three four five six", b"un deux trois quatre cinq six"), LANGUAGES, TRAIN) == \
-           ("too_long", None)
+    assert clean_pair(
+        (b"one two three four five six", b"un deux trois quatre cinq six"), LANGUAGES, TRAIN
+    ) == ("too_long", None)
 
 
 def test_a_pair_of_exactly_max_len_words_is_kept():
-    assert clean_pair((b"one two three four five", b"un deux trois quatre cinq"), LANGUAGES, TRAIN)[0] == "kept"
+    assert (
+        clean_pair((b"one two three four five", b"un deux trois quatre cinq"), LANGUAGES, TRAIN)[0]
+        == "kept"
+    )
 
 
 def test_without_rules_even_an_empty_pair_is_kept():
@@ -51,13 +55,21 @@ def test_a_chunk_counts_each_pair_under_read_and_one_step_and_the_kept_words():
     chunk = [(b"Hello there.", b"Bonjour."), (b"", b"vide"), (b"\xff", b"x")]
     kept, counts = clean_chunk(chunk, LANGUAGES, TRAIN)
     assert [pair.source_tokens for pair in kept] == ["Hello there ."]
-    assert {step: counts[step] for step in STEPS} == \
-           {"read": 3, "invalid_utf8": 1, "empty": 1, "ratio": 0, "too_long": 0, "kept": 1}
+    assert {step: counts[step] for step in STEPS} == {
+        "read": 3,
+        "invalid_utf8": 1,
+        "empty": 1,
+        "ratio": 0,
+        "too_long": 0,
+        "kept": 1,
+    }
     assert (counts["words.en"], counts["words.fr"]) == (3, 2)
 
 
 def test_training_pairs_are_cleaned_and_length_limited():
-    assert cleaning_rules("train", SETTINGS) == CleaningRules(drop_empty=True, max_ratio=3, max_len=5)
+    assert cleaning_rules("train", SETTINGS) == CleaningRules(
+        drop_empty=True, max_ratio=3, max_len=5
+    )
 
 
 def test_dev_pairs_are_cleaned_but_never_length_limited():

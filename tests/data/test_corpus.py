@@ -13,8 +13,19 @@ from bahdanau_tools.errors import DataError
 from .corpora import sentence_pairs
 from .scripts import binarized_sentences, read_summary, run_command
 
-LANGUAGES = ("de", "en")  # the corpora's English and French stand in: file names and Moses rules are all that count
-STAGES = ("check", "tokenize-train", "tokenize-valid", "tokenize-test", "tokenize-test1", "binarize", "summary")
+LANGUAGES = (
+    "de",
+    "en",
+)  # the corpora's English and French stand in: file names and Moses rules are all that count
+STAGES = (
+    "check",
+    "tokenize-train",
+    "tokenize-valid",
+    "tokenize-test",
+    "tokenize-test1",
+    "binarize",
+    "summary",
+)
 
 
 def write_side(path, lines):
@@ -36,17 +47,40 @@ def write_corpus(directory, prefixes):
 
 
 def corpus_arguments(corpus, out, *more):
-    return ["corpus", "--train", str(corpus / "train"), "--valid", str(corpus / "dev"),
-            "--test", str(corpus / "news"), str(corpus / "web-gz"), "--source-lang", LANGUAGES[0],
-            "--target-lang", LANGUAGES[1], "--out", str(out), "--shortlist", "20", "--workers", "1", *more]
+    return [
+        "corpus",
+        "--train",
+        str(corpus / "train"),
+        "--valid",
+        str(corpus / "dev"),
+        "--test",
+        str(corpus / "news"),
+        str(corpus / "web-gz"),
+        "--source-lang",
+        LANGUAGES[0],
+        "--target-lang",
+        LANGUAGES[1],
+        "--out",
+        str(out),
+        "--shortlist",
+        "20",
+        "--workers",
+        "1",
+        *more,
+    ]
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    return write_corpus(tmp_path_factory.mktemp("own"), {
-        "train": sentence_pairs(40), "dev": sentence_pairs(6, offset=40), "news": sentence_pairs(5, offset=50),
-        "web-gz": sentence_pairs(4, offset=60),
-    })
+    return write_corpus(
+        tmp_path_factory.mktemp("own"),
+        {
+            "train": sentence_pairs(40),
+            "dev": sentence_pairs(6, offset=40),
+            "news": sentence_pairs(5, offset=50),
+            "web-gz": sentence_pairs(4, offset=60),
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +100,16 @@ def test_every_split_of_an_own_corpus_is_binarized_under_fairseqs_names(prepared
     out, _ = prepared
     summary = read_summary(out)
     assert {name: split["origin"] for name, split in summary["splits"].items()} == {
-        "train": str(corpus / "train"), "valid": str(corpus / "dev"), "test": str(corpus / "news"),
-        "test1": str(corpus / "web-gz")}
+        "train": str(corpus / "train"),
+        "valid": str(corpus / "dev"),
+        "test": str(corpus / "news"),
+        "test1": str(corpus / "web-gz"),
+    }
     for split, pairs in (("train", 40), ("valid", 6), ("test", 5), ("test1", 4)):
-        assert [binarized_sentences(out, split, language, "de-en") for language in LANGUAGES] == [pairs, pairs]
+        assert [binarized_sentences(out, split, language, "de-en") for language in LANGUAGES] == [
+            pairs,
+            pairs,
+        ]
 
 
 def test_long_stages_show_their_progress_on_stderr(prepared):
@@ -85,7 +125,9 @@ def test_a_rerun_keeps_every_stage_that_finished(prepared, corpus, capsys):
     assert (out / "tok" / "train.de").stat().st_mtime_ns == tokenized
 
 
-def test_a_rerun_after_a_crash_resumes_after_the_last_finished_stage(corpus, tmp_path, monkeypatch, capsys):
+def test_a_rerun_after_a_crash_resumes_after_the_last_finished_stage(
+    corpus, tmp_path, monkeypatch, capsys
+):
     def crash(*arguments):
         raise KeyboardInterrupt
 
@@ -99,7 +141,9 @@ def test_a_rerun_after_a_crash_resumes_after_the_last_finished_stage(corpus, tmp
     assert read_summary(tmp_path)["splits"]["test1"]["cleaning"]["kept"] == 4
 
 
-def test_a_stage_that_crashed_midway_leaves_no_output_and_runs_again_whole(corpus, tmp_path, monkeypatch, capsys):
+def test_a_stage_that_crashed_midway_leaves_no_output_and_runs_again_whole(
+    corpus, tmp_path, monkeypatch, capsys
+):
     def crash(*arguments, **options):
         raise KeyboardInterrupt
 
@@ -114,25 +158,44 @@ def test_a_stage_that_crashed_midway_leaves_no_output_and_runs_again_whole(corpu
     assert len((tmp_path / "tok" / "train.de").read_text(encoding="utf-8").splitlines()) == 40
 
 
-def test_a_rerun_with_another_option_redoes_the_stages_it_changes(prepared, corpus, tmp_path, capsys):
+def test_a_rerun_with_another_option_redoes_the_stages_it_changes(
+    prepared, corpus, tmp_path, capsys
+):
     main(corpus_arguments(corpus, tmp_path))
     capsys.readouterr()
     main(corpus_arguments(corpus, tmp_path, "--max-len", "3"))
-    assert stage_messages(capsys.readouterr().err) == ["check", "tokenize-valid", "tokenize-test", "tokenize-test1"]
+    assert stage_messages(capsys.readouterr().err) == [
+        "check",
+        "tokenize-valid",
+        "tokenize-test",
+        "tokenize-test1",
+    ]
     assert read_summary(tmp_path)["splits"]["train"]["cleaning"]["too_long"] == 40
 
 
 def test_sides_with_different_line_counts_are_a_one_line_error_naming_both_files(corpus, tmp_path):
-    broken = write_corpus(tmp_path / "broken", {"train": sentence_pairs(40), "dev": sentence_pairs(6),
-                                                "news": sentence_pairs(5), "web-gz": sentence_pairs(4)})
+    broken = write_corpus(
+        tmp_path / "broken",
+        {
+            "train": sentence_pairs(40),
+            "dev": sentence_pairs(6),
+            "news": sentence_pairs(5),
+            "web-gz": sentence_pairs(4),
+        },
+    )
     (broken / "dev.en").write_text("one line\n", encoding="utf-8")
     completed = run_command("bahdanau-prepare-data", *corpus_arguments(broken, tmp_path / "out"))
     [line] = [line for line in completed.stderr.splitlines() if not line.startswith("INFO:")]
-    assert line == f"error: {broken / 'dev.de'} has 6 lines but {broken / 'dev.en'} has 1; line N of one side " \
-                   "must translate line N of the other"
+    assert (
+        line
+        == f"error: {broken / 'dev.de'} has 6 lines but {broken / 'dev.en'} has 1; line N of one side "
+        "must translate line N of the other"
+    )
 
 
-def test_a_language_the_moses_tokenizer_does_not_know_is_a_one_line_error_naming_the_option(corpus, tmp_path):
+def test_a_language_the_moses_tokenizer_does_not_know_is_a_one_line_error_naming_the_option(
+    corpus, tmp_path
+):
     arguments = corpus_arguments(corpus, tmp_path)
     arguments[arguments.index("--target-lang") + 1] = "eng"
     completed = run_command("bahdanau-prepare-data", *arguments)

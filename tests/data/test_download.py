@@ -21,7 +21,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802  (http.server's naming)
         self.server.ranges.append(self.headers.get("Range"))
-        start = int(self.headers["Range"][len("bytes="):-1]) if self.headers.get("Range") else 0
+        start = int(self.headers["Range"][len("bytes=") : -1]) if self.headers.get("Range") else 0
         if start >= len(CONTENT):
             self.send_response(416)
             self.send_header("Content-Range", f"bytes */{len(CONTENT)}")
@@ -44,7 +44,9 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 def serving(cut_after=None):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
     server.ranges, server.cut_after = [], cut_after
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield server, f"http://127.0.0.1:{server.server_address[1]}/file.bin"
@@ -76,7 +78,9 @@ def killed_while_verifying(path):
     raise KeyboardInterrupt
 
 
-def test_a_run_killed_after_the_last_byte_is_finished_by_the_next_run_without_a_request(tmp_path, monkeypatch):
+def test_a_run_killed_after_the_last_byte_is_finished_by_the_next_run_without_a_request(
+    tmp_path, monkeypatch
+):
     destination = tmp_path / "file.bin"
     with serving() as (server, url):
         with monkeypatch.context() as killed:
@@ -89,8 +93,12 @@ def test_a_run_killed_after_the_last_byte_is_finished_by_the_next_run_without_a_
     assert list(tmp_path.iterdir()) == [destination]
 
 
-def test_a_complete_part_without_its_recorded_size_is_finished_when_the_server_answers_416(tmp_path):
-    (tmp_path / "file.bin.part").write_bytes(CONTENT)  # as a run killed before it was renamed leaves it
+def test_a_complete_part_without_its_recorded_size_is_finished_when_the_server_answers_416(
+    tmp_path,
+):
+    (tmp_path / "file.bin.part").write_bytes(
+        CONTENT
+    )  # as a run killed before it was renamed leaves it
     with serving() as (server, url):
         download(url, tmp_path / "file.bin", md5=CONTENT_MD5)
     assert server.ranges == [f"bytes={len(CONTENT)}-"]
@@ -110,7 +118,9 @@ def test_a_server_that_ignores_the_range_gets_the_file_written_from_the_start(tm
     source = tmp_path / "published.bin"
     source.write_bytes(CONTENT)
     (tmp_path / "file.bin.part").write_bytes(b"stale bytes")
-    download(source.as_uri(), tmp_path / "file.bin")  # file: URLs answer every request with the whole file
+    download(
+        source.as_uri(), tmp_path / "file.bin"
+    )  # file: URLs answer every request with the whole file
     assert (tmp_path / "file.bin").read_bytes() == CONTENT
 
 

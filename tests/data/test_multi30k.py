@@ -26,10 +26,24 @@ def raw_lines(slice_dir, stem, language):
 def interactive_encoders(out):
     """The tokenizer and BPE that fairseq-interactive builds from the flags docs/data.md shows."""
     parser = options.get_interactive_generation_parser()
-    arguments = options.parse_args_and_arch(parser, [
-        str(out / "data-bin"), "--path", "unused.pt", "--source-lang", "en", "--target-lang", "fr",
-        "--tokenizer", "moses", "--bpe", "subword_nmt", "--bpe-codes", str(out / "bpe.codes"),
-    ])
+    arguments = options.parse_args_and_arch(
+        parser,
+        [
+            str(out / "data-bin"),
+            "--path",
+            "unused.pt",
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "fr",
+            "--tokenizer",
+            "moses",
+            "--bpe",
+            "subword_nmt",
+            "--bpe-codes",
+            str(out / "bpe.codes"),
+        ],
+    )
     config = convert_namespace_to_omegaconf(arguments)
     task = tasks.setup_task(config.task)
     return task.build_tokenizer(config.tokenizer), task.build_bpe(config.bpe)
@@ -38,12 +52,17 @@ def interactive_encoders(out):
 @pytest.mark.parametrize("split", ["train", "valid", "test", "test1"])
 def test_binaries_load_with_one_sentence_per_kept_pair(multi30k_bpe, split):
     kept = read_summary(multi30k_bpe)["splits"][split]["cleaning"]["kept"]
-    assert [binarized_sentences(multi30k_bpe, split, language) for language in ("en", "fr")] == [kept, kept]
+    assert [binarized_sentences(multi30k_bpe, split, language) for language in ("en", "fr")] == [
+        kept,
+        kept,
+    ]
 
 
 def test_no_training_pair_exceeds_max_len_words(multi30k_bpe):
     for language in ("en", "fr"):
-        lengths = [len(line.split()) for line in text_lines(multi30k_bpe / "tok" / f"train.{language}")]
+        lengths = [
+            len(line.split()) for line in text_lines(multi30k_bpe / "tok" / f"train.{language}")
+        ]
         assert 0 < max(lengths) <= MULTI30K_MAX_LEN
 
 
@@ -51,18 +70,24 @@ def test_tokenized_text_keeps_every_capital_letter_of_the_raw_text(multi30k_slic
     for language in ("en", "fr"):
         raw = raw_lines(multi30k_slice, "test_2016_flickr", language)
         tokenized = text_lines(multi30k_bpe / "tok" / f"test.{language}")
-        assert [[c for c in line if c.isupper()] for line in tokenized] == \
-               [[c for c in line if c.isupper()] for line in raw]
+        assert [[c for c in line if c.isupper()] for line in tokenized] == [
+            [c for c in line if c.isupper()] for line in raw
+        ]
 
 
 def test_shortlist_is_the_n_most_frequent_words_plus_fairseqs_specials(multi30k_shortlist):
     for language in ("en", "fr"):
         dictionary = Dictionary.load(str(multi30k_shortlist / "data-bin" / f"dict.{language}.txt"))
-        counts = Counter(word for line in text_lines(multi30k_shortlist / "tok" / f"train.{language}")
-                         for word in line.split())
+        counts = Counter(
+            word
+            for line in text_lines(multi30k_shortlist / "tok" / f"train.{language}")
+            for word in line.split()
+        )
         shortlist = set(dictionary.symbols[FAIRSEQ_SPECIALS:])
         assert len(dictionary) == 1000 + FAIRSEQ_SPECIALS
-        assert min(counts[word] for word in shortlist) >= max(counts[word] for word in counts.keys() - shortlist)
+        assert min(counts[word] for word in shortlist) >= max(
+            counts[word] for word in counts.keys() - shortlist
+        )
 
 
 def test_shortlist_maps_the_other_words_to_unk(multi30k_shortlist):
@@ -83,10 +108,14 @@ def test_bpe_splits_words_with_fairseqs_separator(multi30k_bpe):
     assert sum("@@ " in line for line in segmented) > len(segmented) / 2
 
 
-def test_fairseq_interactive_flags_encode_raw_source_lines_as_the_pipeline_did(multi30k_slice, multi30k_bpe):
+def test_fairseq_interactive_flags_encode_raw_source_lines_as_the_pipeline_did(
+    multi30k_slice, multi30k_bpe
+):
     tokenizer, bpe = interactive_encoders(multi30k_bpe)
     raw = raw_lines(multi30k_slice, "test_2016_flickr", "en")
-    assert [bpe.encode(tokenizer.encode(line)) for line in raw] == text_lines(multi30k_bpe / "bpe" / "test.en")
+    assert [bpe.encode(tokenizer.encode(line)) for line in raw] == text_lines(
+        multi30k_bpe / "bpe" / "test.en"
+    )
 
 
 def test_decoding_binarized_references_gives_back_the_raw_line_up_to_spacing_for_99_percent(
@@ -96,21 +125,27 @@ def test_decoding_binarized_references_gives_back_the_raw_line_up_to_spacing_for
     detokenizer) equals the raw line with its runs of spaces collapsed, as sacrebleu reads it."""
     tokenizer, bpe = interactive_encoders(multi30k_bpe)
     raw = raw_lines(multi30k_slice, "test_2016_flickr", "fr")
-    decoded = [tokenizer.decode(bpe.decode(line)) for line in text_lines(multi30k_bpe / "bpe" / "test.fr")]
+    decoded = [
+        tokenizer.decode(bpe.decode(line)) for line in text_lines(multi30k_bpe / "bpe" / "test.fr")
+    ]
     same = sum(back == " ".join(line.split()) for back, line in zip(decoded, raw))
     assert len(decoded) == len(raw)
     assert same >= ROUND_TRIP_SHARE * len(raw)
 
 
 def test_raw_references_are_the_untokenized_test_lines(multi30k_slice, multi30k_bpe):
-    assert text_lines(multi30k_bpe / "raw" / "test.fr") == \
-           [" ".join(line.split()) for line in raw_lines(multi30k_slice, "test_2016_flickr", "fr")]
+    assert text_lines(multi30k_bpe / "raw" / "test.fr") == [
+        " ".join(line.split()) for line in raw_lines(multi30k_slice, "test_2016_flickr", "fr")
+    ]
 
 
 def test_other_test_sets_beside_test_2016_flickr_become_test1_onwards(multi30k_bpe):
     summary = read_summary(multi30k_bpe)
     assert {name: split["origin"] for name, split in summary["splits"].items()} == {
-        "train": "train", "valid": "val", "test": "test_2016_flickr", "test1": EXTRA_TEST_STEM,
+        "train": "train",
+        "valid": "val",
+        "test": "test_2016_flickr",
+        "test1": EXTRA_TEST_STEM,
     }
 
 
@@ -122,13 +157,21 @@ def test_summary_reports_pairs_words_dictionary_sizes_and_unk_share(multi30k_bpe
     assert train["words"]["en"] > train["cleaning"]["kept"]
     assert train["tokens"]["en"] >= train["words"]["en"]
     assert train["unk_percent"] == {"en": 0.0, "fr": 0.0}
-    assert summary["dictionary_size"]["en"] == summary["dictionary_size"]["fr"]  # one joint dictionary
+    assert (
+        summary["dictionary_size"]["en"] == summary["dictionary_size"]["fr"]
+    )  # one joint dictionary
     assert "test_2016_flickr" in (multi30k_bpe / "summary.txt").read_text()
 
 
 def test_download_fetches_every_published_split_from_the_repository(tmp_path):
-    published = write_multi30k(tmp_path / "repository", {
-        stem: sentence_pairs(3) for stem in ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
-    })
+    published = write_multi30k(
+        tmp_path / "repository",
+        {
+            stem: sentence_pairs(3)
+            for stem in ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
+        },
+    )
     downloaded = download_multi30k(tmp_path / "download", base_url=published.as_uri())
-    assert sorted(path.name for path in downloaded.iterdir()) == sorted(path.name for path in published.iterdir())
+    assert sorted(path.name for path in downloaded.iterdir()) == sorted(
+        path.name for path in published.iterdir()
+    )

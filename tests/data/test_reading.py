@@ -4,7 +4,13 @@ import gzip
 
 import pytest
 
-from bahdanau_tools.data.reading import ParallelFiles, check_aligned, read_pairs, records, require_file
+from bahdanau_tools.data.reading import (
+    ParallelFiles,
+    check_aligned,
+    read_pairs,
+    records,
+    require_file,
+)
 from bahdanau_tools.errors import DataError
 
 
@@ -22,8 +28,10 @@ def test_gzipped_files_are_read_as_their_text(tmp_path):
 
 def test_sgml_files_yield_the_text_of_their_segments(tmp_path):
     path = tmp_path / "newstest2014-fren-src.en.sgm"
-    path.write_bytes(b'<srcset setid="newstest2014" srclang="any">\n<doc docid="1" genre="news">\n<p>\n'
-                     b'<seg id="1">AT&T grew.</seg>\n<seg id="2"></seg>\n</p>\n</doc>\n</srcset>\n')
+    path.write_bytes(
+        b'<srcset setid="newstest2014" srclang="any">\n<doc docid="1" genre="news">\n<p>\n'
+        b'<seg id="1">AT&T grew.</seg>\n<seg id="2"></seg>\n</p>\n</doc>\n</srcset>\n'
+    )
     assert list(records(path)) == [b"AT&T grew.", b""]
 
 
@@ -31,7 +39,9 @@ def test_pairs_of_several_parts_follow_one_another(tmp_path):
     parts = []
     for name, lines in (("a", [b"1", b"2"]), ("b", [b"3"])):
         for language in ("en", "fr"):
-            (tmp_path / f"{name}.{language}").write_bytes(b"".join(line + language.encode() + b"\n" for line in lines))
+            (tmp_path / f"{name}.{language}").write_bytes(
+                b"".join(line + language.encode() + b"\n" for line in lines)
+            )
         parts.append(ParallelFiles(tmp_path / f"{name}.en", tmp_path / f"{name}.fr"))
     assert list(read_pairs(parts)) == [(b"1en", b"1fr"), (b"2en", b"2fr"), (b"3en", b"3fr")]
 

@@ -19,19 +19,31 @@ def members_text(archive, *names):
 @pytest.mark.parametrize("split", ["train", "valid", "test"])
 def test_binaries_load_with_one_sentence_per_kept_pair(wmt14_bpe, split):
     kept = read_summary(wmt14_bpe)["splits"][split]["cleaning"]["kept"]
-    assert [binarized_sentences(wmt14_bpe, split, language) for language in ("en", "fr")] == [kept, kept]
+    assert [binarized_sentences(wmt14_bpe, split, language) for language in ("en", "fr")] == [
+        kept,
+        kept,
+    ]
 
 
 def test_training_pairs_come_from_all_five_corpora(wmt14_bpe):
     train = read_summary(wmt14_bpe)["splits"]["train"]
-    assert train["origin"] == "Europarl v7 + Common Crawl + UN + News Commentary v9 + 10^9 French-English"
-    assert train["cleaning"]["read"] == 5 * 30 + 4  # 30 pairs per corpus, plus one bad pair in four of them
+    assert (
+        train["origin"]
+        == "Europarl v7 + Common Crawl + UN + News Commentary v9 + 10^9 French-English"
+    )
+    assert (
+        train["cleaning"]["read"] == 5 * 30 + 4
+    )  # 30 pairs per corpus, plus one bad pair in four of them
 
 
 def test_each_cleaning_step_drops_and_counts_its_bad_training_pair(wmt14_bpe):
     cleaning = read_summary(wmt14_bpe)["splits"]["train"]["cleaning"]
-    assert {step: count for step, count in cleaning.items() if step not in ("read", "kept")} == \
-           {"invalid_utf8": 1, "empty": 1, "ratio": 1, "too_long": 1}
+    assert {step: count for step, count in cleaning.items() if step not in ("read", "kept")} == {
+        "invalid_utf8": 1,
+        "empty": 1,
+        "ratio": 1,
+        "too_long": 1,
+    }
     assert cleaning["kept"] == 5 * 30
 
 
@@ -41,8 +53,12 @@ def test_valid_is_newstest2012_then_newstest2013(wmt14_bpe):
 
 
 def test_test_is_the_text_of_the_sgml_segments_with_no_line_dropped(wmt14_bpe):
-    assert text_lines(wmt14_bpe / "raw" / "test.en") == [source.decode() for source, _ in TEST_PAIRS]
-    assert text_lines(wmt14_bpe / "raw" / "test.fr") == [target.decode() for _, target in TEST_PAIRS]
+    assert text_lines(wmt14_bpe / "raw" / "test.en") == [
+        source.decode() for source, _ in TEST_PAIRS
+    ]
+    assert text_lines(wmt14_bpe / "raw" / "test.fr") == [
+        target.decode() for _, target in TEST_PAIRS
+    ]
 
 
 def test_test_text_is_moses_tokenized_with_escaping_as_fairseq_does(wmt14_bpe):
@@ -78,9 +94,19 @@ def test_every_corpus_comes_from_an_archive_of_the_release_table():
     assert {corpus.archive for corpus in corpora} == {archive.name for archive in wmt14.ARCHIVES}
 
 
-def test_without_from_dir_every_archive_is_downloaded_and_checked(wmt14_release, tmp_path, monkeypatch):
-    published = tuple(Archive(archive.name, (wmt14_release / archive.name).as_uri(),
-                              file_md5(wmt14_release / archive.name)) for archive in wmt14.ARCHIVES)
+def test_without_from_dir_every_archive_is_downloaded_and_checked(
+    wmt14_release, tmp_path, monkeypatch
+):
+    published = tuple(
+        Archive(
+            archive.name,
+            (wmt14_release / archive.name).as_uri(),
+            file_md5(wmt14_release / archive.name),
+        )
+        for archive in wmt14.ARCHIVES
+    )
     monkeypatch.setattr(wmt14, "ARCHIVES", published)
     folder = fetch_archives(None, tmp_path / "download")
-    assert sorted(path.name for path in folder.iterdir()) == sorted(archive.name for archive in published)
+    assert sorted(path.name for path in folder.iterdir()) == sorted(
+        archive.name for archive in published
+    )

@@ -15,18 +15,42 @@ MIN_BUCKET_SENTENCES = 2
 
 
 def run_evaluate(*arguments) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "evaluate.py"), *map(str, arguments)],
-                          cwd=REPO, env=fairseq_env(), capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "evaluate.py"), *map(str, arguments)],
+        cwd=REPO,
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="session")
 def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
     """scripts/evaluate.py on two tiny models: its output folder."""
     out = tmp_path_factory.mktemp("evaluation")
-    models = [argument for name, arch in MODELS.items() for argument in ("--model", f"{name}={checkpoints[arch]}")]
-    completed = run_evaluate("--data", prepared_test_set / "data-bin", "--out-dir", out, *models,
-                             "--beam", 3, "--max-len-b", 12, "--bucket-width", BUCKET_WIDTH,
-                             "--min-bucket-sentences", MIN_BUCKET_SENTENCES, "--heatmaps", *HEATMAP_SENTENCES)
+    models = [
+        argument
+        for name, arch in MODELS.items()
+        for argument in ("--model", f"{name}={checkpoints[arch]}")
+    ]
+    completed = run_evaluate(
+        "--data",
+        prepared_test_set / "data-bin",
+        "--out-dir",
+        out,
+        *models,
+        "--beam",
+        3,
+        "--max-len-b",
+        12,
+        "--bucket-width",
+        BUCKET_WIDTH,
+        "--min-bucket-sentences",
+        MIN_BUCKET_SENTENCES,
+        "--heatmaps",
+        *HEATMAP_SENTENCES,
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     (out / "stdout.txt").write_text(completed.stdout, encoding="utf-8")
     return out

@@ -16,7 +16,10 @@ def side(*sentences: str) -> Side:
     for sentence in sentences:
         for token in sentence.split():
             dictionary.add_symbol(token)
-    return Side(dictionary, [dictionary.encode_line(sentence, add_if_not_exist=False) for sentence in sentences])
+    return Side(
+        dictionary,
+        [dictionary.encode_line(sentence, add_if_not_exist=False) for sentence in sentences],
+    )
 
 
 def test_source_length_counts_words_not_bpe_pieces():

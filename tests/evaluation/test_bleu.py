@@ -19,9 +19,23 @@ def sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="13a") -> 
         files[name] = tmp_path / name
         files[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     completed = subprocess.run(
-        [sys.executable, "-m", "sacrebleu", str(files["references"]), "-i", str(files["hypotheses"]),
-         "-m", "bleu", "-w", "6", "--tokenize", tokenize],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "sacrebleu",
+            str(files["references"]),
+            "-i",
+            str(files["hypotheses"]),
+            "-m",
+            "bleu",
+            "-w",
+            "6",
+            "--tokenize",
+            tokenize,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(completed.stdout)
 
@@ -41,8 +55,9 @@ def assert_same_score(ours: dict, theirs: dict) -> None:
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_bleu_on_all_sentences_is_what_sacrebleu_computes_on_the_same_files(evaluation, prepared_test_set,
-                                                                            model, tmp_path):
+def test_bleu_on_all_sentences_is_what_sacrebleu_computes_on_the_same_files(
+    evaluation, prepared_test_set, model, tmp_path
+):
     references = lines(prepared_test_set / "raw" / "test.fr")
     hypotheses = lines(evaluation / model / "test.hyp")
     ours = report(evaluation)["models"][model]["all"]
@@ -51,12 +66,16 @@ def test_bleu_on_all_sentences_is_what_sacrebleu_computes_on_the_same_files(eval
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences(evaluation, prepared_test_set, model, tmp_path):
+def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences(
+    evaluation, prepared_test_set, model, tmp_path
+):
     ours = report(evaluation)["models"][model]["no_unk"]
     kept = ours["sentence_ids"]
     references = lines(prepared_test_set / "raw" / "test.fr")
     hypotheses = lines(evaluation / model / "test.hyp")
-    theirs = sacrebleu_command_line([references[i] for i in kept], [hypotheses[i] for i in kept], tmp_path)
+    theirs = sacrebleu_command_line(
+        [references[i] for i in kept], [hypotheses[i] for i in kept], tmp_path
+    )
     assert_same_score(ours, theirs)
 
 
@@ -68,13 +87,19 @@ def test_tokenized_bleu_is_sacrebleu_without_its_tokenizer_on_the_moses_tokenize
     hypotheses = lines(evaluation / model / "test.tok.hyp")
     ours = report(evaluation)["models"][model]["tokenized"]["all"]
     assert "tok:none" in ours["signature"]
-    assert_same_score(ours, sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="none"))
+    assert_same_score(
+        ours, sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="none")
+    )
 
 
-def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_words(evaluation, prepared_test_set):
+def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_words(
+    evaluation, prepared_test_set
+):
     sentences = len(lines(prepared_test_set / "raw" / "test.en"))
     for scores in report(evaluation)["models"].values():
-        assert scores["no_unk"]["sentence_ids"] == [i for i in range(sentences) if i not in UNKNOWN_WORDS]
+        assert scores["no_unk"]["sentence_ids"] == [
+            i for i in range(sentences) if i not in UNKNOWN_WORDS
+        ]
 
 
 def test_bleu_of_no_sentence_is_none():

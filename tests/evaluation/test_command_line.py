@@ -16,30 +16,45 @@ def test_prints_all_and_no_unk_bleu_of_every_model_with_the_signature(evaluation
 def test_labels_detokenized_sacrebleu_and_tokenized_bleu_each_with_its_signature(evaluation):
     printed = (evaluation / "stdout.txt").read_text(encoding="utf-8").splitlines()
     assert printed[1].startswith("detokenized sacreBLEU, nrefs:1|case:mixed|eff:no|tok:13a")
-    assert printed[2].startswith("tokenized BLEU (Moses tokens as they are") and "tok:none" in printed[2]
+    assert (
+        printed[2].startswith("tokenized BLEU (Moses tokens as they are")
+        and "tok:none" in printed[2]
+    )
     assert printed[3].split() == ["detokenized", "sacreBLEU", "tokenized", "BLEU"]
 
 
 def test_draws_a_heatmap_per_chosen_sentence_for_the_model_with_attention_only(evaluation):
     heatmaps = evaluation / "heatmaps"
     assert sorted(path.name for path in (heatmaps / "rnnsearch").iterdir()) == sorted(
-        f"sentence_{sentence}.png" for sentence in HEATMAP_SENTENCES)
+        f"sentence_{sentence}.png" for sentence in HEATMAP_SENTENCES
+    )
     for path in (heatmaps / "rnnsearch").iterdir():
         assert_png(path)
     assert not (heatmaps / "rnnencdec").exists()
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--references", "{short}"], "has 1 lines but the test set has 13 sentences"),
-    (["--heatmaps", "13"], "the test set has sentences 0 to 12"),
-    (["--subset", "valid"], "valid.en-fr.en.bin or"),
-])
-def test_bad_input_is_one_line_that_says_what_to_do(prepared_test_set, checkpoints, tmp_path, arguments, message):
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--references", "{short}"], "has 1 lines but the test set has 13 sentences"),
+        (["--heatmaps", "13"], "the test set has sentences 0 to 12"),
+        (["--subset", "valid"], "valid.en-fr.en.bin or"),
+    ],
+)
+def test_bad_input_is_one_line_that_says_what_to_do(
+    prepared_test_set, checkpoints, tmp_path, arguments, message
+):
     short = tmp_path / "short.fr"
     short.write_text("une ligne\n", encoding="utf-8")
-    completed = run_evaluate("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path / "out",
-                             "--model", f"m={checkpoints['rnnsearch_50']}",
-                             *[argument.format(short=short) for argument in arguments])
+    completed = run_evaluate(
+        "--data",
+        prepared_test_set / "data-bin",
+        "--out-dir",
+        tmp_path / "out",
+        "--model",
+        f"m={checkpoints['rnnsearch_50']}",
+        *[argument.format(short=short) for argument in arguments],
+    )
     assert completed.returncode != 0
     assert completed.stderr.strip().splitlines()[-1].startswith("error: ")
     assert message in completed.stderr

@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 from bahdanau_tools.errors import EvaluationError
-from bahdanau_tools.evaluation.generate import TOKENIZED, Generation, generate_command, read_hypotheses
+from bahdanau_tools.evaluation.generate import (
+    TOKENIZED,
+    Generation,
+    generate_command,
+    read_hypotheses,
+)
 
 from .conftest import MODELS
 
@@ -24,7 +29,9 @@ def test_hypotheses_file_holds_the_d_lines_of_fairseq_generate_in_sentence_order
 
 def test_hypotheses_are_read_in_sentence_order_whatever_the_order_of_the_batches(tmp_path):
     output = tmp_path / "generate-test.txt"
-    output.write_text("S-1\tb\nH-1\t-0.5\tdeux\nD-1\t-0.5\tdeux\nD-0\t-0.1\tun\nD-2\t-0.2\t\n", encoding="utf-8")
+    output.write_text(
+        "S-1\tb\nH-1\t-0.5\tdeux\nD-1\t-0.5\tdeux\nD-0\t-0.1\tun\nD-2\t-0.2\t\n", encoding="utf-8"
+    )
     assert read_hypotheses(output, 3) == ["un", "deux", ""]
 
 
@@ -42,13 +49,19 @@ def test_tokenized_hypotheses_are_the_h_lines_with_bpe_pieces_joined(tmp_path):
 
 
 def test_replace_unk_is_passed_to_fairseq_generate_with_its_dictionary_if_any():
-    copying = generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk=""))
-    translating = generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="dict.txt"))
+    copying = generate_command(
+        Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="")
+    )
+    translating = generate_command(
+        Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="dict.txt")
+    )
     assert copying[-1] == "--replace-unk" and translating[-2:] == ["--replace-unk", "dict.txt"]
 
 
 def test_bpe_is_undone_by_fairseq_only_when_the_data_has_codes():
     plain = generate_command(Path("model.pt"), Path("data-bin"), GENERATION)
-    with_bpe = generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, bpe_codes=Path("bpe.codes")))
+    with_bpe = generate_command(
+        Path("model.pt"), Path("data-bin"), replace(GENERATION, bpe_codes=Path("bpe.codes"))
+    )
     assert "--bpe" not in plain and "--tokenizer" in plain
     assert with_bpe[-4:] == ["--bpe", "subword_nmt", "--bpe-codes", "bpe.codes"]

@@ -33,21 +33,39 @@ def decode_step_by_step(
         else:
             attention = decoder.attention
             v_a = attention.energy.weight[0]
-            e = torch.stack([
-                v_a @ torch.tanh(attention.state_projection.weight @ s + _linear(attention.annotation_projection, h_j))
-                for h_j in annotations
-            ])
+            e = torch.stack(
+                [
+                    v_a
+                    @ torch.tanh(
+                        attention.state_projection.weight @ s
+                        + _linear(attention.annotation_projection, h_j)
+                    )
+                    for h_j in annotations
+                ]
+            )
             alpha = torch.stack([torch.exp(e_j) / torch.exp(e).sum() for e_j in e])
             c = sum(alpha_j * h_j for alpha_j, h_j in zip(alpha, annotations))
-        t_tilde = _linear(out.state_weights, s) + out.embedding_weights.weight @ Ey + out.context_weights.weight @ c
-        t = torch.stack([torch.max(t_tilde[2 * k], t_tilde[2 * k + 1]) for k in range(len(t_tilde) // 2)])
+        t_tilde = (
+            _linear(out.state_weights, s)
+            + out.embedding_weights.weight @ Ey
+            + out.context_weights.weight @ c
+        )
+        t = torch.stack(
+            [torch.max(t_tilde[2 * k], t_tilde[2 * k + 1]) for k in range(len(t_tilde) // 2)]
+        )
         logits = _linear(decoder.output_projection, t)
         log_probs = logits - torch.log(torch.exp(logits).sum())
         z = torch.sigmoid(W_z @ Ey + b_z + U_z @ s + C_z @ c)
         r = torch.sigmoid(W_r @ Ey + b_r + U_r @ s + C_r @ c)
         s_tilde = torch.tanh(W @ Ey + b + U @ (r * s) + C @ c)
         s = (1 - z) * s + z * s_tilde
-        for name, value in (("energies", e), ("alpha", alpha), ("context", c), ("state", s), ("log_probs", log_probs)):
+        for name, value in (
+            ("energies", e),
+            ("alpha", alpha),
+            ("context", c),
+            ("state", s),
+            ("log_probs", log_probs),
+        ):
             trace[name].append(value)
     return trace
 

@@ -21,7 +21,9 @@ def _incremental_log_probs(model, src_tokens, src_lengths, prev_tokens):
     incremental_state = {}
     steps = []
     for i in range(prev_tokens.size(1)):
-        output = model.decoder(prev_tokens[:, : i + 1], encoder_out, incremental_state=incremental_state)
+        output = model.decoder(
+            prev_tokens[:, : i + 1], encoder_out, incremental_state=incremental_state
+        )
         steps.append(model.get_normalized_probs(output, log_probs=True))
     return torch.cat(steps, dim=1)
 
@@ -50,9 +52,15 @@ def test_reordering_the_incremental_state_follows_the_beams(model_name):
     model.decoder(prev_tokens[:, :1], encoder_out, incremental_state=incremental_state)
     model.decoder.reorder_incremental_state_scripting(incremental_state, new_order)
     encoder_out = model.encoder.reorder_encoder_out(encoder_out, new_order)
-    logits, _ = model.decoder(prev_tokens[new_order, :2], encoder_out, incremental_state=incremental_state)
-    expected = _teacher_forced_log_probs(model, src_tokens[new_order], src_lengths[new_order], prev_tokens[new_order, :2])
-    torch.testing.assert_close(model.get_normalized_probs((logits, None), log_probs=True), expected[:, 1:])
+    logits, _ = model.decoder(
+        prev_tokens[new_order, :2], encoder_out, incremental_state=incremental_state
+    )
+    expected = _teacher_forced_log_probs(
+        model, src_tokens[new_order], src_lengths[new_order], prev_tokens[new_order, :2]
+    )
+    torch.testing.assert_close(
+        model.get_normalized_probs((logits, None), log_probs=True), expected[:, 1:]
+    )
 
 
 def _beams(model):
@@ -97,8 +105,12 @@ def test_dropping_a_finished_sentence_keeps_the_rows_of_the_others(model_name):
 def _translations(model):
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=BEAM, max_len_b=8)
-    hypotheses = generator.forward({"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}})
-    return [[(h["tokens"].tolist(), round(h["score"].item(), 5)) for h in beams] for beams in hypotheses]
+    hypotheses = generator.forward(
+        {"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}}
+    )
+    return [
+        [(h["tokens"].tolist(), round(h["score"].item(), 5)) for h in beams] for beams in hypotheses
+    ]
 
 
 def test_beam_search_translates_as_if_every_step_copied_the_encoder_output(model_name, monkeypatch):
@@ -113,7 +125,9 @@ def _alone_and_in_batch(model, left_pad: bool):
     """Scores of the shorter sentence pair alone, and batched with a longer one."""
     src_dict, tgt_dict = model.encoder.dictionary, model.decoder.dictionary
     alone = _teacher_forced_log_probs(
-        model, *source_batch(src_dict, SOURCES[1:], left_pad), prev_output_batch(tgt_dict, TARGETS[1:])
+        model,
+        *source_batch(src_dict, SOURCES[1:], left_pad),
+        prev_output_batch(tgt_dict, TARGETS[1:]),
     )
     batched = _teacher_forced_log_probs(
         model, *source_batch(src_dict, SOURCES, left_pad), prev_output_batch(tgt_dict, TARGETS)
@@ -151,7 +165,9 @@ def test_rnnencdec_returns_no_attention():
     assert extra["attn"] == [None]
 
 
-def test_every_parameter_gets_a_gradient_so_pytorch_ddp_needs_no_unused_parameter_search(model_name):
+def test_every_parameter_gets_a_gradient_so_pytorch_ddp_needs_no_unused_parameter_search(
+    model_name,
+):
     model = _eval_model(model_name).train()
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)

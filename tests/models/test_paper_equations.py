@@ -86,7 +86,9 @@ def _expected_and_actual(model_name, quantity, dtype):
     return pairs
 
 
-DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+DTYPES = pytest.mark.parametrize(
+    "dtype", [torch.float64, torch.float32], ids=["float64", "float32"]
+)
 
 
 @DTYPES

@@ -16,6 +16,8 @@ def test_beam_search_projects_the_annotations_once_per_sentence():
     )
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=3, max_len_b=6)
-    hypotheses = generator.forward({"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}})
+    hypotheses = generator.forward(
+        {"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}}
+    )
     assert max(len(h[0]["tokens"]) for h in hypotheses) > 2  # several decoding steps ran
     assert calls == [len(SOURCES) * 3]  # one call, for every beam of every sentence

@@ -12,7 +12,9 @@ INPUT, CONTEXT, HIDDEN = 5, 6, 4
 def _cell_and_inputs(dtype=torch.float64):
     cell = randomize_(ConditionalGRUCell(INPUT, CONTEXT, HIDDEN)).to(dtype)
     generator = torch.Generator().manual_seed(1)
-    Ey, c, s = (torch.randn(3, size, generator=generator, dtype=dtype) for size in (INPUT, CONTEXT, HIDDEN))
+    Ey, c, s = (
+        torch.randn(3, size, generator=generator, dtype=dtype) for size in (INPUT, CONTEXT, HIDDEN)
+    )
     return cell, Ey, c, s
 
 

@@ -26,7 +26,9 @@ BATCHES = pytest.mark.parametrize(
 
 
 @BATCHES
-def test_annotations_are_forward_and_backward_states_of_the_real_tokens(rnnsearch, sources, left_pad):
+def test_annotations_are_forward_and_backward_states_of_the_real_tokens(
+    rnnsearch, sources, left_pad
+):
     encoder = rnnsearch.encoder
     src_tokens, _ = source_batch(encoder.dictionary, sources, left_pad)
     annotations = encoder(src_tokens)["annotations"]
@@ -35,7 +37,9 @@ def test_annotations_are_forward_and_backward_states_of_the_real_tokens(rnnsearc
         embedded = encoder.embed_tokens(src_tokens[b][real])
         forward_states, _ = _run_alone(encoder.forward_rnn, embedded)
         backward_states, _ = _run_alone(encoder.backward_rnn, embedded.flip(0))
-        expected = torch.cat([forward_states, backward_states.flip(0)], dim=1)  # h_j = [->h_j ; <-h_j]
+        expected = torch.cat(
+            [forward_states, backward_states.flip(0)], dim=1
+        )  # h_j = [->h_j ; <-h_j]
         torch.testing.assert_close(annotations[b][real], expected)
 
 
@@ -54,7 +58,9 @@ def test_rnnencdec_summary_comes_from_the_state_after_the_last_real_token(source
     for b in range(len(sources)):
         real = src_tokens[b].ne(encoder.dictionary.pad())
         _, last_state = _run_alone(encoder.forward_rnn, encoder.embed_tokens(src_tokens[b][real]))
-        torch.testing.assert_close(summary[b], torch.tanh(encoder.summary_projection(last_state)))  # c = tanh(V h_T)
+        torch.testing.assert_close(
+            summary[b], torch.tanh(encoder.summary_projection(last_state))
+        )  # c = tanh(V h_T)
 
 
 def _as_earlier_checkpoint(state_dict):
@@ -63,7 +69,7 @@ def _as_earlier_checkpoint(state_dict):
     for key, value in state_dict.items():
         for direction, suffix in (("forward_rnn.", ""), ("backward_rnn.", "_reverse")):
             if key.startswith("encoder." + direction):
-                key = "encoder.rnn." + key[len("encoder." + direction):] + suffix
+                key = "encoder.rnn." + key[len("encoder." + direction) :] + suffix
         renamed[key] = value
     return renamed
 
@@ -72,4 +78,6 @@ def test_checkpoints_with_one_bidirectional_gru_still_load(rnnsearch):
     fresh = build_tiny_model("rnnsearch").eval()
     fresh.load_state_dict(_as_earlier_checkpoint(rnnsearch.state_dict()))
     src_tokens, _ = source_batch(rnnsearch.encoder.dictionary, SOURCES)
-    torch.testing.assert_close(fresh.encoder(src_tokens)["annotations"], rnnsearch.encoder(src_tokens)["annotations"])
+    torch.testing.assert_close(
+        fresh.encoder(src_tokens)["annotations"], rnnsearch.encoder(src_tokens)["annotations"]
+    )

@@ -5,8 +5,14 @@ import torch
 
 from ..helpers import MODELS, build_tiny_model
 
-SIZES = dict(encoder_embed_dim=40, decoder_embed_dim=40, encoder_hidden_dim=50,
-             decoder_hidden_dim=60, attention_dim=70, maxout_dim=30)
+SIZES = dict(
+    encoder_embed_dim=40,
+    decoder_embed_dim=40,
+    encoder_hidden_dim=50,
+    decoder_hidden_dim=60,
+    attention_dim=70,
+    maxout_dim=30,
+)
 # N(0, 0.01²) weights that only one of the models has.
 OWN_ORDINARY_WEIGHTS = {
     "rnnsearch": [],
@@ -37,7 +43,12 @@ def _assert_orthogonal(matrix):
 def _encoder_gru_weights(model, kind):
     """The encoder GRUs' weight_hh (recurrent) or weight_ih (input) matrices, one per direction:
     two in RNNsearch's bidirectional encoder, one in RNNencdec's."""
-    return [p for rnn in model.encoder.rnns() for name, p in rnn.named_parameters() if name.startswith(kind)]
+    return [
+        p
+        for rnn in model.encoder.rnns()
+        for name, p in rnn.named_parameters()
+        if name.startswith(kind)
+    ]
 
 
 def test_encoder_recurrent_matrices_are_orthogonal(model):
@@ -49,7 +60,10 @@ def test_encoder_recurrent_matrices_are_orthogonal(model):
 def test_decoder_recurrent_matrices_are_orthogonal(model):
     gru = model.decoder.gru
     n = SIZES["decoder_hidden_dim"]
-    for block in [*gru.gate_weights.weight.detach().split(n), gru.candidate_weights.weight.detach()]:
+    for block in [
+        *gru.gate_weights.weight.detach().split(n),
+        gru.candidate_weights.weight.detach(),
+    ]:
         _assert_orthogonal(block)
 
 
@@ -73,9 +87,9 @@ def test_every_bias_starts_at_zero(model):
 def test_other_weight_matrices_have_standard_deviation_0_01(model, model_name):
     encoder, decoder = model.encoder, model.decoder
     others = [
-        encoder.embed_tokens.weight[encoder.padding_idx + 1:],
+        encoder.embed_tokens.weight[encoder.padding_idx + 1 :],
         *_encoder_gru_weights(model, "weight_ih"),
-        decoder.embed_tokens.weight[decoder.dictionary.pad() + 1:],
+        decoder.embed_tokens.weight[decoder.dictionary.pad() + 1 :],
         decoder.initial_state.weight,
         decoder.gru.input_weights.weight,
         decoder.gru.context_weights.weight,

@@ -12,18 +12,60 @@ import pytest
 from ..helpers import PLUGIN, fairseq_env, fairseq_tool, run
 
 STARTUP_TIMEOUT_S = 180
-SMALL_SIZES = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-hidden-dim", "32",
-               "--decoder-hidden-dim", "32", "--attention-dim", "32", "--maxout-dim", "16"]
-TEXT_OPTIONS = ["--tokenizer", "moses", "--source-lang", "en", "--target-lang", "fr"]  # as fairseq-interactive's
+SMALL_SIZES = [
+    "--encoder-embed-dim",
+    "32",
+    "--decoder-embed-dim",
+    "32",
+    "--encoder-hidden-dim",
+    "32",
+    "--decoder-hidden-dim",
+    "32",
+    "--attention-dim",
+    "32",
+    "--maxout-dim",
+    "16",
+]
+TEXT_OPTIONS = [
+    "--tokenizer",
+    "moses",
+    "--source-lang",
+    "en",
+    "--target-lang",
+    "fr",
+]  # as fairseq-interactive's
 
 
 @pytest.fixture(scope="session")
 def serving_checkpoint(data_bin, tmp_path_factory) -> Path:
     """About 20 s of training: enough for translations that reorder, with peaked alignments."""
     save_dir = tmp_path_factory.mktemp("serving")
-    run("fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", "rnnsearch_50", *SMALL_SIZES, "--cpu",
-        "--seed", "1", "--optimizer", "adam", "--lr", "0.01", "--clip-norm", "1.0", "--max-tokens", "2000",
-        "--max-update", "400", "--disable-validation", "--save-dir", save_dir, "--no-epoch-checkpoints")
+    run(
+        "fairseq-train",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--arch",
+        "rnnsearch_50",
+        *SMALL_SIZES,
+        "--cpu",
+        "--seed",
+        "1",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--clip-norm",
+        "1.0",
+        "--max-tokens",
+        "2000",
+        "--max-update",
+        "400",
+        "--disable-validation",
+        "--save-dir",
+        save_dir,
+        "--no-epoch-checkpoints",
+    )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -41,9 +83,20 @@ class Server:
         self.log = log
         self._log_file = log.open("w")
         self.process = subprocess.Popen(
-            [fairseq_tool("bahdanau-serve"), str(checkpoint), "--data", str(data_bin), "--cpu",
-             "--port", self.url.rsplit(":", 1)[1], *TEXT_OPTIONS, *options],
-            stdout=self._log_file, stderr=subprocess.STDOUT, env=fairseq_env(),
+            [
+                fairseq_tool("bahdanau-serve"),
+                str(checkpoint),
+                "--data",
+                str(data_bin),
+                "--cpu",
+                "--port",
+                self.url.rsplit(":", 1)[1],
+                *TEXT_OPTIONS,
+                *options,
+            ],
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            env=fairseq_env(),
         )
         self._wait_until_ready()
 
@@ -51,13 +104,17 @@ class Server:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                pytest.fail(f"bahdanau-serve exited ({self.process.returncode}):\n{self.output()[-3000:]}")
+                pytest.fail(
+                    f"bahdanau-serve exited ({self.process.returncode}):\n{self.output()[-3000:]}"
+                )
             try:
                 self.get("/health").raise_for_status()
                 return
             except httpx.HTTPError:
                 time.sleep(0.5)
-        pytest.fail(f"bahdanau-serve did not answer in {STARTUP_TIMEOUT_S} s:\n{self.output()[-3000:]}")
+        pytest.fail(
+            f"bahdanau-serve did not answer in {STARTUP_TIMEOUT_S} s:\n{self.output()[-3000:]}"
+        )
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
@@ -91,7 +148,9 @@ def server(serving_checkpoint, data_bin, tmp_path_factory):
 @pytest.fixture(scope="session")
 def encdec_server(checkpoints, data_bin, tmp_path_factory):
     """An RNNencdec checkpoint served: a model without attention."""
-    started = Server(checkpoints["rnnencdec_50"], data_bin, tmp_path_factory.mktemp("encdec") / "server.log")
+    started = Server(
+        checkpoints["rnnencdec_50"], data_bin, tmp_path_factory.mktemp("encdec") / "server.log"
+    )
     yield started
     started.stop()
 
@@ -103,5 +162,15 @@ def test_sentences(data_bin):
 
 def interactive(data_bin, checkpoint, sentences, *options) -> str:
     """fairseq-interactive's output for the sentences, with the server's tokenizer options."""
-    return run("fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoint, "--cpu",
-               *TEXT_OPTIONS, *options, stdin="\n".join(sentences) + "\n")
+    return run(
+        "fairseq-interactive",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoint,
+        "--cpu",
+        *TEXT_OPTIONS,
+        *options,
+        stdin="\n".join(sentences) + "\n",
+    )

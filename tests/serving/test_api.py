@@ -14,10 +14,14 @@ BEAM = 5
 @pytest.fixture(scope="module")
 def printed(data_bin, serving_checkpoint, test_sentences):
     """fairseq-interactive --print-alignment on the test sentences: (D- translations, A- pairs)."""
-    output = interactive(data_bin, serving_checkpoint, test_sentences, "--beam", BEAM, "--print-alignment")
+    output = interactive(
+        data_bin, serving_checkpoint, test_sentences, "--beam", BEAM, "--print-alignment"
+    )
     translations = re.findall(r"^D-\d+\t\S+\t(.*)$", output, flags=re.M)
-    alignments = [[tuple(map(int, pair.split("-"))) for pair in line.split()]
-                  for line in re.findall(r"^A-\d+\t(.*)$", output, flags=re.M)]
+    alignments = [
+        [tuple(map(int, pair.split("-"))) for pair in line.split()]
+        for line in re.findall(r"^A-\d+\t(.*)$", output, flags=re.M)
+    ]
     assert len(translations) == len(alignments) == len(test_sentences)
     return translations, alignments
 
@@ -59,13 +63,17 @@ def test_alignment_argmax_is_what_print_alignment_prints(served, printed):
     _, alignments = printed
     for translation, pairs in zip(served, alignments):
         alpha = torch.tensor(best(translation)["alignment"])[:-1, :-1]
-        assert [(source, target) for target, source in enumerate(alpha.argmax(dim=1).tolist())] == pairs
+        assert [
+            (source, target) for target, source in enumerate(alpha.argmax(dim=1).tolist())
+        ] == pairs
 
 
 def test_one_sentence_may_be_sent_as_a_string(server, served, test_sentences):
     (alone,) = server.translate({"text": test_sentences[0], "beam": BEAM})
-    assert (alone["source_words"], best(alone)["translation"]) == (served[0]["source_words"],
-                                                                   best(served[0])["translation"])
+    assert (alone["source_words"], best(alone)["translation"]) == (
+        served[0]["source_words"],
+        best(served[0])["translation"],
+    )
 
 
 def test_nbest_gives_that_many_hypotheses_best_first(server, test_sentences):
@@ -75,7 +83,9 @@ def test_nbest_gives_that_many_hypotheses_best_first(server, test_sentences):
     assert len({hypothesis["translation"] for hypothesis in translation["hypotheses"]}) == 3
 
 
-def test_the_score_is_the_one_fairseq_interactive_prints(data_bin, serving_checkpoint, server, test_sentences):
+def test_the_score_is_the_one_fairseq_interactive_prints(
+    data_bin, serving_checkpoint, server, test_sentences
+):
     output = interactive(data_bin, serving_checkpoint, test_sentences[:1], "--beam", BEAM)
     printed_score = float(re.search(r"^D-0\t(\S+)\t", output, flags=re.M).group(1))
     (translation,) = server.translate({"text": test_sentences[0], "beam": BEAM})
@@ -84,24 +94,41 @@ def test_the_score_is_the_one_fairseq_interactive_prints(data_bin, serving_check
 
 def test_source_words_are_the_words_typed_unknown_ones_and_moses_escapes_included(server):
     (translation,) = server.translate({"text": "the dog & the zorglub's cat"})
-    assert translation["source_words"] == ["the", "dog", "&", "the", "zorglub", "'s", "cat", "<end>"]
+    assert translation["source_words"] == [
+        "the",
+        "dog",
+        "&",
+        "the",
+        "zorglub",
+        "'s",
+        "cat",
+        "<end>",
+    ]
 
 
 def test_a_body_sent_as_curl_d_sends_it_is_read_as_json(server):
     """curl -d says Content-Type: application/x-www-form-urlencoded."""
-    response = server.post(b'{"text": "the dog"}', headers={"Content-Type": "application/x-www-form-urlencoded"})
+    response = server.post(
+        b'{"text": "the dog"}', headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
     assert response.status_code == 200, response.text
 
 
 def test_health_names_the_model_its_architecture_device_and_uptime(server, serving_checkpoint):
     health = server.get("/health").json()
     assert health["model"] == str(serving_checkpoint)
-    assert (health["architecture"], health["alignment"], health["device"]) == ("rnnsearch_50", True, "cpu")
+    assert (health["architecture"], health["alignment"], health["device"]) == (
+        "rnnsearch_50",
+        True,
+        "cpu",
+    )
     assert health["uptime_s"] > 0
 
 
 def test_rnnencdec_translations_come_with_alignment_null(encdec_server, data_bin, checkpoints):
     (translation,) = encdec_server.translate({"text": "the dog sees a cat", "beam": 2})
     output = interactive(data_bin, checkpoints["rnnencdec_50"], ["the dog sees a cat"], "--beam", 2)
-    assert best(translation)["translation"] == re.search(r"^D-0\t\S+\t(.*)$", output, flags=re.M).group(1)
+    assert best(translation)["translation"] == re.search(
+        r"^D-0\t\S+\t(.*)$", output, flags=re.M
+    ).group(1)
     assert best(translation)["alignment"] is None

@@ -39,7 +39,9 @@ def test_text_of_whitespace_only_is_refused(server):
 
 
 def test_a_5000_token_line_is_refused_naming_the_limit_and_its_option(server):
-    response = server.post({"text": " ".join(["the big dog sees a small cat"] * 715)})  # 5,005 words
+    response = server.post(
+        {"text": " ".join(["the big dog sees a small cat"] * 715)}
+    )  # 5,005 words
     assert_refused(response, 413, "5,005 tokens", "1,024", "--max-source-tokens")
     assert_still_serving(server)
 
@@ -49,13 +51,16 @@ def test_a_body_that_is_not_json_is_a_400(server):
     assert_still_serving(server)
 
 
-@pytest.mark.parametrize("body, word", [
-    ({"sentence": "the dog"}, "text"),
-    (["the dog"], "object"),
-    ({"text": 42}, "text"),
-    ({"text": ["the dog", None]}, "text[1]"),
-    ({"text": "the dog", "beam": "wide"}, "beam"),
-])
+@pytest.mark.parametrize(
+    "body, word",
+    [
+        ({"sentence": "the dog"}, "text"),
+        (["the dog"], "object"),
+        ({"text": 42}, "text"),
+        ({"text": ["the dog", None]}, "text[1]"),
+        ({"text": "the dog", "beam": "wide"}, "beam"),
+    ],
+)
 def test_a_json_body_of_the_wrong_shape_is_a_422_naming_the_field(server, body, word):
     assert_refused(server.post(body), 422, word, '"text"')
     assert_still_serving(server)
@@ -68,7 +73,9 @@ def test_a_beam_out_of_range_is_refused(server, beam):
 
 
 def test_nbest_larger_than_beam_is_refused(server):
-    assert_refused(server.post({"text": "the dog", "beam": 2, "nbest": 3}), 422, "nbest (3)", "beam (2)")
+    assert_refused(
+        server.post({"text": "the dog", "beam": 2, "nbest": 3}), 422, "nbest (3)", "beam (2)"
+    )
     assert_still_serving(server)
 
 
@@ -84,16 +91,21 @@ def _connection(server) -> socket.socket:
 
 def test_a_client_that_disconnects_before_its_body_is_complete(server):
     with _connection(server) as connection:
-        connection.sendall(b"POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                           b"Content-Length: 1000\r\n\r\n" + b'{"text": "the dog')
+        connection.sendall(
+            b"POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000\r\n\r\n" + b'{"text": "the dog'
+        )
     assert_still_serving(server)
 
 
 def test_a_client_that_disconnects_while_its_sentences_are_translated(server, test_sentences):
     body = json.dumps({"text": test_sentences * 4, "beam": 12}).encode()
     with _connection(server) as connection:
-        connection.sendall(b"POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                           + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        connection.sendall(
+            b"POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         time.sleep(0.5)
     assert_still_serving(server)
 
@@ -105,11 +117,16 @@ async def _all_at_once(url, bodies):
 
 
 def test_200_requests_in_flight_at_once_are_all_answered_correctly(server, test_sentences):
-    expected = {sentence: translation["hypotheses"][0]["translation"]
-                for sentence, translation in zip(test_sentences, server.translate({"text": test_sentences}))}
+    expected = {
+        sentence: translation["hypotheses"][0]["translation"]
+        for sentence, translation in zip(test_sentences, server.translate({"text": test_sentences}))
+    }
     sentences = [test_sentences[number % len(test_sentences)] for number in range(IN_FLIGHT)]
-    responses = asyncio.run(_all_at_once(server.url + "/translate", [{"text": sentence} for sentence in sentences]))
+    responses = asyncio.run(
+        _all_at_once(server.url + "/translate", [{"text": sentence} for sentence in sentences])
+    )
     assert [response.status_code for response in responses] == [200] * IN_FLIGHT
-    assert [response.json()["translations"][0]["hypotheses"][0]["translation"] for response in responses] == [
-        expected[sentence] for sentence in sentences]
+    assert [
+        response.json()["translations"][0]["hypotheses"][0]["translation"] for response in responses
+    ] == [expected[sentence] for sentence in sentences]
     assert_still_serving(server)

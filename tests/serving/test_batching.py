@@ -24,8 +24,10 @@ class RecordingModel:
     def __call__(self, sentences):
         self.release.wait()
         self.batches.append([sentence.text for sentence in sentences])
-        return [ValueError(sentence.text) if sentence.text == "bad" else sentence.text[::-1]
-                for sentence in sentences]
+        return [
+            ValueError(sentence.text) if sentence.text == "bad" else sentence.text[::-1]
+            for sentence in sentences
+        ]
 
 
 @pytest.fixture
@@ -78,7 +80,9 @@ def test_a_sentence_alone_waits_no_longer_than_max_wait(model, running):
 
 def test_sentences_of_different_beams_are_translated_in_separate_batches(model, running):
     worker = running(model, max_wait_s=0.5)
-    futures = [worker.submit(Sentence(text, beam=beam)) for text, beam in (("a", 5), ("b", 2), ("c", 5))]
+    futures = [
+        worker.submit(Sentence(text, beam=beam)) for text, beam in (("a", 5), ("b", 2), ("c", 5))
+    ]
     _results(futures)
     assert model.batches == [["a", "c"], ["b"]]
 
@@ -137,8 +141,10 @@ def test_a_full_queue_refuses_a_sentence_saying_the_server_is_busy(model, runnin
 def test_the_model_thread_runs_its_calls_in_order_in_one_thread_of_its_own():
     model_thread = ModelThread()
     order = []
-    futures = [model_thread.call(lambda number=number: order.append(number) or threading.get_ident())
-               for number in range(5)]
+    futures = [
+        model_thread.call(lambda number=number: order.append(number) or threading.get_ident())
+        for number in range(5)
+    ]
     threads = set(_results(futures))
     assert order == list(range(5))
     assert len(threads) == 1 and threading.get_ident() not in threads
@@ -155,8 +161,10 @@ def test_a_worker_translates_in_the_model_thread_it_is_given(model):
     model_thread = ModelThread()
     loaded_in = model_thread.call(threading.get_ident).result(RESULT_TIMEOUT_S)
     translated_in = []
-    worker = BatchingWorker(lambda sentences: translated_in.append(threading.get_ident()) or model(sentences),
-                            model_thread=model_thread)
+    worker = BatchingWorker(
+        lambda sentences: translated_in.append(threading.get_ident()) or model(sentences),
+        model_thread=model_thread,
+    )
     worker.start()
     assert _results([worker.submit(Sentence("ab", beam=5))]) == ["ba"]
     worker.stop()

@@ -5,7 +5,11 @@ import re
 
 import pytest
 
-from bahdanau_tools.serving.browser import headless_chromium, missing_programs, type_and_wait_for_translation
+from bahdanau_tools.serving.browser import (
+    headless_chromium,
+    missing_programs,
+    type_and_wait_for_translation,
+)
 
 from ..png import assert_png
 
@@ -17,7 +21,9 @@ ASSETS = re.compile(r'(?:src|href)="([^"]+)"')
 def browser():
     missing = missing_programs()
     if missing:  # `make test` installs them; this is where it could not (no apt-get, not root)
-        pytest.skip(f"{' and '.join(missing)} not found: install Debian's chromium and chromium-driver")
+        pytest.skip(
+            f"{' and '.join(missing)} not found: install Debian's chromium and chromium-driver"
+        )
     with headless_chromium() as driver:
         yield driver
 
@@ -38,40 +44,61 @@ def _hover(driver, selector, index):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    ActionChains(driver).move_to_element(driver.find_elements(By.CSS_SELECTOR, selector)[index]).perform()
+    ActionChains(driver).move_to_element(
+        driver.find_elements(By.CSS_SELECTOR, selector)[index]
+    ).perform()
 
 
 def test_the_page_shows_the_translation_the_api_gives(translated_page, server):
     (translation,) = server.translate({"text": SENTENCE})
-    assert _texts(translated_page, "#hypotheses .translation") == [translation["hypotheses"][0]["translation"]]
+    assert _texts(translated_page, "#hypotheses .translation") == [
+        translation["hypotheses"][0]["translation"]
+    ]
 
 
 def test_the_heatmap_has_one_cell_per_source_word_and_target_word(translated_page, server):
     (translation,) = server.translate({"text": SENTENCE})
-    source_words, target_words = translation["source_words"], translation["hypotheses"][0]["target_words"]
+    source_words, target_words = (
+        translation["source_words"],
+        translation["hypotheses"][0]["target_words"],
+    )
     assert _texts(translated_page, "#heatmap th.source-word") == source_words
     assert _texts(translated_page, "#heatmap th.target-word") == target_words
     assert len(_texts(translated_page, "#heatmap td.cell")) == len(source_words) * len(target_words)
 
 
-def test_hovering_a_target_word_highlights_the_source_word_it_attends_to_most(translated_page, server):
+def test_hovering_a_target_word_highlights_the_source_word_it_attends_to_most(
+    translated_page, server
+):
     (translation,) = server.translate({"text": SENTENCE})
     alignment = translation["hypotheses"][0]["alignment"]
     row = 1
     most = max(range(len(alignment[row])), key=alignment[row].__getitem__)
     _hover(translated_page, "#heatmap th.target-word", row)
-    assert _texts(translated_page, "#heatmap th.target-word.active") == [translation["hypotheses"][0]["target_words"][row]]
-    assert translation["source_words"][most] in _texts(translated_page, "#heatmap th.source-word.aligned")
+    assert _texts(translated_page, "#heatmap th.target-word.active") == [
+        translation["hypotheses"][0]["target_words"][row]
+    ]
+    assert translation["source_words"][most] in _texts(
+        translated_page, "#heatmap th.source-word.aligned"
+    )
 
 
-def test_hovering_a_source_word_highlights_the_target_words_attending_to_it(translated_page, server):
+def test_hovering_a_source_word_highlights_the_target_words_attending_to_it(
+    translated_page, server
+):
     (translation,) = server.translate({"text": SENTENCE})
     hypothesis = translation["hypotheses"][0]
     row = 1
-    most = max(range(len(hypothesis["alignment"][row])), key=hypothesis["alignment"][row].__getitem__)
+    most = max(
+        range(len(hypothesis["alignment"][row])), key=hypothesis["alignment"][row].__getitem__
+    )
     _hover(translated_page, "#heatmap th.source-word", most)
-    assert _texts(translated_page, "#heatmap th.source-word.active") == [translation["source_words"][most]]
-    assert hypothesis["target_words"][row] in _texts(translated_page, "#heatmap th.target-word.aligned")
+    assert _texts(translated_page, "#heatmap th.source-word.active") == [
+        translation["source_words"][most]
+    ]
+    assert hypothesis["target_words"][row] in _texts(
+        translated_page, "#heatmap th.target-word.aligned"
+    )
 
 
 def test_a_screenshot_of_the_page_is_a_png(translated_page, tmp_path):

@@ -20,8 +20,11 @@ def test_a_sentence_translates_and_aligns_the_same_alone_and_beside_a_longer_one
     beside, _ = translator.translate([Sentence(SHORT, beam=5), Sentence(LONG, beam=5)])
     assert beside.source_words == alone.source_words
     assert beside.hypotheses[0].translation == alone.hypotheses[0].translation
-    assert torch.allclose(torch.tensor(beside.hypotheses[0].alignment), torch.tensor(alone.hypotheses[0].alignment),
-                          atol=1e-5)
+    assert torch.allclose(
+        torch.tensor(beside.hypotheses[0].alignment),
+        torch.tensor(alone.hypotheses[0].alignment),
+        atol=1e-5,
+    )
 
 
 def test_a_sentence_over_the_limit_is_refused_and_the_rest_of_its_batch_translated(translator):
@@ -37,4 +40,8 @@ def test_the_model_is_probed_for_attention(translator):
 
 
 def test_the_languages_default_to_those_of_the_data_folder(data_bin):
-    assert text_options(data_bin, tokenizer="moses") == {"source_lang": "en", "target_lang": "fr", "tokenizer": "moses"}
+    assert text_options(data_bin, tokenizer="moses") == {
+        "source_lang": "en",
+        "target_lang": "fr",
+        "tokenizer": "moses",
+    }
