@@ -3,11 +3,12 @@
 import re
 import socket
 import subprocess
+import sys
 
 import pytest
 import torch
 
-from .helpers import fairseq_env, fairseq_tool, run, train_command
+from .helpers import REPO, fairseq_env, fairseq_tool, run, train_command
 
 UPDATES = 4
 # Summation order differs between an all-reduce over two workers and accumulation in one process;
@@ -90,3 +91,30 @@ def test_two_gloo_workers_end_with_the_parameters_of_one_process_with_update_fre
     for name in single:
         difference = (distributed[name] - single[name]).abs().max().item()
         assert difference <= TOLERANCE, f"{name} differs by {difference}"
+
+
+@pytest.mark.parametrize("model_name", ["rnnsearch", "rnnencdec"])
+def test_pytorch_ddp_trains_through_a_batch_of_one_token_targets(model_name, tmp_path):
+    """fairseq's default DDP backend does not search for unused parameters: a parameter without a
+    gradient makes the next batch fail ("Expected to have finished reduction...")."""
+    workers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.pytorch_ddp_worker",
+                model_name,
+                str(rank),
+                str(tmp_path / "init"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=REPO,
+            env=fairseq_env(),
+        )
+        for rank in range(2)
+    ]
+    logs = [worker.communicate(timeout=180)[0] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], logs[0][-2000:]
+    assert all("trained 3 batches" in log for log in logs)

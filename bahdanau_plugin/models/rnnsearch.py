@@ -48,17 +48,21 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
         )
 
     def precompute(self, encoder_out):
+        # h_j in the alignment model's precision, and U_a h_j: once per sentence, for every step
+        annotations = self.attention.own_precision(encoder_out["annotations"])
         return {
-            "projected_annotations": self.attention.project_annotations(encoder_out["annotations"])
+            "annotations": annotations,
+            "projected_annotations": self.attention.project_annotations(annotations),
         }
 
     def context(self, state, encoder_out, cache):
-        return self.attention(
+        context, alpha = self.attention(
             state,
-            encoder_out["annotations"],
+            cache["annotations"],
             cache["projected_annotations"],
             encoder_out["padding_mask"],
         )
+        return context.to(encoder_out["annotations"].dtype), alpha
 
 
 @register_model("rnnsearch", dataclass=RNNsearchConfig)

@@ -13,8 +13,8 @@ class BahdanauAttention(nn.Module):
     """a(s_{i-1}, h_j) = v_a^T tanh(W_a s_{i-1} + U_a h_j), normalised over source positions j.
 
     It computes, and keeps its parameters and their gradients, in float32 (float64 if the model is)
-    whatever precision the rest of the model runs in, and returns the context in the annotations'
-    precision. At the paper's initialization (W_a, U_a ~ N(0, 0.001^2), v_a = 0) W_a s_{i-1} + U_a h_j
+    whatever precision the rest of the model runs in: its caller gives it the annotations in that
+    precision (``own_precision``, once per sentence) and casts the context back. At the paper's initialization (W_a, U_a ~ N(0, 0.001^2), v_a = 0) W_a s_{i-1} + U_a h_j
     is about 1e-4 to 1e-3 and the gradient of v_a about 1e-10: in bfloat16 the energies round to
     noise, in float16 that gradient underflows, and the alignment would not learn (docs/precision.md).
     """
@@ -29,10 +29,17 @@ class BahdanauAttention(nn.Module):
         zero_(self.annotation_projection.bias)
         zero_(self.energy.weight)
 
+    def own_precision(self, annotations: Tensor) -> Tensor:
+        """h_j in the precision the alignment model computes in: under half precision a copy, made
+        once per sentence (as U_a h_j is) rather than at every target position, where each copy
+        would also be kept for the backward pass."""
+        return annotations.to(self.energy.weight.dtype)
+
     def project_annotations(self, annotations: Tensor) -> Tensor:
-        """U_a h_j does not depend on i: computed once per sentence (footnote 3 of Appendix A.1.2)."""
+        """U_a h_j does not depend on i: computed once per sentence (footnote 3 of Appendix A.1.2),
+        from the annotations in the alignment model's precision (``own_precision``)."""
         with _autocast_off(annotations):
-            return self.annotation_projection(annotations.to(self.energy.weight.dtype))
+            return self.annotation_projection(annotations)
 
     def forward(
         self,
@@ -41,32 +48,43 @@ class BahdanauAttention(nn.Module):
         projected_annotations: Tensor,
         padding_mask: Tensor,
     ) -> Tuple[Tensor, Tensor]:
-        """state s_{i-1}: B x n; annotations h_j: B x S x 2n; returns context c_i and alpha_i."""
-        dtype = self.energy.weight.dtype
+        """state s_{i-1}: B x n; annotations h_j: B x S x 2n in the alignment model's precision
+        (``own_precision``); returns context c_i and alpha_i, both in that precision."""
         with _autocast_off(state):
-            projected_state = self.state_projection(state.to(dtype))  # W_a s_{i-1}
+            projected_state = self.state_projection(state.to(annotations.dtype))  # W_a s_{i-1}
             energies = self.energies(projected_state, projected_annotations)  # e_ij, Eq. (6)
             energies = energies.masked_fill(padding_mask, float("-inf"))
             alpha = torch.softmax(energies, dim=1)  # alpha_ij, Eq. (6)
-            context = torch.bmm(alpha.unsqueeze(1), annotations.to(dtype)).squeeze(
-                1
-            )  # c_i, Eq. (5)
-        return context.to(annotations.dtype), alpha
+            context = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # c_i, Eq. (5)
+        return context, alpha
 
     def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
-        """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n') and U_a h_j (B x S x n')."""
-        return self.energy(
-            torch.tanh(projected_state.unsqueeze(1) + projected_annotations)
-        ).squeeze(2)
+        """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n') and U_a h_j
+        (B x S x n')."""
+        hidden = torch.tanh(projected_state.unsqueeze(1) + projected_annotations)
+        return self.energy(hidden).squeeze(2)
 
     def _apply(self, fn, recurse=True):
-        """Conversions to half precision (model.half(), fairseq's --fp16 and --bf16) leave these
-        parameters in float32; moves between devices and other conversions apply as usual."""
-        return super()._apply(lambda tensor: _at_least_float32(fn(tensor)), recurse)
+        """Conversions to half precision (model.half(), .bfloat16(), .to(dtype); fairseq's --fp16
+        and --bf16) leave these parameters as they are, bit for bit; moves between devices and
+        conversions to other precisions apply as usual."""
+        return super()._apply(_keeping_full_precision(fn), recurse)
 
 
-def _at_least_float32(tensor: Tensor) -> Tensor:
-    return tensor.float() if tensor.dtype in (torch.float16, torch.bfloat16) else tensor
+HALF_PRECISIONS = (torch.float16, torch.bfloat16)
+
+
+def _keeping_full_precision(fn):
+    """fn, except that a tensor it would turn into half precision keeps its values and precision
+    (converting and converting back would round them: a weight of 1e-8 would become 0)."""
+
+    def apply(tensor: Tensor) -> Tensor:
+        converted = fn(tensor)
+        if converted.dtype in HALF_PRECISIONS and tensor.dtype not in HALF_PRECISIONS:
+            return tensor.to(converted.device)
+        return converted
+
+    return apply
 
 
 def _autocast_off(tensor: Tensor):

@@ -13,7 +13,7 @@ from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
 from .conditional_gru import ConditionalGRUCell
-from .gru_encoder import keeps_sentences
+from .beam_rows import SENTENCES, reorder_rows
 from .initialization import build_embedding, normal_, zero_
 from .maxout_output import MaxoutOutput
 
@@ -73,15 +73,26 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             alphas.append(alpha)
             # The state after the last position is only needed to go on decoding.
             if incremental_state is not None or i + 1 < steps:
-                state = self.gru(
-                    input_drives[i] + self.context_drive(context, cache), state
-                )  # s_i, Eq. (4)
+                drive = input_drives[i] + self.context_drive(context, cache)
+                state = self.gru(drive, state)  # s_i, Eq. (4)
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)
         maxout = self.deep_output(torch.stack(prev_states, 1), embedded, torch.stack(contexts, 1))
+        if steps == 1 and incremental_state is None and torch.is_grad_enabled():
+            maxout = maxout + self._unused_step(input_drives[0], contexts[0], cache, state)
         attn = torch.stack(alphas, 1) if alphas[0] is not None else None  # B x T x S
         return self.dropout_module(maxout), {"attn": [attn]}
+
+    def _unused_step(self, input_drive: Tensor, context: Tensor, cache, state: Tensor) -> Tensor:
+        """0, computed from s_1, for a batch whose targets are one token (end of sentence) each.
+
+        Such a batch never needs s_1, so the GRU's weights would get no gradient at all, and
+        fairseq's default DDP backend (pytorch_ddp, which does not search for unused parameters)
+        fails or hangs waiting for them. s_1 multiplied by 0 gives them their true gradient, 0.
+        """
+        next_state = self.gru(input_drive + self.context_drive(context, cache), state)
+        return 0.0 * next_state.sum()
 
     def output_layer(self, features: Tensor) -> Tensor:
         return self.output_projection(features)  # W_o t_i, Eq. (A.2.2); softmax in the criterion
@@ -92,7 +103,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             cache = self.get_incremental_state(incremental_state, "cache")
         if cache is None:
             cache = self.precompute(encoder_out)
-            cache["sentences"] = encoder_out["sentences"]
+            cache[SENTENCES] = encoder_out[SENTENCES]
             cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0
         return cache
 
@@ -100,10 +111,6 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         cache = self.get_incremental_state(incremental_state, "cache")
         if cache is None:
             return
-        # Only the state differs between the beams of a sentence; the rest is computed from its source.
-        same_sentences = keeps_sentences(cache["sentences"], new_order)
-        reordered = {
-            key: value if same_sentences and key != "state" else value.index_select(0, new_order)
-            for key, value in cache.items()
-        }
+        # Only the state differs between the beams of a sentence; the rest comes from its source.
+        reordered = reorder_rows(cache, new_order, per_row=["state"])
         self.set_incremental_state(incremental_state, "cache", reordered)

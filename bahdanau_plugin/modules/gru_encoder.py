@@ -7,6 +7,7 @@ from fairseq.models import FairseqEncoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
+from .beam_rows import SENTENCES, reorder_rows
 from .initialization import build_embedding, normal_, orthogonal_blocks_, zero_
 
 
@@ -22,15 +23,6 @@ def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tenso
     first = padding_mask.long().cumprod(dim=1).sum(dim=1, keepdim=True)  # left padding, if any
     step = torch.arange(steps, device=padding_mask.device).unsqueeze(0)
     return (first + step) % steps, (first + lengths.unsqueeze(1) - 1 - step) % steps
-
-
-def keeps_sentences(sentences: Tensor, new_order: Tensor) -> bool:
-    """Whether reordering rows by ``new_order`` leaves every row with the source sentence it had
-    (``sentences``: each row's sentence). Beam search mostly permutes the beams of each sentence, and
-    the beams of a sentence share its encoder outputs, so those then need no copying."""
-    return new_order.numel() == sentences.numel() and torch.equal(
-        sentences.index_select(0, new_order), sentences
-    )
 
 
 class GRUEncoder(FairseqEncoder):
@@ -71,7 +63,7 @@ class GRUEncoder(FairseqEncoder):
     def forward(self, src_tokens: Tensor, src_lengths: Tensor = None) -> Dict[str, Tensor]:
         padding_mask = src_tokens.eq(self.padding_idx)
         embedded = self.dropout_module(self.embed_tokens(src_tokens))
-        if padding_mask.any():
+        if self._has_padding(padding_mask):
             annotations, final_states = self._read_padded(embedded, padding_mask)
         else:
             annotations, final_states = self._read_unpadded(embedded)
@@ -79,10 +71,15 @@ class GRUEncoder(FairseqEncoder):
             "annotations": self.dropout_module(annotations),  # h_j
             "padding_mask": padding_mask,
             "summary": self.summarize(final_states),
-            "sentences": torch.arange(
-                src_tokens.size(0), device=src_tokens.device
-            ),  # each row's sentence
+            SENTENCES: torch.arange(src_tokens.size(0), device=src_tokens.device),
         }
+
+    @staticmethod
+    def _has_padding(padding_mask: Tensor) -> bool:
+        """Whether to take the reordering path. Looking for padding reads the mask on the host: on
+        the CPU that costs nothing, on a GPU it waits for every kernel queued before it, so there
+        every batch takes the reordering path, which reads an unpadded batch in order."""
+        return padding_mask.device.type != "cpu" or bool(padding_mask.any())
 
     def _read_unpadded(self, embedded: Tensor) -> Tuple[Tensor, Tensor]:
         """The common case (fairseq batches sentences of one source length): no reordering."""
@@ -128,6 +125,4 @@ class GRUEncoder(FairseqEncoder):
         return state_dict
 
     def reorder_encoder_out(self, encoder_out: Dict[str, Tensor], new_order: Tensor):
-        if keeps_sentences(encoder_out["sentences"], new_order):
-            return encoder_out  # every tensor here is the same for all rows of a sentence
-        return {key: value.index_select(0, new_order) for key, value in encoder_out.items()}
+        return reorder_rows(encoder_out, new_order)  # the same for all beams of a sentence

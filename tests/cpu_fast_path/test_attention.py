@@ -56,6 +56,7 @@ def _fast_energies_taken(monkeypatch, dtype, autocast=False):
     attention = FastBahdanauAttention(4, 6, 5).to(dtype)
     state, annotations = torch.randn(2, 4, dtype=dtype), torch.randn(2, 3, 6, dtype=dtype)
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        annotations = attention.own_precision(annotations)  # as the decoder gives them
         projected = attention.project_annotations(annotations)
         attention(state, annotations, projected, torch.zeros(2, 3, dtype=torch.bool))
     return bool(taken)

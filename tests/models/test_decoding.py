@@ -3,10 +3,11 @@
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 
-from bahdanau_plugin.modules import conditional_decoder, gru_encoder
+from bahdanau_plugin.modules import beam_rows
 
 from ..helpers import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
+from .host_reads import HostReads
 
 BEAM = 3
 
@@ -79,7 +80,8 @@ def test_reordering_beams_within_their_sentences_copies_no_encoder_output(model_
     model = _eval_model(model_name)
     encoder_out, _ = _beams(model)
     within_sentences = torch.tensor([2, 2, 0, 4, 3, 3])
-    assert model.encoder.reorder_encoder_out(encoder_out, within_sentences) is encoder_out
+    reordered = model.encoder.reorder_encoder_out(encoder_out, within_sentences)
+    assert all(reordered[key] is value for key, value in encoder_out.items())
 
 
 def test_reordering_beams_within_their_sentences_reorders_only_the_decoder_state(model_name):
@@ -116,9 +118,51 @@ def _translations(model):
 def test_beam_search_translates_as_if_every_step_copied_the_encoder_output(model_name, monkeypatch):
     model = _eval_model(model_name)
     shared = _translations(model)
-    for module in (gru_encoder, conditional_decoder):
-        monkeypatch.setattr(module, "keeps_sentences", lambda sentences, new_order: False)
+    monkeypatch.setattr(beam_rows, "keeps_sentences", lambda rows, new_order: False)
     assert shared == _translations(model)
+
+
+def _reorder_both(model, encoder_out, incremental_state, new_order):
+    """One step's reorder, as fairseq's beam search makes it: the decoder's cache, then the
+    encoder output."""
+    model.decoder.reorder_incremental_state_scripting(incremental_state, new_order)
+    return model.encoder.reorder_encoder_out(encoder_out, new_order)
+
+
+def test_beams_are_checked_once_then_reordered_without_reading_the_order_on_the_host(model_name):
+    model = _eval_model(model_name)
+    encoder_out, incremental_state = _beams(model)
+    encoder_out = _reorder_both(
+        model, encoder_out, incremental_state, torch.tensor([2, 2, 0, 4, 3, 3])
+    )
+    with HostReads() as host_reads:
+        for new_order in ([0, 1, 1, 5, 3, 4], [1, 1, 2, 3, 3, 3], [2, 0, 1, 4, 5, 3]):
+            encoder_out = _reorder_both(
+                model, encoder_out, incremental_state, torch.tensor(new_order)
+            )
+        finished_first = torch.tensor([3, 4, 4])
+        encoder_out = _reorder_both(model, encoder_out, incremental_state, finished_first)
+        encoder_out = _reorder_both(model, encoder_out, incremental_state, torch.tensor([2, 0, 0]))
+    assert host_reads.calls == []
+
+
+def test_a_reorder_across_sentences_of_a_new_encoder_output_moves_its_rows():
+    model = _eval_model("rnnsearch")
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    swapped = model.encoder.reorder_encoder_out(encoder_out, torch.tensor([1, 0]))
+    assert torch.equal(swapped["annotations"], encoder_out["annotations"][[1, 0]])
+
+
+def test_the_encoder_reads_no_value_on_the_host_on_a_device_other_than_the_cpu(model_name):
+    """On a GPU such a read would wait for every queued kernel; the meta device has no values at
+    all, so any read fails there."""
+    model = build_tiny_model(model_name).to("meta")
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    with HostReads() as host_reads:
+        encoder_out = model.encoder(src_tokens.to("meta"), src_lengths.to("meta"))
+    assert host_reads.calls == []
+    assert encoder_out["annotations"].shape[:2] == src_tokens.shape
 
 
 def _alone_and_in_batch(model, left_pad: bool):
@@ -165,12 +209,24 @@ def test_rnnencdec_returns_no_attention():
     assert extra["attn"] == [None]
 
 
+def _parameters_without_gradient(model, targets):
+    model.train()
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, targets)
+    _teacher_forced_log_probs(model, src_tokens, src_lengths, prev_tokens).sum().backward()
+    return [name for name, parameter in model.named_parameters() if parameter.grad is None]
+
+
 def test_every_parameter_gets_a_gradient_so_pytorch_ddp_needs_no_unused_parameter_search(
     model_name,
 ):
-    model = _eval_model(model_name).train()
-    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
-    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
-    _teacher_forced_log_probs(model, src_tokens, src_lengths, prev_tokens).sum().backward()
-    missing = [name for name, parameter in model.named_parameters() if parameter.grad is None]
-    assert missing == []
+    assert _parameters_without_gradient(_eval_model(model_name), TARGETS) == []
+
+
+def test_every_parameter_gets_a_gradient_from_a_batch_of_one_token_targets(model_name):
+    """Targets of end of sentence only (fairseq-preprocess keeps empty target lines) never need
+    s_1; the decoder's GRU still gets its gradient, 0."""
+    model = _eval_model(model_name)
+    assert _parameters_without_gradient(model, [[], []]) == []
+    gru_gradients = [p.grad for p in model.decoder.gru.parameters()]
+    assert all(torch.count_nonzero(gradient) == 0 for gradient in gru_gradients)

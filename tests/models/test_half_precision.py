@@ -7,8 +7,12 @@ Before the alignment model computed in float32, dL/dv_a had a relative error of 
 
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
 
 from bahdanau_tools.precision import MODES, batch, build, relative_errors
+
+from ..helpers import build_tiny_model, randomize_
+from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 # bfloat16 keeps 8 bits of mantissa (relative step 4e-3) and the model's inputs to the alignment
 # are rounded to it; float16 keeps 11 (5e-4). Measured at these sizes: about 0.08 and 0.016.
@@ -46,3 +50,32 @@ def test_converting_the_model_to_half_precision_keeps_the_alignment_model_in_flo
     attention = model.decoder.attention
     assert {p.dtype for p in attention.parameters()} == {torch.float32}
     assert model.decoder.gru.input_weights.weight.dtype == torch.bfloat16
+
+
+class _Conversions(TorchFunctionMode):
+    """Records the shape of every tensor converted to float32 inside the block."""
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", "")
+        source = args[0] if args else None
+        if name in ("to", "float") and isinstance(source, torch.Tensor):
+            if source.dtype != torch.float32 and result.dtype == torch.float32:
+                self.shapes.append(tuple(source.shape))
+        return result
+
+
+def test_half_precision_converts_the_annotations_to_float32_once_per_sentence_not_per_step():
+    model = randomize_(build_tiny_model("rnnsearch")).to(torch.bfloat16)
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    encoder_out = model.encoder(src_tokens, src_lengths)
+    with _Conversions() as conversions:
+        model.decoder(prev_tokens, encoder_out)
+    annotations = tuple(encoder_out["annotations"].shape)
+    assert prev_tokens.size(1) > 1
+    assert conversions.shapes.count(annotations) == 1

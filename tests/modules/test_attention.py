@@ -1,6 +1,7 @@
 """The alignment model: U_a h_j computed once per sentence, not once per decoding step; the
 energies e_ij and their gradients as Eq. (6) defines them."""
 
+import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 
@@ -21,3 +22,25 @@ def test_beam_search_projects_the_annotations_once_per_sentence():
     )
     assert max(len(h[0]["tokens"]) for h in hypotheses) > 2  # several decoding steps ran
     assert calls == [len(SOURCES) * 3]  # one call, for every beam of every sentence
+
+
+CONVERSIONS = {
+    "half()": lambda model: model.half(),
+    "bfloat16()": lambda model: model.bfloat16(),
+    "to(float16)": lambda model: model.to(torch.float16),
+    "to(bfloat16)": lambda model: model.to(dtype=torch.bfloat16),
+}
+
+
+@pytest.mark.parametrize("conversion", sorted(CONVERSIONS))
+def test_converting_the_model_to_half_precision_leaves_the_alignment_model_bit_identical(
+    conversion,
+):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with torch.no_grad():  # below float16's smallest number, as v_a's entries are at the start
+        model.decoder.attention.energy.weight[0, 0] = 1e-8
+    before = {name: p.clone() for name, p in model.decoder.attention.named_parameters()}
+    CONVERSIONS[conversion](model)
+    after = dict(model.decoder.attention.named_parameters())
+    assert all(torch.equal(after[name], before[name]) for name in before), conversion
+    assert model.decoder.gru.input_weights.weight.dtype in (torch.float16, torch.bfloat16)
