@@ -20,7 +20,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.sequence_generator import SequenceGenerator
 
-from bahdanau_plugin.modules import conditional_decoder, gru_encoder
+from bahdanau_plugin.modules import beam_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import profile_step  # noqa: E402  (the benchmark's model builder and dictionary)
@@ -75,11 +75,11 @@ def main():
     generator, batches = (
         checkpoint_batches(args.checkpoint, args.data) if args.checkpoint else paper_size_batches()
     )
-    ways = {"shared": gru_encoder.keeps_sentences, "copied": lambda sentences, new_order: False}
+    ways = {"shared": beam_rows.keeps_sentences, "copied": lambda rows, new_order: False}
     seconds, translations = {way: [] for way in ways}, {}
     for _ in range(args.repeats):
         for way, keeps_sentences in ways.items():
-            gru_encoder.keeps_sentences = conditional_decoder.keeps_sentences = keeps_sentences
+            beam_rows.keeps_sentences = keeps_sentences
             elapsed, translations[way] = translate(generator, batches)
             seconds[way].append(elapsed)
     assert translations["shared"] == translations["copied"], "sharing changed the translations"
