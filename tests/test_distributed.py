@@ -30,6 +30,41 @@ def _parameters(save_dir):
     return torch.load(save_dir / "checkpoint_last.pt")["model"]
 
 
+def _two_gloo_workers(data_bin, save_dir, *flags):
+    """fairseq-train as two CPU processes over gloo, fairseq's legacy all-reduce between them;
+    each worker's (return code, output)."""
+    init = f"tcp://127.0.0.1:{_free_port()}"
+    distributed = ["--distributed-world-size", "2", "--distributed-init-method", init,
+                   "--distributed-no-spawn", "--ddp-backend", "legacy_ddp",
+                   "--distributed-backend", "gloo"]  # fmt: skip
+    workers = [
+        subprocess.Popen(
+            [
+                fairseq_tool("fairseq-train"),
+                *map(
+                    str,
+                    train_command(
+                        data_bin,
+                        save_dir,
+                        "rnnsearch_50",
+                        *flags,
+                        *distributed,
+                        "--distributed-rank",
+                        str(rank),
+                    ),
+                ),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=fairseq_env(),
+        )  # fmt: skip
+        for rank in range(2)
+    ]
+    outputs = [worker.communicate(timeout=300) for worker in workers]
+    return [(worker.returncode, out + err) for worker, (out, err) in zip(workers, outputs)]
+
+
 @pytest.fixture(scope="module")
 def runs(data_bin, tmp_path_factory):
     # No dropout: each worker draws its masks from the same per-update seed, which one process
@@ -41,41 +76,9 @@ def runs(data_bin, tmp_path_factory):
         *train_command(data_bin, single_dir, "rnnsearch_50", *common, "--update-freq", "2"),
     )
     distributed_dir = tmp_path_factory.mktemp("distributed")
-    init = f"tcp://127.0.0.1:{_free_port()}"
-    workers = [
-        subprocess.Popen(
-            [
-                fairseq_tool("fairseq-train"),
-                *map(
-                    str,
-                    train_command(
-                        data_bin,
-                        distributed_dir,
-                        "rnnsearch_50",
-                        *common,
-                        "--distributed-world-size",
-                        "2",
-                        "--distributed-rank",
-                        str(rank),
-                        "--distributed-init-method",
-                        init,
-                        "--distributed-no-spawn",
-                        "--ddp-backend",
-                        "legacy_ddp",
-                        "--distributed-backend",
-                        "gloo",
-                    ),
-                ),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=fairseq_env(),
-        )
-        for rank in range(2)
-    ]
-    logs = [worker.communicate(timeout=300)[0] for worker in workers]
-    assert [worker.returncode for worker in workers] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    workers = _two_gloo_workers(data_bin, distributed_dir, *common)
+    assert [code for code, _ in workers] == [0, 0], workers[0][1][-2000:] + workers[1][1][-2000:]
+    logs = [log for _, log in workers]
     return {"single": (single, single_dir), "distributed": (logs[0], distributed_dir)}
 
 
@@ -118,3 +121,15 @@ def test_pytorch_ddp_trains_through_a_batch_of_one_token_targets(model_name, tmp
     logs = [worker.communicate(timeout=180)[0] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0], logs[0][-2000:]
     assert all("trained 3 batches" in log for log in logs)
+
+
+def test_legacy_all_reduce_in_float16_is_refused_in_one_line_before_training(data_bin, tmp_path):
+    on_cpu = ["--fp16-no-flatten-grads", "--fp16-init-scale", "1", "--fp16-scale-window", "1000000"]
+    workers = _two_gloo_workers(data_bin, tmp_path, "--fp16", *on_cpu, "--max-update", "2")
+    for returncode, output in workers:
+        assert returncode != 0
+        assert "Traceback" not in output
+        last = output.strip().splitlines()[-1]
+        assert "error: --ddp-backend legacy_ddp with --fp16" in last
+        assert "use --ddp-backend pytorch_ddp" in last
+    assert not (tmp_path / "crash.pt").exists()

@@ -7,8 +7,10 @@ from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
+from omegaconf import II
 
 from .. import cpu_fast_path
+from . import training_setup
 from ..errors import CheckpointError, ConfigurationError
 from ..options import positive_int
 
@@ -45,6 +47,20 @@ class RecurrentTranslationConfig(FairseqDataclass):
             "(30 for *_30, 50 for *_50, no limit for plain rnnsearch/rnnencdec)"
         },
     )
+    # fairseq's own options for the run, read (never set) to refuse those under which the models
+    # would train wrongly (training_setup.py), as fairseq's wav2vec models read ddp_backend
+    ddp_backend: str = II("distributed_training.ddp_backend")
+    ddp_comm_hook: str = II("distributed_training.ddp_comm_hook")
+    distributed_world_size: int = II("distributed_training.distributed_world_size")
+    fp16: bool = II("common.fp16")
+    bf16: bool = II("common.bf16")
+    memory_efficient_fp16: bool = II("common.memory_efficient_fp16")
+    memory_efficient_bf16: bool = II("common.memory_efficient_bf16")
+
+
+def is_run_option(option: dataclasses.Field) -> bool:
+    """Whether the field reads one of fairseq's own options (an interpolation into its configuration)."""
+    return isinstance(option.default, str) and option.default.startswith("${")
 
 
 def size_fields(config_class):
@@ -58,7 +74,9 @@ def apply_architecture(cfg, config_class, **architecture):
     filled them from the dataclass, which is why an architecture's own values default to None.
     """
     for option in dataclasses.fields(config_class):
-        if option.name.startswith("_") or getattr(cfg, option.name, None) is not None:
+        if option.name.startswith("_") or is_run_option(option):
+            continue
+        if getattr(cfg, option.name, None) is not None:
             continue
         setattr(cfg, option.name, architecture.get(option.name, option.default))
 
@@ -107,6 +125,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     def __init__(self, cfg, encoder, decoder):
         super().__init__(encoder, decoder)
         self.cfg = cfg
+        self._training_setup_checked = False
 
     @classmethod
     def add_args(cls, parser):
@@ -120,6 +139,14 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
         return cpu_fast_path.install(cls(cfg, encoder, decoder))
+
+    def train(self, mode: bool = True):
+        # fairseq's trainer sets training mode before each update, outside the update's own error
+        # handling (which would save a crash checkpoint): checked once, at the first.
+        if mode and not self._training_setup_checked:
+            training_setup.check(self.cfg)
+            self._training_setup_checked = True
+        return super().train(mode)
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         for side, module in (("source", self.encoder), ("target", self.decoder)):

@@ -1,0 +1,74 @@
+"""fairseq options under which these models would train wrongly, refused in one line.
+
+The alignment model keeps its parameters and gradients in float32 under half precision
+(modules/attention.py): at the paper's start v_a's gradient is about 1e-10, below float16's
+smallest number. Three of fairseq's ways of handling gradients would round those float32
+gradients anyway; each is refused with the option that works instead. The model reads fairseq's
+options from the run's configuration (the interpolated fields of
+``RecurrentTranslationConfig``, as fairseq's wav2vec models read ``ddp_backend``) and checks them when it first trains, so a checkpoint trained under any
+options still loads for translation.
+"""
+
+from typing import Any, Optional
+
+from fairseq import utils
+
+from ..errors import ConfigurationError
+
+HALF_PRECISION_OPTIONS = ("fp16", "bf16", "memory_efficient_fp16", "memory_efficient_bf16")
+# Backends that all-reduce every gradient in one buffer typed like the model's first parameter.
+ONE_BUFFER_BACKENDS = ("legacy_ddp", "no_c10d")
+# Backends that need fairscale, never run with these models' mixed-precision parameters.
+UNCHECKED_BACKENDS = ("fully_sharded", "slowmo")
+
+
+def run_option(cfg, name: str) -> Optional[Any]:
+    """The run's value of a fairseq option, or None where the configuration does not say: a model
+    built outside fairseq's tools, or from a checkpoint saved before the models read it."""
+    try:
+        value = getattr(cfg, name, None)
+    except Exception:  # an interpolation with nothing to resolve against
+        return None
+    if isinstance(value, str) and value.startswith("${"):
+        return None
+    return value
+
+
+def check(cfg) -> None:
+    """Raise a ConfigurationError that names what works, if the run's options would round the
+    alignment model's float32 gradients."""
+    half = [name for name in HALF_PRECISION_OPTIONS if run_option(cfg, name)]
+    distributed = (run_option(cfg, "distributed_world_size") or 1) > 1
+    backend = run_option(cfg, "ddp_backend")
+    if distributed and half and backend in ONE_BUFFER_BACKENDS:
+        raise ConfigurationError(
+            f"--ddp-backend {backend} with --{_flag(half[0])} all-reduces every gradient through "
+            "one half-precision buffer, which rounds the alignment model's float32 gradients "
+            "(v_a's vanish at the paper's start): use --ddp-backend pytorch_ddp (fairseq's "
+            "default), which reduces float32 gradients in float32"
+        )
+    if distributed and half and backend in UNCHECKED_BACKENDS:
+        raise ConfigurationError(
+            f"--ddp-backend {backend} with --{_flag(half[0])} has not been checked with the "
+            "alignment model's float32 parameters: use --ddp-backend pytorch_ddp (fairseq's "
+            "default)"
+        )
+    if distributed and run_option(cfg, "ddp_comm_hook") == "fp16":
+        raise ConfigurationError(
+            "--ddp-comm-hook fp16 sends every gradient as float16, which flushes the alignment "
+            "model's small float32 gradients to 0 (v_a's are about 1e-10 at the paper's start): "
+            "drop --ddp-comm-hook"
+        )
+    memory_efficient = [name for name in half if name.startswith("memory_efficient")]
+    if memory_efficient and utils.multi_tensor_l2norm_available:
+        raise ConfigurationError(
+            f"--{_flag(memory_efficient[0])}: with NVIDIA apex installed, fairseq computes the "
+            "gradient norm with apex's multi_tensor_l2norm, which reads every gradient as the "
+            "first one's type and so misreads the alignment model's float32 gradients among the "
+            f"half-precision ones: use --{_flag(memory_efficient[0]).split('-')[-1]}, which keeps "
+            "float32 master weights"
+        )
+
+
+def _flag(option: str) -> str:
+    return option.replace("_", "-")
