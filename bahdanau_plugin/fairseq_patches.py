@@ -16,6 +16,7 @@ cleanly.
 import argparse
 import atexit
 import functools
+import importlib.util
 import io
 import sys
 import threading
@@ -24,6 +25,7 @@ import torch
 from fairseq import checkpoint_utils, hub_utils, utils
 from fairseq.data import iterators
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.models import ARCH_MODEL_REGISTRY
 from fairseq.tasks import FairseqTask
 from fairseq_cli import generate
 
@@ -31,6 +33,7 @@ from . import unknown_words
 from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, explaining_errors
 from .cpu_fast_path import limit_onednn_caches
 from .errors import printing_plugin_errors_as_one_line
+from .models.common import RecurrentTranslationModel
 
 # Set on every wrapper that ``patch`` installs: the names of the wrappers it carries, its own included.
 PATCH_MARK = "__bahdanau_plugin_patch__"
@@ -336,6 +339,47 @@ def stop_background_loading_at_exit() -> None:
         atexit.register(_LOADING.close, LOADER_EXIT_TIMEOUT_S)
 
 
+# fairseq-train's module: the plugin is imported while it parses its arguments.
+TRAIN = "fairseq_cli.train"
+
+
+def _training_in_bfloat16_here(convert_namespace_to_omegaconf):
+    def wrapper(args):
+        if _bfloat16_taken_for_tpu(args):
+            args.tpu = False
+        return convert_namespace_to_omegaconf(args)
+
+    return wrapper
+
+
+def _bfloat16_taken_for_tpu(args) -> bool:
+    """Whether fairseq turned --bf16 into --tpu for one of this plugin's architectures, on a
+    machine that has no TPU support and where the user did not ask for --tpu."""
+    model = ARCH_MODEL_REGISTRY.get(getattr(args, "arch", None))
+    return (
+        model is not None
+        and issubclass(model, RecurrentTranslationModel)
+        and getattr(args, "bf16", False)
+        and getattr(args, "tpu", False)
+        and "--tpu" not in sys.argv[1:]
+        and importlib.util.find_spec("torch_xla") is None
+    )
+
+
+def train_in_bfloat16_on_gpus_and_cpus() -> None:
+    """fairseq 0.12's argument parsing turns --bf16 into --tpu (options.parse_args_and_arch), so
+    fairseq-train --bf16 fails without torch_xla on every GPU and CPU, although its trainer
+    trains in bfloat16 on any device once --tpu is off (fairseq-hydra-train, which parses no
+    arguments, shows it: common.bf16=true). No option or hook turns it off between the parsing and
+    the training: fairseq-train imports the plugin in the middle of that parsing and converts its
+    result right after. So for this plugin's architectures, where torch_xla is not installed and
+    --tpu was not given, fairseq-train's conversion of its parsed arguments
+    (fairseq_cli.train.convert_namespace_to_omegaconf) first turns --tpu off again; for any other
+    model it returns fairseq's own result."""
+    for module in _loaded_copies(TRAIN):
+        patch(module, "convert_namespace_to_omegaconf", _training_in_bfloat16_here)
+
+
 CHANGES = (
     # os.environ: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1 unless set; torch's
     # defaults (1,024 kernels each) cost up to 280 MiB for no speed (cpu_fast_path/onednn_linear.py).
@@ -351,6 +395,7 @@ CHANGES = (
     skip_lines_over_max_source_positions_in_interactive,  # fairseq_cli.interactive.make_batches
     drop_byte_order_mark_of_interactive_input,  # fairseq_cli.interactive.buffered_read
     stop_background_loading_at_exit,  # fairseq.data.iterators.BackgroundConsumer.run, atexit
+    train_in_bfloat16_on_gpus_and_cpus,  # fairseq_cli.train.convert_namespace_to_omegaconf
 )
 
 

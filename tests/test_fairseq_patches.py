@@ -12,7 +12,7 @@ import types
 from fairseq import checkpoint_utils, hub_utils, utils
 from fairseq.data import iterators
 from fairseq.tasks import FairseqTask
-from fairseq_cli import generate, interactive
+from fairseq_cli import generate, interactive, train
 
 import bahdanau_plugin
 from bahdanau_plugin import fairseq_patches
@@ -33,6 +33,7 @@ WRAPPED = [
     (interactive, "make_batches", 2),
     (interactive, "buffered_read", 1),
     (hub_utils.GeneratorHubInterface, "sample", 1),
+    (train, "convert_namespace_to_omegaconf", 1),
 ]
 
 # fairseq-train's batches of the training split in epoch 1 (sentences ordered by length, batches
@@ -118,6 +119,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "skip_lines_over_max_source_positions_in_interactive",
         "drop_byte_order_mark_of_interactive_input",
         "stop_background_loading_at_exit",
+        "train_in_bfloat16_on_gpus_and_cpus",
     ]
 
 
