@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup demo test bench browser
+.PHONY: setup demo test bench browser gpu-kit gpu-check
 
 setup: $(VENV)/.installed
 
@@ -27,3 +27,11 @@ browser:
 
 bench: setup
 	$(PYTHON) bench/benchmark.py
+
+# The GPU kit (docs/gpu-kit.md): gather its wheels here, where PyPI is reachable, then run every
+# GPU check in one command on a GPU machine (which needs no setup: it installs the gathered wheels).
+gpu-kit:
+	bash bench/gpu/gather.sh
+
+gpu-check:
+	bash bench/gpu/run.sh

@@ -23,7 +23,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-import machine
+from bench import machine
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")

@@ -14,6 +14,13 @@ if [ $# -lt 3 ]; then
 fi
 arch=$1 data=$2 save_dir=$3
 shift 3
+for option in "$@"; do
+  case "$option" in
+    --memory-efficient-fp16 | --memory-efficient-bf16)
+      echo "error: $option does not support Adadelta, the paper's optimizer (fairseq refuses it: \"Unsupported optimizer: adadelta\"): use ${option/memory-efficient-/}, which keeps float32 master weights (docs/precision.md)" >&2
+      exit 2 ;;
+  esac
+done
 plugin="$(cd "$(dirname "$0")/.." && pwd)/bahdanau_plugin"
 
 exec fairseq-train "$data" --user-dir "$plugin" --arch "$arch" \

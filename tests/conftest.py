@@ -1,4 +1,5 @@
 import pytest
+import torch
 
 from .helpers import (
     ARCHITECTURES,
@@ -7,6 +8,40 @@ from .helpers import (
     make_test_set_with_unknown_words,
     train,
 )
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--device",
+        default="cpu",
+        help="where the tests of tests/models and tests/modules build their models and batches "
+        "(torch's default device): cuda on a GPU, as bench/gpu runs them",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_only: the behaviour tested exists on the CPU only")
+
+
+@pytest.fixture(scope="session")
+def device(request):
+    return torch.device(request.config.getoption("--device"))
+
+
+@pytest.fixture(autouse=True)
+def on_device(request, device):
+    """Tensors and models made with torch's factories land on --device."""
+    if device.type == "cpu":
+        yield
+        return
+    if request.node.get_closest_marker("cpu_only"):
+        pytest.skip(f"CPU only, and --device is {device}")
+    previous = torch.get_default_device()
+    torch.set_default_device(device)
+    try:
+        yield
+    finally:
+        torch.set_default_device(previous)
 
 
 @pytest.fixture(params=sorted(MODELS))

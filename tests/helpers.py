@@ -91,7 +91,9 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.copy_(
-                torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype)
+                torch.randn(
+                    parameter.shape, generator=generator, dtype=parameter.dtype, device="cpu"
+                )
             )
     return model
 

@@ -175,3 +175,18 @@ def test_fairseq_train_flags_give_the_same_configuration_as_the_recipe(arch, tmp
     for section in RECIPE_SECTIONS:
         for key, value in from_recipe[section].items():
             assert setting(from_flags, section, key) == value, f"{section}.{key}"
+
+
+@pytest.mark.parametrize("option", ["--memory-efficient-fp16", "--memory-efficient-bf16"])
+def test_the_paper_recipe_script_refuses_memory_efficient_half_precision_in_one_line(
+    option, tmp_path
+):
+    """fairseq's memory-efficient half precision supports no Adadelta; --fp16 and --bf16 do."""
+    completed = subprocess.run(
+        ["bash", str(PAPER_RECIPE), "rnnsearch_50", "DATA", str(tmp_path), option],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1
+    assert completed.stderr.startswith(f"error: {option} does not support Adadelta")
+    assert f"use {option.replace('memory-efficient-', '')}" in completed.stderr

@@ -105,6 +105,7 @@ def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(qua
         torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
 
 
+@pytest.mark.cpu_only
 def test_the_float32_runs_above_take_the_cpu_fast_path():
     model = build_tiny_model("rnnsearch")
     assert type(model.decoder.attention) is FastBahdanauAttention

@@ -1,0 +1,31 @@
+"""Section 1: the tests that build models, run on the GPU.
+
+pytest's ``--device`` (tests/conftest.py) makes torch's factories build the tests' models and
+batches there; TF32 is off, since the tests hold float32 to 1e-5. Tests of CPU-only behaviour
+(the CPU fast path) are skipped there.
+"""
+
+import re
+
+from .kit import Kit
+
+TESTS = ["tests/models/test_paper_equations.py", "tests/models/test_decoding.py", "tests/modules"]
+DRY_RUN_TESTS = ["tests/modules/test_maxout_output.py"]
+
+
+def run(kit: Kit) -> dict:
+    tests = DRY_RUN_TESTS if kit.dry_run else TESTS
+    try:
+        output = kit.python("-m", "pytest", "-q", "-p", "no:cacheprovider", "--device", kit.device,
+                            *tests, tf32=False)  # fmt: skip
+        failed = False
+    except RuntimeError as error:  # failures: their summary is in the message
+        output, failed = str(error), True
+    summary = re.findall(r"^=*\s*(\d+ (?:passed|failed).*?) in [\d.]+s", output, flags=re.MULTILINE)
+    failures = re.findall(r"^FAILED (\S+)", output, flags=re.MULTILINE)
+    return {
+        "tests": tests,
+        "summary": summary[-1] if summary else output.strip().splitlines()[-1],
+        "failures": failures,
+        "passed": not failed,
+    }
