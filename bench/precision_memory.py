@@ -29,8 +29,14 @@ from fairseq.data import Dictionary
 
 from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
 
-PAPER_SIZES = dict(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000,
-                   decoder_hidden_dim=1000, attention_dim=1000, maxout_dim=500)  # fmt: skip
+PAPER_SIZES = dict(
+    encoder_embed_dim=620,
+    decoder_embed_dim=620,
+    encoder_hidden_dim=1000,
+    decoder_hidden_dim=1000,
+    attention_dim=1000,
+    maxout_dim=500,
+)
 PRECISIONS = {  # label: (parameters' dtype, autocast's dtype or None)
     "float32": (torch.float32, None),
     "bfloat16 autocast": (torch.float32, torch.bfloat16),
@@ -63,8 +69,13 @@ def one_step(precision: str, vocabulary: int, sentences: int, length: int) -> di
     F.nll_loss(log_probs.view(-1, log_probs.size(-1)), tokens.view(-1), reduction="sum").backward()
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"precision": precision, "before_mib": before, "peak_mib": peak,
-            "step_mib": peak - before, "seconds": seconds}  # fmt: skip
+    return {
+        "precision": precision,
+        "before_mib": before,
+        "peak_mib": peak,
+        "step_mib": peak - before,
+        "seconds": seconds,
+    }
 
 
 def main():
@@ -76,20 +87,29 @@ def main():
     parser.add_argument("--length", type=int, default=50, help="tokens per side, end excluded")
     parser.add_argument("--precision", choices=sorted(PRECISIONS), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sizes = [f"--vocabulary={args.vocabulary}", f"--sentences={args.sentences}",
-             f"--length={args.length}"]  # fmt: skip
+    sizes = [
+        f"--vocabulary={args.vocabulary}",
+        f"--sentences={args.sentences}",
+        f"--length={args.length}",
+    ]
     if args.precision:  # one measurement, in this process
         print(json.dumps(one_step(args.precision, args.vocabulary, args.sentences, args.length)))
         return
     print(f"| precision | peak above the model and batch (MiB) | step seconds |\n|---|---|---|")
     for precision in PRECISIONS:
-        child = subprocess.run([sys.executable, __file__, f"--precision={precision}", *sizes],
-                               capture_output=True, text=True, check=True)  # fmt: skip
+        child = subprocess.run(
+            [sys.executable, __file__, f"--precision={precision}", *sizes],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         result = json.loads(child.stdout.splitlines()[-1])
         print(f"| {precision} | {result['step_mib']:,.0f} | {result['seconds']:.1f} |", flush=True)
-    print(f"\nrnnsearch at the paper's sizes, {args.sentences} sentences of {args.length} tokens "
-          f"on each side, vocabulary {args.vocabulary:,}; torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads")  # fmt: skip
+    print(
+        f"\nrnnsearch at the paper's sizes, {args.sentences} sentences of {args.length} tokens "
+        f"on each side, vocabulary {args.vocabulary:,}; torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads"
+    )
 
 
 if __name__ == "__main__":

@@ -184,8 +184,9 @@ def test_the_paper_recipe_script_refuses_memory_efficient_half_precision_in_one_
     """fairseq's memory-efficient half precision supports no Adadelta; --fp16 and --bf16 do."""
     completed = subprocess.run(
         ["bash", str(PAPER_RECIPE), "rnnsearch_50", "DATA", str(tmp_path), option],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     assert completed.returncode == 2
     assert completed.stderr.count("\n") == 1
     assert completed.stderr.startswith(f"error: {option} does not support Adadelta")

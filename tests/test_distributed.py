@@ -34,9 +34,17 @@ def _two_gloo_workers(data_bin, save_dir, *flags):
     """fairseq-train as two CPU processes over gloo, fairseq's legacy all-reduce between them;
     each worker's (return code, output)."""
     init = f"tcp://127.0.0.1:{_free_port()}"
-    distributed = ["--distributed-world-size", "2", "--distributed-init-method", init,
-                   "--distributed-no-spawn", "--ddp-backend", "legacy_ddp",
-                   "--distributed-backend", "gloo"]  # fmt: skip
+    distributed = [
+        "--distributed-world-size",
+        "2",
+        "--distributed-init-method",
+        init,
+        "--distributed-no-spawn",
+        "--ddp-backend",
+        "legacy_ddp",
+        "--distributed-backend",
+        "gloo",
+    ]
     workers = [
         subprocess.Popen(
             [
@@ -58,7 +66,7 @@ def _two_gloo_workers(data_bin, save_dir, *flags):
             stderr=subprocess.PIPE,
             text=True,
             env=fairseq_env(),
-        )  # fmt: skip
+        )
         for rank in range(2)
     ]
     outputs = [worker.communicate(timeout=300) for worker in workers]

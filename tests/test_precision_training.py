@@ -13,18 +13,55 @@ import pytest
 
 from .helpers import PLUGIN, run, tool_on_bytes
 
-SIZES = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-hidden-dim", "32",
-         "--decoder-hidden-dim", "32", "--attention-dim", "32", "--maxout-dim", "16"]  # fmt: skip
+SIZES = [
+    "--encoder-embed-dim",
+    "32",
+    "--decoder-embed-dim",
+    "32",
+    "--encoder-hidden-dim",
+    "32",
+    "--decoder-hidden-dim",
+    "32",
+    "--attention-dim",
+    "32",
+    "--maxout-dim",
+    "16",
+]
 ON_CPU = ["--fp16-no-flatten-grads", "--fp16-init-scale", "1", "--fp16-scale-window", "1000000"]
 UPDATES = 100
 
 
 def train_validation_loss(data_bin, save_dir, updates, *precision):
-    """fairseq-train rnnsearch for ``updates`` updates; the validation loss it reports at the end."""
-    log = run("fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", "rnnsearch", *SIZES,
-              "--cpu", "--seed", "1", "--optimizer", "adam", "--lr", "0.01", "--clip-norm", "1.0",
-              "--max-tokens", "2000", "--max-update", updates, "--save-dir", save_dir, "--no-save",
-              "--log-format", "simple", *precision, timeout=600)  # fmt: skip
+    """fairseq-train rnnsearch for ``updates`` updates; the last validation loss it reports."""
+    log = run(
+        "fairseq-train",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--arch",
+        "rnnsearch",
+        *SIZES,
+        "--cpu",
+        "--seed",
+        "1",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--clip-norm",
+        "1.0",
+        "--max-tokens",
+        "2000",
+        "--max-update",
+        updates,
+        "--save-dir",
+        save_dir,
+        "--no-save",
+        "--log-format",
+        "simple",
+        *precision,
+        timeout=600,
+    )
     losses = re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)
     assert losses, log[-2000:]
     return float(losses[-1])
@@ -60,8 +97,21 @@ def test_fairseq_train_bf16_of_another_model_is_left_as_fairseq_parses_it(data_b
     """fairseq 0.12 turns --bf16 into --tpu, which needs torch_xla; the plugin changes that only
     for its own architectures."""
     returncode, _, stderr = tool_on_bytes(
-        "fairseq-train", data_bin, "--user-dir", PLUGIN, "--arch", "lstm", "--cpu", "--bf16",
-        "--max-update", "1", "--save-dir", tmp_path, "--no-save", "--batch-size", "8",
-    )  # fmt: skip
+        "fairseq-train",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--arch",
+        "lstm",
+        "--cpu",
+        "--bf16",
+        "--max-update",
+        "1",
+        "--save-dir",
+        tmp_path,
+        "--no-save",
+        "--batch-size",
+        "8",
+    )
     assert returncode != 0
     assert "xla" in stderr.lower()

@@ -59,7 +59,7 @@ class RecurrentTranslationConfig(FairseqDataclass):
 
 
 def is_run_option(option: dataclasses.Field) -> bool:
-    """Whether the field reads one of fairseq's own options (an interpolation into its configuration)."""
+    """Whether the field reads one of fairseq's own options (interpolated from its configuration)."""
     return isinstance(option.default, str) and option.default.startswith("${")
 
 

@@ -14,9 +14,10 @@ class BahdanauAttention(nn.Module):
 
     It computes, and keeps its parameters and their gradients, in float32 (float64 if the model is)
     whatever precision the rest of the model runs in: its caller gives it the annotations in that
-    precision (``own_precision``, once per sentence) and casts the context back. At the paper's initialization (W_a, U_a ~ N(0, 0.001^2), v_a = 0) W_a s_{i-1} + U_a h_j
-    is about 1e-4 to 1e-3 and the gradient of v_a about 1e-10: in bfloat16 the energies round to
-    noise, in float16 that gradient underflows, and the alignment would not learn (docs/precision.md).
+    precision (``own_precision``, once per sentence) and casts the context back. At the paper's
+    initialization (W_a, U_a ~ N(0, 0.001^2), v_a = 0) W_a s_{i-1} + U_a h_j is about 1e-4 to 1e-3
+    and the gradient of v_a about 1e-10: in bfloat16 the energies round to noise, in float16 that
+    gradient underflows, and the alignment would not learn (docs/precision.md).
     """
 
     def __init__(self, state_dim: int, annotation_dim: int, attention_dim: int):

@@ -1,5 +1,5 @@
-"""The GPU kit: every GPU check of the plugin in one command, on a machine with a CUDA build of torch
-and no fairseq, no package registry and nothing but copied files (docs/gpu.md says how).
+"""The GPU kit: every GPU check of the plugin in one command, on a machine with a CUDA build of
+torch and no fairseq, no package registry and nothing but copied files (docs/gpu.md says how).
 
 ``bash bench/gpu/run.sh`` installs fairseq from the wheels that ``bash bench/gpu/gather.sh``
 gathered into ``.gpu-kit/`` where registries are reachable, then runs ``python -m bench.gpu``:

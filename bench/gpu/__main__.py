@@ -21,11 +21,18 @@ SECTIONS = {  # in this order: equivalence translates with precision_training's 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dry-run", action="store_true",
-                        help="every section on the CPU at tiny sizes (what the test suite runs)")  # fmt: skip
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="every section on the CPU at tiny sizes (what the test suite runs)",
+    )
     parser.add_argument("--sections", nargs="+", choices=list(SECTIONS), default=list(SECTIONS))
-    parser.add_argument("--results", type=Path, default=REPO / "docs" / "gpu",
-                        help="folder of the sections' results, one JSON file each")  # fmt: skip
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=REPO / "docs" / "gpu",
+        help="folder of the sections' results, one JSON file each",
+    )
     parser.add_argument("--report", type=Path, default=REPO / "docs" / "gpu.md")
     parser.add_argument("--work", type=Path, default=Path("/tmp/bahdanau-gpu-kit"))
     args = parser.parse_args()

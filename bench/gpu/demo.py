@@ -17,12 +17,33 @@ def data_bin(kit: Kit) -> Path:
     """The demo corpus, binarized: 2,000 training pairs, 100 validation and 100 test pairs."""
     root = kit.work / "demo"
     if not (root / "data-bin" / "dict.en.txt").exists():
-        kit.python(REPO / "scripts" / "make_demo_corpus.py", "--out", root / "raw", "--train", 2000,
-                   "--valid", 100, "--test", 100)  # fmt: skip
-        kit.fairseq("preprocess", "--source-lang", "en", "--target-lang", "fr",
-                    "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
-                    "--testpref", root / "raw/test", "--destdir", root / "data-bin",
-                    "--joined-dictionary")  # fmt: skip
+        kit.python(
+            REPO / "scripts" / "make_demo_corpus.py",
+            "--out",
+            root / "raw",
+            "--train",
+            2000,
+            "--valid",
+            100,
+            "--test",
+            100,
+        )
+        kit.fairseq(
+            "preprocess",
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "fr",
+            "--trainpref",
+            root / "raw/train",
+            "--validpref",
+            root / "raw/valid",
+            "--testpref",
+            root / "raw/test",
+            "--destdir",
+            root / "data-bin",
+            "--joined-dictionary",
+        )
     return root / "data-bin"
 
 
@@ -35,15 +56,46 @@ def train(kit: Kit, name: str, precision: List[str]) -> Tuple[float, Path]:
         sizes = DRY_RUN_SIZES if kit.dry_run else SIZES
         updates = DRY_RUN_UPDATES if kit.dry_run else UPDATES
         log = kit.fairseq(
-            "train", data_bin(kit), "--user-dir", PLUGIN, "--arch", "rnnsearch_50", "--seed", 1,
-            "--encoder-embed-dim", sizes["embed"], "--decoder-embed-dim", sizes["embed"],
-            "--encoder-hidden-dim", sizes["hidden"], "--decoder-hidden-dim", sizes["hidden"],
-            "--attention-dim", sizes["hidden"], "--maxout-dim", sizes["maxout"],
-            "--optimizer", "adam", "--lr", "0.01", "--clip-norm", "1.0", "--max-tokens", "2000",
-            "--max-update", updates, "--validate-interval-updates", updates,
-            "--save-dir", save_dir, "--no-epoch-checkpoints", "--log-format", "simple",
-            *kit.device_flags(), *precision,
-        )  # fmt: skip
+            "train",
+            data_bin(kit),
+            "--user-dir",
+            PLUGIN,
+            "--arch",
+            "rnnsearch_50",
+            "--seed",
+            1,
+            "--encoder-embed-dim",
+            sizes["embed"],
+            "--decoder-embed-dim",
+            sizes["embed"],
+            "--encoder-hidden-dim",
+            sizes["hidden"],
+            "--decoder-hidden-dim",
+            sizes["hidden"],
+            "--attention-dim",
+            sizes["hidden"],
+            "--maxout-dim",
+            sizes["maxout"],
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.01",
+            "--clip-norm",
+            "1.0",
+            "--max-tokens",
+            "2000",
+            "--max-update",
+            updates,
+            "--validate-interval-updates",
+            updates,
+            "--save-dir",
+            save_dir,
+            "--no-epoch-checkpoints",
+            "--log-format",
+            "simple",
+            *kit.device_flags(),
+            *precision,
+        )
         log_file.write_text(log)
     losses = re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log_file.read_text())
     return float(losses[-1]), save_dir / "checkpoint_last.pt"
@@ -51,8 +103,19 @@ def train(kit: Kit, name: str, precision: List[str]) -> Tuple[float, Path]:
 
 def translations(kit: Kit, checkpoint: Path, device: str, tf32: bool) -> List[str]:
     """fairseq-generate's best hypothesis for each test sentence, in order, at beam 5."""
-    log = kit.fairseq("generate", data_bin(kit), "--user-dir", PLUGIN, "--path", checkpoint,
-                      "--beam", 5, "--batch-size", 50, *(["--cpu"] if device == "cpu" else []),
-                      tf32=tf32)  # fmt: skip
+    log = kit.fairseq(
+        "generate",
+        data_bin(kit),
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoint,
+        "--beam",
+        5,
+        "--batch-size",
+        50,
+        *(["--cpu"] if device == "cpu" else []),
+        tf32=tf32,
+    )
     hypotheses = re.findall(r"^H-(\d+)\t\S+\t(.*)$", log, flags=re.MULTILINE)
     return [text for _, text in sorted(hypotheses, key=lambda pair: int(pair[0]))]

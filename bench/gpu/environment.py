@@ -37,8 +37,12 @@ def _driver() -> str:
 
 def line(description: dict) -> str:
     if description["device"] == "cuda":
-        return (f"{description['gpu']} ({description['gpu_memory_gib']} GiB), driver "
-                f"{description['driver']}, CUDA {description['cuda']}, cuDNN {description['cudnn']}, "
-                f"torch {description['torch']}, Python {description['python']}")  # fmt: skip
-    return (f"dry run on the CPU ({description['cpu']}), torch {description['torch']}, "
-            f"Python {description['python']}: not GPU numbers")  # fmt: skip
+        return (
+            f"{description['gpu']} ({description['gpu_memory_gib']} GiB), driver "
+            f"{description['driver']}, CUDA {description['cuda']}, cuDNN {description['cudnn']}, "
+            f"torch {description['torch']}, Python {description['python']}"
+        )
+    return (
+        f"dry run on the CPU ({description['cpu']}), torch {description['torch']}, "
+        f"Python {description['python']}: not GPU numbers"
+    )

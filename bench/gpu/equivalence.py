@@ -26,8 +26,14 @@ MODELS = {
     "rnnsearch": (RNNsearchModel, RNNsearchConfig),
     "rnnencdec": (RNNencdecModel, RNNencdecConfig),
 }
-SIZES = dict(encoder_embed_dim=16, decoder_embed_dim=16, encoder_hidden_dim=16,
-             decoder_hidden_dim=16, attention_dim=16, maxout_dim=8)  # fmt: skip
+SIZES = dict(
+    encoder_embed_dim=16,
+    decoder_embed_dim=16,
+    encoder_hidden_dim=16,
+    decoder_hidden_dim=16,
+    attention_dim=16,
+    maxout_dim=8,
+)
 SOURCES = [[4, 5, 6, 7, 8, 9, 10], [11, 4, 12], [13]]
 TARGETS = [[5, 6, 7, 8, 9], [12, 4, 14], []]
 

@@ -47,8 +47,9 @@ class Kit:
         """Run this Python from the repository root; stdout and stderr together, or an error that
         carries the end of them."""
         command = [sys.executable, *map(str, args)]
-        completed = subprocess.run(command, cwd=REPO, env=self.env(tf32), capture_output=True,
-                                   text=True, timeout=timeout)  # fmt: skip
+        completed = subprocess.run(
+            command, cwd=REPO, env=self.env(tf32), capture_output=True, text=True, timeout=timeout
+        )
         output = completed.stdout + completed.stderr
         if completed.returncode != 0:
             raise RuntimeError(

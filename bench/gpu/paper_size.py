@@ -35,12 +35,34 @@ MODELS = ("rnnsearch", "lstm")
 PRECISIONS = {"float32": [], "bfloat16": ["--bf16"]}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 BEAM = 12
-PAPER = SimpleNamespace(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=5000, batch=80,
-                        lengths=(10, 50), warmup=10, updates=50, log_interval=5, decode_length=30,
-                        test=400)  # fmt: skip
-DRY_RUN = SimpleNamespace(embed=8, hidden=8, maxout=4, vocab=200, pairs=200, batch=8,
-                          lengths=(3, 8), warmup=1, updates=2, log_interval=1, decode_length=5,
-                          test=24)  # fmt: skip
+PAPER = SimpleNamespace(
+    embed=620,
+    hidden=1000,
+    maxout=500,
+    vocab=30000,
+    pairs=5000,
+    batch=80,
+    lengths=(10, 50),
+    warmup=10,
+    updates=50,
+    log_interval=5,
+    decode_length=30,
+    test=400,
+)
+DRY_RUN = SimpleNamespace(
+    embed=8,
+    hidden=8,
+    maxout=4,
+    vocab=200,
+    pairs=200,
+    batch=8,
+    lengths=(3, 8),
+    warmup=1,
+    updates=2,
+    log_interval=1,
+    decode_length=5,
+    test=24,
+)
 
 
 def _corpus(kit: Kit, sizes) -> Path:
@@ -57,10 +79,27 @@ def _corpus(kit: Kit, sizes) -> Path:
                 " ".join(rng.choices(words, k=rng.randint(*sizes.lengths))) for _ in range(pairs)
             )
             (root / "raw" / f"{split}.{language}").write_text("\n".join(lines) + "\n")
-    kit.fairseq("preprocess", "--source-lang", "en", "--target-lang", "fr",
-                "--trainpref", root / "raw/train", "--validpref", root / "raw/valid",
-                "--testpref", root / "raw/test", "--destdir", root / "data-bin",
-                "--nwordssrc", sizes.vocab, "--nwordstgt", sizes.vocab, "--workers", 8)  # fmt: skip
+    kit.fairseq(
+        "preprocess",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--trainpref",
+        root / "raw/train",
+        "--validpref",
+        root / "raw/valid",
+        "--testpref",
+        root / "raw/test",
+        "--destdir",
+        root / "data-bin",
+        "--nwordssrc",
+        sizes.vocab,
+        "--nwordstgt",
+        sizes.vocab,
+        "--workers",
+        8,
+    )
     return root / "data-bin"
 
 
@@ -72,13 +111,37 @@ def _flags(name: str, sizes):
 def _train(kit: Kit, name: str, precision: str, data_bin: Path, sizes) -> dict:
     save_dir = kit.work / "paper-size" / f"checkpoints-{name}-{precision}"
     log = kit.python(
-        "-m", "bench.gpu.train", data_bin, "--user-dir", PLUGIN, *_flags(name, sizes),
-        "--seed", 1, "--dropout", 0, "--optimizer", "adam", "--lr", "0.001", "--clip-norm", 1,
-        "--batch-size", sizes.batch, "--max-update", sizes.warmup + sizes.updates,
-        "--log-interval", sizes.log_interval,
-        "--log-format", "simple", "--disable-validation", "--no-epoch-checkpoints",
-        "--save-dir", save_dir, *kit.device_flags(), *PRECISIONS[precision],
-    )  # fmt: skip
+        "-m",
+        "bench.gpu.train",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        *_flags(name, sizes),
+        "--seed",
+        1,
+        "--dropout",
+        0,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.001",
+        "--clip-norm",
+        1,
+        "--batch-size",
+        sizes.batch,
+        "--max-update",
+        sizes.warmup + sizes.updates,
+        "--log-interval",
+        sizes.log_interval,
+        "--log-format",
+        "simple",
+        "--disable-validation",
+        "--no-epoch-checkpoints",
+        "--save-dir",
+        save_dir,
+        *kit.device_flags(),
+        *PRECISIONS[precision],
+    )
     peak = re.search(rf"{re.escape(PEAK_LINE)} (\d+)", log)
     return {
         "words_per_second": training_words_per_second(log, sizes.warmup),
@@ -101,11 +164,19 @@ def decode(
     )
     model = models[0].to(device=device, dtype=DTYPES[precision]).eval()
     task.load_dataset("test")
-    generator = SequenceGenerator([model], task.target_dictionary, beam_size=BEAM,
-                                  min_len=length, max_len_a=0, max_len_b=length)  # fmt: skip
+    generator = SequenceGenerator(
+        [model],
+        task.target_dictionary,
+        beam_size=BEAM,
+        min_len=length,
+        max_len_a=0,
+        max_len_b=length,
+    )
     dataset = task.dataset("test")
-    batches = [dataset.collater([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
-               for start in range(0, len(dataset), batch_size)]  # fmt: skip
+    batches = [
+        dataset.collater([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
+        for start in range(0, len(dataset), batch_size)
+    ]
     on_device = [
         {"net_input": {k: v.to(device) for k, v in batch["net_input"].items()}} for batch in batches
     ]
@@ -153,9 +224,17 @@ def run(kit: Kit) -> dict:
         for name in MODELS:  # alternating, precision by precision
             try:
                 trained = _train(kit, name, precision, data_bin, sizes)
-                output = kit.python("-m", "bench.gpu.paper_size", "decode", trained["checkpoint"],
-                                    data_bin, precision, sizes.decode_length, sizes.batch,
-                                    kit.device)  # fmt: skip
+                output = kit.python(
+                    "-m",
+                    "bench.gpu.paper_size",
+                    "decode",
+                    trained["checkpoint"],
+                    data_bin,
+                    precision,
+                    sizes.decode_length,
+                    sizes.batch,
+                    kit.device,
+                )
                 row[name] = {"training": trained, "decoding": result_of(output)}
             except Exception as error:  # recorded; the other model and precision still run
                 row[name] = {"error": str(error).strip().splitlines()[-1]}
@@ -182,8 +261,16 @@ def main():
     decoding.add_argument("batch_size", type=int)
     decoding.add_argument("device")
     args = parser.parse_args()
-    print_result(decode(args.checkpoint, args.data_bin, args.precision, args.length,
-                        args.batch_size, args.device))  # fmt: skip
+    print_result(
+        decode(
+            args.checkpoint,
+            args.data_bin,
+            args.precision,
+            args.length,
+            args.batch_size,
+            args.device,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,11 @@ the machine it ran on and when; sections may come from separate runs.
 
 
 def load(results: Path) -> Dict[str, dict]:
-    return {name: json.loads((results / f"{name}.json").read_text())
-            for name in TITLES if (results / f"{name}.json").exists()}  # fmt: skip
+    return {
+        name: json.loads((results / f"{name}.json").read_text())
+        for name in TITLES
+        if (results / f"{name}.json").exists()
+    }
 
 
 def write(results: Path, report: Path) -> str:
@@ -31,8 +34,10 @@ def write(results: Path, report: Path) -> str:
     parts = [HEADER]
     for name, run in sections.items():
         parts.append(f"## {TITLES[name]}\n")
-        parts.append(f"{line(run['environment'])}; {run['environment']['date']}; "
-                     f"{run['seconds']:.0f} s; `{run['command']}`\n")  # fmt: skip
+        parts.append(
+            f"{line(run['environment'])}; {run['environment']['date']}; "
+            f"{run['seconds']:.0f} s; `{run['command']}`\n"
+        )
         if "error" in run:
             parts.append(f"**Did not run**: `{run['error']}`\n")
         else:
@@ -48,19 +53,28 @@ def _verdict(passed: bool) -> str:
 
 def _unit_tests(result: dict) -> str:
     failures = "".join(f"- `{failure}`\n" for failure in result["failures"])
-    return (f"{' '.join(result['tests'])} with `--device`: {result['summary']} "
-            f"({_verdict(result['passed'])}).\n{failures}")  # fmt: skip
+    return (
+        f"{' '.join(result['tests'])} with `--device`: {result['summary']} "
+        f"({_verdict(result['passed'])}).\n{failures}"
+    )
 
 
 def _equivalence(result: dict) -> str:
-    rows = ["| model | TF32 | max abs. difference, log-probabilities | max abs. difference, "
-            "gradients (worst parameter) | largest gradient |", "|---|---|---|---|---|"]  # fmt: skip
+    rows = [
+        "| model | TF32 | max abs. difference, log-probabilities | max abs. difference, "
+        "gradients (worst parameter) | largest gradient |",
+        "|---|---|---|---|---|",
+    ]
     for tf32, models in result["values_and_gradients"].items():
         for model, m in models.items():
-            rows.append(f"| {model} | {tf32} | {m['log_probs']:.2e} | {m['gradients']:.2e} "
-                        f"(`{m['worst_gradient']}`) | {m['largest_gradient']:.3g} |")  # fmt: skip
-    translated = ", ".join(f"{tf32}: {t['same']} of {t['sentences']} identical"
-                           for tf32, t in result["translations"].items())  # fmt: skip
+            rows.append(
+                f"| {model} | {tf32} | {m['log_probs']:.2e} | {m['gradients']:.2e} "
+                f"(`{m['worst_gradient']}`) | {m['largest_gradient']:.3g} |"
+            )
+    translated = ", ".join(
+        f"{tf32}: {t['same']} of {t['sentences']} identical"
+        for tf32, t in result["translations"].items()
+    )
     return (
         "\n".join(rows)
         + f"\n\nWithin {result['tolerance']:g} with TF32 off, and the demo model's translations "
@@ -77,8 +91,8 @@ def _precision_training(result: dict) -> str:
         else:
             rows.append(f"| {precision} | {row['loss']:.3f} | {row['difference']:+.1%} |")
     return (
-        "\n".join(rows)
-        + f"\n\nrnnsearch on the demo corpus, {result['updates']} updates each (bench/gpu/demo.py); "
+        "\n".join(rows) + f"\n\nrnnsearch on the demo corpus, {result['updates']} updates each "
+        "(bench/gpu/demo.py); "
         f"each within {result['bound']:.0%} of float32's: {_verdict(result['passed'])}.\n"
     )
 
@@ -88,22 +102,28 @@ def _paper_size(result: dict) -> str:
         "| measure | precision | rnnsearch_50 | lstm | rnnsearch / lstm |",
         "|---|---|---|---|---|",
     ]
-    measures = [("training target words/s", "training", "words_per_second"),
-                ("training peak memory (MiB)", "training", "peak_mib"),
-                (f"decoding tokens/s, beam {result['beam']}", "decoding", "tokens_per_second"),
-                ("decoding peak memory (MiB)", "decoding", "peak_mib")]  # fmt: skip
+    measures = [
+        ("training target words/s", "training", "words_per_second"),
+        ("training peak memory (MiB)", "training", "peak_mib"),
+        (f"decoding tokens/s, beam {result['beam']}", "decoding", "tokens_per_second"),
+        ("decoding peak memory (MiB)", "decoding", "peak_mib"),
+    ]
     for label, stage, key in measures:
         for precision, row in result["results"].items():
-            values = [row[m].get(stage, {}).get(key) if "error" not in row[m] else None
-                      for m in ("rnnsearch", "lstm")]  # fmt: skip
+            values = [
+                row[m].get(stage, {}).get(key) if "error" not in row[m] else None
+                for m in ("rnnsearch", "lstm")
+            ]
             ratio = f"{values[0] / values[1]:.2f}" if all(values) else "n/a"
             cells = [f"{v:,.0f}" if v is not None else "n/a" for v in values]
             rows.append(f"| {label} | {precision} | {cells[0]} | {cells[1]} | {ratio} |")
     notes = []
     for precision, row in result["results"].items():
         share = row.get("rnnsearch_share_of_peak")
-        notes.append(f"- {precision}: measured matmul peak {row['matmul_peak_tflops']:.1f} TFLOP/s"
-                     + (f"; rnnsearch training at {share:.1%} of it" if share is not None else ""))  # fmt: skip
+        notes.append(
+            f"- {precision}: measured matmul peak {row['matmul_peak_tflops']:.1f} TFLOP/s"
+            + (f"; rnnsearch training at {share:.1%} of it" if share is not None else "")
+        )
         for model in ("rnnsearch", "lstm"):
             if "error" in row[model]:
                 notes.append(f"- {precision} {model} failed: `{row[model]['error']}`")
@@ -124,8 +144,10 @@ def _step_profile(result: dict) -> str:
     ):
         step = result[key]
         idle = f"{step['idle_share']:.0%}" if step["idle_share"] is not None else "n/a"
-        rows.append(f"| {label} | {step['per_target_position']:.1f} {step['unit']} | {idle} | "
-                    f"{step['step_ms']:.1f} |")  # fmt: skip
+        rows.append(
+            f"| {label} | {step['per_target_position']:.1f} {step['unit']} | {idle} | "
+            f"{step['step_ms']:.1f} |"
+        )
     return (
         "\n".join(rows)
         + f"\n\nShapes: {result['shape']}. Host synchronizations in the beams' reorders after "

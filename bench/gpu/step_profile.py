@@ -22,12 +22,26 @@ from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
 
 from .kit import Kit
 
-PAPER = dict(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000,
-             decoder_hidden_dim=1000, attention_dim=1000, maxout_dim=500)  # fmt: skip
-DRY_RUN = dict(encoder_embed_dim=8, decoder_embed_dim=8, encoder_hidden_dim=8,
-               decoder_hidden_dim=8, attention_dim=8, maxout_dim=4)  # fmt: skip
-SHAPES = {"paper": dict(vocabulary=30000, sentences=80, length=50, beam=12, decoded=20),
-          "dry run": dict(vocabulary=50, sentences=4, length=6, beam=3, decoded=4)}  # fmt: skip
+PAPER = dict(
+    encoder_embed_dim=620,
+    decoder_embed_dim=620,
+    encoder_hidden_dim=1000,
+    decoder_hidden_dim=1000,
+    attention_dim=1000,
+    maxout_dim=500,
+)
+DRY_RUN = dict(
+    encoder_embed_dim=8,
+    decoder_embed_dim=8,
+    encoder_hidden_dim=8,
+    decoder_hidden_dim=8,
+    attention_dim=8,
+    maxout_dim=4,
+)
+SHAPES = {
+    "paper": dict(vocabulary=30000, sentences=80, length=50, beam=12, decoded=20),
+    "dry run": dict(vocabulary=50, sentences=4, length=6, beam=3, decoded=4),
+}
 
 
 def _model(kit: Kit, vocabulary: int):
@@ -121,11 +135,21 @@ def run(kit: Kit) -> dict:
     batch = _batch(model, shape["sentences"], shape["length"], kit.device)
     training = _profiled(kit, lambda: _training_step(model, batch), shape["length"] + 1)
     model.eval()
-    generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=shape["beam"],
-                                  min_len=shape["decoded"], max_len_a=0, max_len_b=shape["decoded"])  # fmt: skip
+    generator = SequenceGenerator(
+        [model],
+        model.decoder.dictionary,
+        beam_size=shape["beam"],
+        min_len=shape["decoded"],
+        max_len_a=0,
+        max_len_b=shape["decoded"],
+    )
     sample = {"net_input": {"src_tokens": batch[0], "src_lengths": batch[1]}}
     with torch.no_grad():
         search = _profiled(kit, lambda: generator.generate([model], sample), shape["decoded"] + 1)
         synchronizations = _reorders_synchronize(kit, model, shape)
-    return {"shape": shape, "training_step": training, "beam_search": search,
-            "reorder_synchronizations": synchronizations}  # fmt: skip
+    return {
+        "shape": shape,
+        "training_step": training,
+        "beam_search": search,
+        "reorder_synchronizations": synchronizations,
+    }

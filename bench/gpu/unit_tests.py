@@ -16,8 +16,17 @@ DRY_RUN_TESTS = ["tests/modules/test_maxout_output.py"]
 def run(kit: Kit) -> dict:
     tests = DRY_RUN_TESTS if kit.dry_run else TESTS
     try:
-        output = kit.python("-m", "pytest", "-q", "-p", "no:cacheprovider", "--device", kit.device,
-                            *tests, tf32=False)  # fmt: skip
+        output = kit.python(
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--device",
+            kit.device,
+            *tests,
+            tf32=False,
+        )
         failed = False
     except RuntimeError as error:  # failures: their summary is in the message
         output, failed = str(error), True

@@ -16,10 +16,24 @@ from ..helpers import REPO, fairseq_env
 def dry_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("gpu-kit")
     completed = subprocess.run(
-        [sys.executable, "-m", "bench.gpu", "--dry-run", "--results", root / "results",
-         "--report", root / "gpu.md", "--work", root / "work"],
-        cwd=REPO, env=fairseq_env(), capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bench.gpu",
+            "--dry-run",
+            "--results",
+            root / "results",
+            "--report",
+            root / "gpu.md",
+            "--work",
+            root / "work",
+        ],
+        cwd=REPO,
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     results = {name: json.loads((root / "results" / f"{name}.json").read_text()) for name in TITLES}
     return results, (root / "gpu.md").read_text()
