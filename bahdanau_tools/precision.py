@@ -6,15 +6,24 @@ the relative error ||g - g64|| / ||g64|| of its gradient. W_a's and U_a's gradie
 proportional to v_a, which starts at 0: measure them on a model built with ``v_a_std`` > 0.
 """
 
-import argparse
 import copy
 from typing import Dict, Optional
 
 import torch
 import torch.nn.functional as F
-from fairseq.data import Dictionary
 
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+from bahdanau_plugin.models.rnnsearch import RNNsearchModel
+
+from . import synthetic
+
+# the sizes that build() sets to one value (the maxout layer gets half of it)
+SIZES = (
+    "encoder_embed_dim",
+    "decoder_embed_dim",
+    "encoder_hidden_dim",
+    "decoder_hidden_dim",
+    "attention_dim",
+)
 
 PARAMETERS = {
     "v_a": "decoder.attention.energy.weight",
@@ -42,19 +51,9 @@ REFERENCE = (torch.float64, None, False)
 def build(sizes: int, vocabulary: int, v_a_std: float = 0.0, seed: int = 0) -> RNNsearchModel:
     """rnnsearch at the paper's initialization, every size ``sizes``; v_a ~ N(0, v_a_std^2) if v_a_std."""
     torch.manual_seed(seed)
-    dictionary = Dictionary()
-    for index in range(vocabulary):
-        dictionary.add_symbol(f"w{index}")
-    cfg = RNNsearchConfig(
-        encoder_embed_dim=sizes,
-        decoder_embed_dim=sizes,
-        encoder_hidden_dim=sizes,
-        decoder_hidden_dim=sizes,
-        attention_dim=sizes,
-        maxout_dim=sizes // 2,
+    model = synthetic.build(
+        "rnnsearch", vocabulary, **dict.fromkeys(SIZES, sizes), maxout_dim=sizes // 2
     )
-    task = argparse.Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
-    model = RNNsearchModel.build_model(cfg, task)
     if v_a_std:
         torch.nn.init.normal_(model.decoder.attention.energy.weight, std=v_a_std)
     return model

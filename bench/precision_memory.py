@@ -20,23 +20,13 @@ import resource
 import subprocess
 import sys
 import time
-from argparse import Namespace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from fairseq.data import Dictionary
 
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+from bahdanau_tools import synthetic
 
-PAPER_SIZES = dict(
-    encoder_embed_dim=620,
-    decoder_embed_dim=620,
-    encoder_hidden_dim=1000,
-    decoder_hidden_dim=1000,
-    attention_dim=1000,
-    maxout_dim=500,
-)
 PRECISIONS = {  # label: (parameters' dtype, autocast's dtype or None)
     "float32": (torch.float32, None),
     "bfloat16 autocast": (torch.float32, torch.bfloat16),
@@ -52,13 +42,8 @@ def resident_mib() -> float:
 def one_step(precision: str, vocabulary: int, sentences: int, length: int) -> dict:
     dtype, autocast = PRECISIONS[precision]
     torch.manual_seed(1)
-    dictionary = Dictionary()
-    for index in range(vocabulary - dictionary.nspecial):
-        dictionary.add_symbol(f"w{index}")
-    task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
-    model = RNNsearchModel.build_model(RNNsearchConfig(**PAPER_SIZES), task).to(dtype).train()
-    tokens = torch.randint(dictionary.nspecial, len(dictionary), (sentences, length + 1))
-    tokens[:, -1] = dictionary.eos()
+    model = synthetic.build("rnnsearch", vocabulary, **synthetic.PAPER_SIZES).to(dtype).train()
+    tokens = synthetic.sentences(model, sentences, length)
     prev = torch.cat([tokens[:, -1:], tokens[:, :-1]], dim=1)
     lengths = torch.full((sentences,), length + 1)
     before = resident_mib()
@@ -95,7 +80,7 @@ def main():
     if args.precision:  # one measurement, in this process
         print(json.dumps(one_step(args.precision, args.vocabulary, args.sentences, args.length)))
         return
-    print(f"| precision | peak above the model and batch (MiB) | step seconds |\n|---|---|---|")
+    print("| precision | peak above the model and batch (MiB) | step seconds |\n|---|---|---|")
     for precision in PRECISIONS:
         child = subprocess.run(
             [sys.executable, __file__, f"--precision={precision}", *sizes],

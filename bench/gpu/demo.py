@@ -28,22 +28,7 @@ def data_bin(kit: Kit) -> Path:
             "--test",
             100,
         )
-        kit.fairseq(
-            "preprocess",
-            "--source-lang",
-            "en",
-            "--target-lang",
-            "fr",
-            "--trainpref",
-            root / "raw/train",
-            "--validpref",
-            root / "raw/valid",
-            "--testpref",
-            root / "raw/test",
-            "--destdir",
-            root / "data-bin",
-            "--joined-dictionary",
-        )
+        kit.binarize(root, "--joined-dictionary")
     return root / "data-bin"
 
 

@@ -9,45 +9,24 @@ CUDA starts, by NVIDIA_TF32_OVERRIDE), it prints JSON.
 
 import argparse
 import copy
-from argparse import Namespace
 
 import torch
-from fairseq.data import Dictionary, data_utils
+from fairseq.data import data_utils
 
-import bahdanau_plugin  # noqa: F401  (registers the models)
-from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+from bahdanau_tools import synthetic
 
 from . import demo
 from .kit import Kit, print_result, result_of
 
 TOLERANCE = 1e-5
-MODELS = {
-    "rnnsearch": (RNNsearchModel, RNNsearchConfig),
-    "rnnencdec": (RNNencdecModel, RNNencdecConfig),
-}
-SIZES = dict(
-    encoder_embed_dim=16,
-    decoder_embed_dim=16,
-    encoder_hidden_dim=16,
-    decoder_hidden_dim=16,
-    attention_dim=16,
-    maxout_dim=8,
-)
+SIZES = dict(encoder_embed_dim=16, decoder_embed_dim=16, encoder_hidden_dim=16,
+             decoder_hidden_dim=16, attention_dim=16, maxout_dim=8)  # fmt: skip
 SOURCES = [[4, 5, 6, 7, 8, 9, 10], [11, 4, 12], [13]]
 TARGETS = [[5, 6, 7, 8, 9], [12, 4, 14], []]
 
 
 def _model(name: str):
-    model_class, config_class = MODELS[name]
-    dictionary = Dictionary()
-    for index in range(40):
-        dictionary.add_symbol(f"w{index}")
-    fields = {
-        key: value for key, value in SIZES.items() if key in config_class.__dataclass_fields__
-    }
-    task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
-    model = model_class.build_model(config_class(**fields), task)
+    model = synthetic.build(name, 36, **SIZES)
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():  # away from the paper's start, where the alignment is uniform
         for parameter in model.parameters():
@@ -83,7 +62,7 @@ def _values_and_gradients(model, batch, device):
 
 def compare(device: str) -> dict:
     results = {}
-    for name in MODELS:
+    for name in synthetic.MODELS:
         model = _model(name)
         batch = _batch(model.decoder.dictionary)
         cpu_values, cpu_gradients = _values_and_gradients(model, batch, "cpu")

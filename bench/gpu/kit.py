@@ -43,6 +43,13 @@ class Kit:
         """Run fairseq-TOOL (train, generate, preprocess) as a module of this Python; its output."""
         return self.python("-m", f"fairseq_cli.{tool}", *args, tf32=tf32, timeout=timeout)
 
+    def binarize(self, root: Path, *options) -> Path:
+        """fairseq-preprocess of root/raw/{train,valid,test}.{en,fr} into root/data-bin."""
+        splits = [f"--{split}pref={root / 'raw' / split}" for split in ("train", "valid", "test")]
+        self.fairseq("preprocess", "--source-lang", "en", "--target-lang", "fr", *splits,
+                     "--destdir", root / "data-bin", *options)  # fmt: skip
+        return root / "data-bin"
+
     def python(self, *args, tf32: bool = True, timeout: int = 600) -> str:
         """Run this Python from the repository root; stdout and stderr together, or an error that
         carries the end of them."""

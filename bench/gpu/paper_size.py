@@ -35,34 +35,12 @@ MODELS = ("rnnsearch", "lstm")
 PRECISIONS = {"float32": [], "bfloat16": ["--bf16"]}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 BEAM = 12
-PAPER = SimpleNamespace(
-    embed=620,
-    hidden=1000,
-    maxout=500,
-    vocab=30000,
-    pairs=5000,
-    batch=80,
-    lengths=(10, 50),
-    warmup=10,
-    updates=50,
-    log_interval=5,
-    decode_length=30,
-    test=400,
-)
-DRY_RUN = SimpleNamespace(
-    embed=8,
-    hidden=8,
-    maxout=4,
-    vocab=200,
-    pairs=200,
-    batch=8,
-    lengths=(3, 8),
-    warmup=1,
-    updates=2,
-    log_interval=1,
-    decode_length=5,
-    test=24,
-)
+# sizes (bench/benchmark.py's names), corpus (pairs of `lengths` words), batches, and updates
+PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=5000, lengths=(10, 50),
+             batch=80, warmup=10, updates=50, log_interval=5, decode_length=30, test=400)  # fmt: skip
+DRY_RUN = {**PAPER, "embed": 8, "hidden": 8, "maxout": 4, "vocab": 200, "pairs": 200,
+           "lengths": (3, 8), "batch": 8, "warmup": 1, "updates": 2, "log_interval": 1,
+           "decode_length": 5, "test": 24}  # fmt: skip
 
 
 def _corpus(kit: Kit, sizes) -> Path:
@@ -79,27 +57,7 @@ def _corpus(kit: Kit, sizes) -> Path:
                 " ".join(rng.choices(words, k=rng.randint(*sizes.lengths))) for _ in range(pairs)
             )
             (root / "raw" / f"{split}.{language}").write_text("\n".join(lines) + "\n")
-    kit.fairseq(
-        "preprocess",
-        "--source-lang",
-        "en",
-        "--target-lang",
-        "fr",
-        "--trainpref",
-        root / "raw/train",
-        "--validpref",
-        root / "raw/valid",
-        "--testpref",
-        root / "raw/test",
-        "--destdir",
-        root / "data-bin",
-        "--nwordssrc",
-        sizes.vocab,
-        "--nwordstgt",
-        sizes.vocab,
-        "--workers",
-        8,
-    )
+    kit.binarize(root, "--nwordssrc", sizes.vocab, "--nwordstgt", sizes.vocab, "--workers", 8)
     return root / "data-bin"
 
 
@@ -214,7 +172,7 @@ def _matmul_peak_tflops(dtype, device: str, size: int = 8192, repeats: int = 10)
 
 
 def run(kit: Kit) -> dict:
-    sizes = DRY_RUN if kit.dry_run else PAPER
+    sizes = SimpleNamespace(**(DRY_RUN if kit.dry_run else PAPER))
     data_bin = _corpus(kit, sizes)
     flops = rnnsearch_training_flops_per_target_word(sizes, *average_lengths(data_bin))
     results = {}

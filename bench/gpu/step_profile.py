@@ -9,56 +9,29 @@ rnnsearch at the paper's sizes (random weights), profiled with torch.profiler:
 On a CPU (a dry run) it counts top-level operators instead of kernels, at tiny sizes.
 """
 
-from argparse import Namespace
-
 import torch
-from fairseq.data import Dictionary
 from fairseq.sequence_generator import SequenceGenerator
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
-import bahdanau_plugin  # noqa: F401  (registers the models)
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+from bahdanau_tools import synthetic
 
 from .kit import Kit
 
-PAPER = dict(
-    encoder_embed_dim=620,
-    decoder_embed_dim=620,
-    encoder_hidden_dim=1000,
-    decoder_hidden_dim=1000,
-    attention_dim=1000,
-    maxout_dim=500,
-)
-DRY_RUN = dict(
-    encoder_embed_dim=8,
-    decoder_embed_dim=8,
-    encoder_hidden_dim=8,
-    decoder_hidden_dim=8,
-    attention_dim=8,
-    maxout_dim=4,
-)
+DRY_RUN_SIZES = dict.fromkeys(synthetic.PAPER_SIZES, 8)
 SHAPES = {
-    "paper": dict(vocabulary=30000, sentences=80, length=50, beam=12, decoded=20),
-    "dry run": dict(vocabulary=50, sentences=4, length=6, beam=3, decoded=4),
+    "paper": dict(words=30000, sentences=80, length=50, beam=12, decoded=20),
+    "dry run": dict(words=50, sentences=4, length=6, beam=3, decoded=4),
 }
 
 
-def _model(kit: Kit, vocabulary: int):
-    dictionary = Dictionary()
-    for index in range(vocabulary - dictionary.nspecial):
-        dictionary.add_symbol(f"w{index}")
-    task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
-    config = RNNsearchConfig(**(DRY_RUN if kit.dry_run else PAPER))
-    return RNNsearchModel.build_model(config, task).to(kit.device)
+def _model(kit: Kit, words: int):
+    sizes = DRY_RUN_SIZES if kit.dry_run else synthetic.PAPER_SIZES
+    return synthetic.build("rnnsearch", words, **sizes).to(kit.device)
 
 
 def _batch(model, sentences: int, length: int, device: str):
-    dictionary = model.encoder.dictionary
-    tokens = torch.randint(
-        dictionary.nspecial, len(dictionary), (sentences, length + 1), device=device
-    )
-    tokens[:, -1] = dictionary.eos()
+    tokens = synthetic.sentences(model, sentences, length, device)
     prev = torch.cat([tokens[:, -1:], tokens[:, :-1]], dim=1)
     return tokens, torch.full((sentences,), length + 1, device=device), prev
 
@@ -131,7 +104,7 @@ def _reorders_synchronize(kit: Kit, model, shape) -> str:
 
 def run(kit: Kit) -> dict:
     shape = SHAPES["dry run" if kit.dry_run else "paper"]
-    model = _model(kit, shape["vocabulary"]).train()
+    model = _model(kit, shape["words"]).train()
     batch = _batch(model, shape["sentences"], shape["length"], kit.device)
     training = _profiled(kit, lambda: _training_step(model, batch), shape["length"] + 1)
     model.eval()
