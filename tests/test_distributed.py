@@ -7,7 +7,8 @@ import subprocess
 import pytest
 import torch
 
-from .helpers import fairseq_env, fairseq_tool, run, train_command
+from .support.tools import fairseq_env, fairseq_tool, run
+from .support.training import train_command
 
 UPDATES = 4
 # Summation order differs between an all-reduce over two workers and accumulation in one process;

@@ -1,4 +1,5 @@
-"""fairseq-train in half precision on CPU, through the paths fairseq allows there, learns like float32.
+"""fairseq-train in half precision on CPU, through the paths fairseq allows there, learns like
+float32.
 
 fairseq 0.12 on CPU: --bf16 implies --tpu and fails without torch_xla, so it is not run here (the
 bfloat16 gradients are tested in tests/models/test_half_precision.py). --fp16 converts the model
@@ -10,7 +11,8 @@ import re
 
 import pytest
 
-from .helpers import PLUGIN, run
+from .support.paths import PLUGIN
+from .support.tools import run
 
 SIZES = [
     "--encoder-embed-dim",
@@ -37,7 +39,7 @@ FLOAT16 = [
 
 
 def train_validation_loss(data_bin, save_dir, updates, *precision):
-    """fairseq-train rnnsearch for ``updates`` updates; the validation loss it reports at the end."""
+    """fairseq-train rnnsearch for ``updates`` updates; the validation loss it reports last."""
     log = run(
         "fairseq-train",
         data_bin,
@@ -85,6 +87,7 @@ def test_float16_training_ends_within_5_percent_of_float32_s_validation_loss(dat
     ids=["amp", "memory-efficient-fp16"],
 )
 def test_other_mixed_precision_options_train(data_bin, tmp_path, precision):
-    """--amp runs fairseq's CUDA autocast, which leaves CPU tensors in float32; --memory-efficient-fp16
+    """--amp runs fairseq's CUDA autocast, which leaves CPU tensors in float32;
+    --memory-efficient-fp16
     keeps the float16 parameters themselves."""
     assert train_validation_loss(data_bin, tmp_path, 3, *precision) < 7.0

@@ -1,10 +1,9 @@
 """The alignment model: U_a h_j computed once per sentence, not once per decoding step; the
 energies e_ij and their gradients as Eq. (6) defines them."""
 
-import torch
 from fairseq.sequence_generator import SequenceGenerator
 
-from ..helpers import build_tiny_model, randomize_
+from ..support.tiny import build_tiny_model, randomize_
 from ..models.batches import SOURCES, source_batch
 
 
