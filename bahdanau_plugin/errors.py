@@ -1,6 +1,13 @@
-"""Errors whose message says everything, printed by the command-line tools as one line."""
+"""Errors whose message says everything, and the hook that prints them as one line.
+
+Every command of the project (fairseq's, with the plugin, and the tools') ends on bad input with one
+``error: ...`` line that says what is wrong and what to do, not a traceback: the plugin's own
+errors (PluginError), and the errors of other libraries that a module of the plugin knows how to
+explain (``EXPLANATIONS``: an unreadable checkpoint, fairseq-generate's --replace-unk check).
+"""
 
 import sys
+from typing import Callable, List, Optional
 
 
 class PluginError(Exception):
@@ -15,14 +22,42 @@ class ConfigurationError(PluginError, ValueError):
     """An option value the models cannot be built with."""
 
 
-def printing_plugin_errors_as_one_line(previous_hook):
-    """An excepthook that prints a PluginError as ``error: message`` and hands anything else to
-    previous_hook (installed by fairseq_patches.print_plugin_errors_as_one_line)."""
+# Each takes an exception raised by another library and returns its one-line explanation, or None;
+# the modules that know those errors add theirs when imported (checkpoint_safety.py, the task).
+EXPLANATIONS: List[Callable[[BaseException], Optional[str]]] = []
+
+# Set on the hook, so that importing the plugin again does not wrap it twice.
+ONE_LINE_HOOK = "__bahdanau_one_line_errors__"
+
+
+def one_line(error: BaseException) -> Optional[str]:
+    """The line that explains error, or None for an error the plugin does not know."""
+    if isinstance(error, PluginError):
+        return str(error)
+    for explain in EXPLANATIONS:
+        explanation = explain(error)
+        if explanation is not None:
+            return explanation
+    return None
+
+
+def printing_errors_as_one_line(previous_hook):
+    """An excepthook that prints the errors one_line explains as ``error: ...`` and hands anything
+    else to previous_hook. Libraries still get the exceptions: only their printing changes."""
 
     def hook(kind, value, traceback):
-        if issubclass(kind, PluginError):
-            print(f"error: {value}", file=sys.stderr)
-        else:
+        explanation = one_line(value)
+        if explanation is None:
             previous_hook(kind, value, traceback)
+        else:
+            print(f"error: {explanation}", file=sys.stderr)
 
+    setattr(hook, ONE_LINE_HOOK, True)
     return hook
+
+
+def print_errors_as_one_line() -> None:
+    """From now on, a command that ends with an error one_line explains prints that one line
+    instead of a traceback (sys.excepthook); the command-line tools call it before they start."""
+    if not getattr(sys.excepthook, ONE_LINE_HOOK, False):
+        sys.excepthook = printing_errors_as_one_line(sys.excepthook)
