@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup demo test bench browser
+.PHONY: setup demo test lint bench browser
 
 setup: $(VENV)/.installed
 
@@ -18,12 +18,17 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 demo: setup
 	bash scripts/demo.sh
 
-test: setup browser
+test: setup browser lint
 	$(PYTHON) -m pytest
+
+# The formatting and the lint rules of pyproject.toml ([tool.ruff]): CI fails on unformatted code.
+lint: setup
+	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m ruff check .
 
 # Debian's chromium and chromium-driver for the page's browser test, installed when missing.
 browser:
 	bash scripts/install_chromium.sh
 
 bench: setup
-	$(PYTHON) bench/benchmark.py
+	$(PYTHON) -m bench.benchmark

@@ -14,9 +14,10 @@ class BahdanauAttention(nn.Module):
 
     It computes, and keeps its parameters and their gradients, in float32 (float64 if the model is)
     whatever precision the rest of the model runs in, and returns the context in the annotations'
-    precision. At the paper's initialization (W_a, U_a ~ N(0, 0.001^2), v_a = 0) W_a s_{i-1} + U_a h_j
-    is about 1e-4 to 1e-3 and the gradient of v_a about 1e-10: in bfloat16 the energies round to
-    noise, in float16 that gradient underflows, and the alignment would not learn (docs/precision.md).
+    precision. At the paper's initialization (W_a, U_a ~ N(0, 0.001^2), v_a = 0)
+    W_a s_{i-1} + U_a h_j is about 1e-4 to 1e-3 and the gradient of v_a about 1e-10: in bfloat16
+    the energies round to noise, in float16 that gradient underflows, and the alignment would not
+    learn (docs/precision.md).
     """
 
     def __init__(self, state_dim: int, annotation_dim: int, attention_dim: int):
@@ -30,7 +31,8 @@ class BahdanauAttention(nn.Module):
         zero_(self.energy.weight)
 
     def project_annotations(self, annotations: Tensor) -> Tensor:
-        """U_a h_j does not depend on i: computed once per sentence (footnote 3 of Appendix A.1.2)."""
+        """U_a h_j does not depend on i: computed once per sentence (footnote 3 of Appendix
+        A.1.2)."""
         with _autocast_off(annotations):
             return self.annotation_projection(annotations.to(self.energy.weight.dtype))
 
@@ -54,7 +56,8 @@ class BahdanauAttention(nn.Module):
         return context.to(annotations.dtype), alpha
 
     def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
-        """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n') and U_a h_j (B x S x n')."""
+        """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n') and U_a h_j
+        (B x S x n')."""
         return self.energy(
             torch.tanh(projected_state.unsqueeze(1) + projected_annotations)
         ).squeeze(2)
@@ -70,7 +73,8 @@ def _at_least_float32(tensor: Tensor) -> Tensor:
 
 
 def _autocast_off(tensor: Tensor):
-    """Turns autocast off where it is on (entering torch.autocast costs a few microseconds a step)."""
+    """Turns autocast off where it is on (entering torch.autocast costs a few microseconds a
+    step)."""
     device = tensor.device.type
     if not torch.is_autocast_enabled(device):
         return contextlib.nullcontext()

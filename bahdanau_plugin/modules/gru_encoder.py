@@ -26,8 +26,8 @@ def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tenso
 
 def keeps_sentences(sentences: Tensor, new_order: Tensor) -> bool:
     """Whether reordering rows by ``new_order`` leaves every row with the source sentence it had
-    (``sentences``: each row's sentence). Beam search mostly permutes the beams of each sentence, and
-    the beams of a sentence share its encoder outputs, so those then need no copying."""
+    (``sentences``: each row's sentence). Beam search mostly permutes the beams of each sentence,
+    and the beams of a sentence share its encoder outputs, so those then need no copying."""
     return new_order.numel() == sentences.numel() and torch.equal(
         sentences.index_select(0, new_order), sentences
     )
@@ -38,7 +38,8 @@ class GRUEncoder(FairseqEncoder):
 
     ``forward_rnn`` reads the sentence from its first word (->h_j), ``backward_rnn`` from its last
     (<-h_j, RNNsearch only). Every returned tensor is aligned with ``src_tokens``, whichever side
-    the padding is on. Subclasses turn the final states into the ``summary`` that starts the decoder.
+    the padding is on. Subclasses turn the final states into the ``summary`` that starts the
+    decoder.
     """
 
     def __init__(self, cfg, dictionary, bidirectional: bool):
