@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup demo test bench browser gpu-kit gpu-check
+.PHONY: setup demo test lint bench browser gpu-kit gpu-check
 
 setup: $(VENV)/.installed
 
@@ -18,15 +18,20 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 demo: setup
 	bash scripts/demo.sh
 
-test: setup browser
+test: setup browser lint
 	$(PYTHON) -m pytest
+
+# The formatting and the lint rules of pyproject.toml ([tool.ruff]): CI fails on unformatted code.
+lint: setup
+	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m ruff check .
 
 # Debian's chromium and chromium-driver for the page's browser test, installed when missing.
 browser:
 	bash scripts/install_chromium.sh
 
 bench: setup
-	$(PYTHON) bench/benchmark.py
+	$(PYTHON) -m bench.benchmark
 
 # The GPU kit (docs/gpu-kit.md): gather its wheels here, where PyPI is reachable, then run every
 # GPU check in one command on a GPU machine (which needs no setup: it installs the gathered wheels).

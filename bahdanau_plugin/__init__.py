@@ -1,16 +1,14 @@
 """bahdanau-fairseq: RNNsearch and RNNencdec (Bahdanau, Cho & Bengio, ICLR 2015) for fairseq.
 
-Pass this folder to fairseq with ``--user-dir``. Importing it registers the models and makes the
-changes to fairseq and Python listed, each with its reason, in fairseq_patches.py: checkpoints load
-under torch's safe (weights-only) unpickler, the plugin's errors print as one line,
-fairseq-generate translates every test sentence, --replace-unk replaces unknown words from the
-attention, fairseq-interactive survives invalid UTF-8 input and lines over --max-source-positions and
-drops a byte-order mark, a run stopped mid-epoch exits cleanly, and oneDNN's kernel caches are
-bounded. None of them changes
-what fairseq-train computes.
+Pass this folder to fairseq with ``--user-dir``. Importing it registers the models (rnnsearch,
+rnnencdec and their paper architectures), the task ``translation_with_source_words``
+(--replace-unk, and fairseq-interactive's lines named when left out) and makes the few changes to
+fairseq, torch and Python that no option or hook can make, each with its reason, listed in
+fairseq_patches.CHANGES; none of them changes what fairseq computes.
 """
 
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)
+from . import tasks  # noqa: F401  (registers translation_with_source_words)
 from .fairseq_patches import apply_all
 
 apply_all()

@@ -5,20 +5,24 @@ primitive types may be unpickled. fairseq 0.12 checkpoints also hold ``argparse.
 objects (the configuration of legacy-argument components, such as the ``adadelta`` optimizer or
 the ``args`` of older checkpoints), so fairseq-train --restore-file, fairseq-generate and
 fairseq-interactive would refuse them. Allow-listing exactly that type keeps safe loading on:
-a pickle that calls any other global (``os.system``, say) is still refused by torch.
+a pickle that calls any other global (``os.system``, say) is still refused by torch
+(fairseq_patches.allow_fairseq_checkpoint_types).
 
 fairseq's own errors for an unreadable checkpoint are torch internals ("PytorchStreamReader failed
-reading zip archive") or a page of unpickler advice; the plugin turns them into one line that
-names the file and says what to do.
-
-fairseq_patches.py installs both when the plugin is imported.
+reading zip archive") or a page of unpickler advice; a command that ends with one prints a line
+that names the file and says what to do instead (``unreadable_checkpoint``, one of errors.py's
+explanations).
 """
 
 import argparse
 import re
+import traceback
 import zipfile
+from typing import Optional
 
-from .errors import CheckpointError
+from fairseq import checkpoint_utils
+
+from . import errors
 
 FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
 
@@ -42,16 +46,14 @@ def explain_load_error(path, error: Exception):
     return None
 
 
-def explaining_errors(load_checkpoint_to_cpu):
-    """load_checkpoint_to_cpu, raising a CheckpointError that explains what explain_load_error can."""
+def unreadable_checkpoint(error: BaseException) -> Optional[str]:
+    """explain_load_error for an error raised while fairseq's load_checkpoint_to_cpu was reading a
+    file: the path is that call's argument, read from the error's traceback."""
+    loading = checkpoint_utils.load_checkpoint_to_cpu.__code__
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is loading and isinstance(error, Exception):
+            return explain_load_error(frame.f_locals["path"], error)
+    return None
 
-    def wrapper(path, *args, **kwargs):
-        try:
-            return load_checkpoint_to_cpu(path, *args, **kwargs)
-        except Exception as error:
-            explanation = explain_load_error(path, error)
-            if explanation is None:
-                raise
-            raise CheckpointError(explanation) from None
 
-    return wrapper
+errors.EXPLANATIONS.append(unreadable_checkpoint)

@@ -1,8 +1,14 @@
-"""Errors whose message says everything, printed by the command-line tools as one line."""
+"""Errors whose message says everything, and the hook that prints them as one line.
+
+Every command of the project (fairseq's, with the plugin, and the tools') ends on bad input with one
+``error: ...`` line that says what is wrong and what to do, not a traceback: the plugin's own
+errors (PluginError), and the errors of other libraries that a module of the plugin knows how to
+explain (``EXPLANATIONS``: an unreadable checkpoint, fairseq-generate's --replace-unk check).
+"""
 
 import re
 import sys
-from typing import Optional
+from typing import Callable, List, Optional
 
 
 class PluginError(Exception):
@@ -17,32 +23,56 @@ class ConfigurationError(PluginError, ValueError):
     """An option value the models cannot be built with."""
 
 
-def printing_plugin_errors_as_one_line(previous_hook):
-    """An excepthook that prints a PluginError as ``error: message`` and hands anything else to
-    previous_hook (installed by fairseq_patches.print_plugin_errors_as_one_line). fairseq-train
-    on several GPUs runs each worker in a process of its own; a PluginError there reaches the
-    command as the worker's traceback in torch's ProcessRaisedException, and is printed alike."""
-
-    def hook(kind, value, traceback):
-        message = plugin_error_message(value)
-        if message is None:
-            previous_hook(kind, value, traceback)
-        else:
-            print(f"error: {message}", file=sys.stderr)
-
-    return hook
-
-
-# The last line of a worker's traceback when it ended with one of the plugin's errors.
+# The last line of a worker process's traceback when it ended with one of the plugin's errors.
 _WORKER_PLUGIN_ERROR = re.compile(rf"^{__name__}\.\w+Error: (.+)\Z")
 
 
-def plugin_error_message(error: BaseException) -> Optional[str]:
-    """The message of a PluginError, raised here or in a worker process; None for other errors."""
+def plugin_error_of_a_worker(error: BaseException) -> Optional[str]:
+    """fairseq-train on several GPUs runs each worker in a process of its own: a PluginError there
+    reaches the command as the worker's traceback in torch.multiprocessing's ProcessRaisedException;
+    its message."""
+    if type(error).__name__ != "ProcessRaisedException":
+        return None
+    found = _WORKER_PLUGIN_ERROR.match(str(error).strip().splitlines()[-1])
+    return found.group(1) if found else None
+
+
+# Each takes an exception raised by another library and returns its one-line explanation, or None;
+# the modules that know those errors add theirs when imported (checkpoint_safety.py, the task).
+EXPLANATIONS: List[Callable[[BaseException], Optional[str]]] = [plugin_error_of_a_worker]
+
+# Set on the hook, so that importing the plugin again does not wrap it twice.
+ONE_LINE_HOOK = "__bahdanau_one_line_errors__"
+
+
+def one_line(error: BaseException) -> Optional[str]:
+    """The line that explains error, or None for an error the plugin does not know."""
     if isinstance(error, PluginError):
         return str(error)
-    if type(error).__name__ == "ProcessRaisedException":  # torch.multiprocessing's
-        last_line = str(error).strip().splitlines()[-1]
-        found = _WORKER_PLUGIN_ERROR.match(last_line)
-        return found.group(1) if found else None
+    for explain in EXPLANATIONS:
+        explanation = explain(error)
+        if explanation is not None:
+            return explanation
     return None
+
+
+def printing_errors_as_one_line(previous_hook):
+    """An excepthook that prints the errors one_line explains as ``error: ...`` and hands anything
+    else to previous_hook. Libraries still get the exceptions: only their printing changes."""
+
+    def hook(kind, value, traceback):
+        explanation = one_line(value)
+        if explanation is None:
+            previous_hook(kind, value, traceback)
+        else:
+            print(f"error: {explanation}", file=sys.stderr)
+
+    setattr(hook, ONE_LINE_HOOK, True)
+    return hook
+
+
+def print_errors_as_one_line() -> None:
+    """From now on, a command that ends with an error one_line explains prints that one line
+    instead of a traceback (sys.excepthook); the command-line tools call it before they start."""
+    if not getattr(sys.excepthook, ONE_LINE_HOOK, False):
+        sys.excepthook = printing_errors_as_one_line(sys.excepthook)

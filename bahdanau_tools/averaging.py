@@ -1,4 +1,5 @@
-"""bahdanau-average-checkpoints: one checkpoint whose parameters are the mean of several checkpoints'.
+"""bahdanau-average-checkpoints: one checkpoint whose parameters are the mean of several
+checkpoints'.
 
   bahdanau-average-checkpoints --inputs checkpoints --last-epochs 5 --output checkpoints/average.pt
   bahdanau-average-checkpoints --inputs checkpoints --last-updates 5 --output checkpoints/average.pt
@@ -19,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 from bahdanau_plugin.checkpoint_safety import explain_load_error
-from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 
 from .errors import AveragingError
@@ -66,7 +67,8 @@ def model_name(state: dict) -> str:
 
 
 def check_same_model(states: Dict[Path, dict]) -> None:
-    """Parameters can only be averaged between checkpoints of one architecture, sizes and dictionaries."""
+    """Parameters can only be averaged between checkpoints of one architecture, sizes and
+    dictionaries."""
     (first_path, first), *others = states.items()
     for path, state in others:
         names = (model_name(first), model_name(state))
@@ -149,8 +151,8 @@ def input_checkpoints(arguments: argparse.Namespace) -> List[Path]:
         return arguments.inputs
     if len(arguments.inputs) != 1 or not arguments.inputs[0].is_dir():
         raise AveragingError(
-            "--last-epochs and --last-updates take one folder as --inputs, "
-            "the --save-dir of the training run"
+            "--last-epochs and --last-updates take one folder as --inputs, the --save-dir of the "
+            "training run"
         )
     if arguments.last_epochs is not None:
         return last_checkpoints(
@@ -177,5 +179,5 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
 
 
 def cli_main() -> None:
-    print_plugin_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     main()

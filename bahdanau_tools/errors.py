@@ -1,4 +1,5 @@
-"""The exceptions the tools raise for bad input: PluginErrors, printed as one line like the plugin's own."""
+"""The exceptions the tools raise for bad input: PluginErrors, printed as one line like the plugin's
+own."""
 
 from bahdanau_plugin.errors import PluginError
 
@@ -10,7 +11,8 @@ class DataError(PluginError):
 
 class EvaluationError(PluginError):
     """Bad input to the evaluation (a missing file, references that do not match the test set),
-    explained in one line that says what to do; scripts/evaluate.py prints it without a traceback."""
+    explained in one line that says what to do; scripts/evaluate.py prints it without a
+    traceback."""
 
 
 class AveragingError(PluginError):

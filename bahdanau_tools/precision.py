@@ -49,7 +49,8 @@ REFERENCE = (torch.float64, None, False)
 
 
 def build(sizes: int, vocabulary: int, v_a_std: float = 0.0, seed: int = 0) -> RNNsearchModel:
-    """rnnsearch at the paper's initialization, every size ``sizes``; v_a ~ N(0, v_a_std^2) if v_a_std."""
+    """rnnsearch at the paper's initialization, every size ``sizes``; v_a ~ N(0, v_a_std^2) if
+    v_a_std."""
     torch.manual_seed(seed)
     model = synthetic.build(
         "rnnsearch", vocabulary, **dict.fromkeys(SIZES, sizes), maxout_dim=sizes // 2

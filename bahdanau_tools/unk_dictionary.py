@@ -1,4 +1,5 @@
-"""bahdanau-unk-dictionary: a --replace-unk dictionary from a trained model's attention on its training data.
+"""bahdanau-unk-dictionary: a --replace-unk dictionary from a trained model's attention on its
+training data.
 
   bahdanau-unk-dictionary --checkpoint ckpt/checkpoint_best.pt --data OUT/data-bin \\
       --source OUT/tok/train.en --target OUT/tok/train.fr --output OUT/unk-dictionary.txt
@@ -19,7 +20,7 @@ import torch
 from fairseq import checkpoint_utils, utils
 from fairseq.data import LanguagePairDataset
 
-from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 
 from .data.parallel import chunked
@@ -165,5 +166,5 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
 
 
 def cli_main() -> None:
-    print_plugin_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     main()

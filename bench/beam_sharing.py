@@ -11,10 +11,8 @@ Prints the median seconds of each, and checks that both translate alike.
 
 import argparse
 import statistics
-import sys
 import time
 from argparse import Namespace
-from pathlib import Path
 
 import torch
 from fairseq import checkpoint_utils
@@ -22,8 +20,7 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from bahdanau_plugin.modules import beam_rows
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import profile_step  # noqa: E402  (the benchmark's model builder and dictionary)
+from bench import profile_step  # the benchmark's model builder and dictionary
 
 BEAM = 5
 

@@ -100,7 +100,8 @@ def training_words_per_second(log, warmup):
     return words / seconds
 
 
-def train(name, data_bin, save_dir, sizes, env):
+def train(name, data_bin, save_dir, sizes, env, *more_options):
+    """Target words per second after the warm-up, and peak memory; more_options win."""
     shutil.rmtree(save_dir, ignore_errors=True)
     command = [
         shutil.which("fairseq-train", path=env["PATH"]),
@@ -123,6 +124,8 @@ def train(name, data_bin, save_dir, sizes, env):
         sizes.batch_size,
         "--max-update",
         sizes.warmup + sizes.updates,
+        "--data-buffer-size",
+        "0",
         "--log-interval",
         sizes.log_interval,
         "--log-format",
@@ -131,6 +134,7 @@ def train(name, data_bin, save_dir, sizes, env):
         "--no-epoch-checkpoints",
         "--save-dir",
         save_dir,
+        *more_options,
     ]
     log, _, peak = run_measured(command, env)
     return training_words_per_second(log, sizes.warmup), peak
@@ -227,7 +231,7 @@ def measure_class(cpu_class, sizes, data_bin, env):
     env = {**env, **CPU_CLASSES[cpu_class]}
     description = json.loads(
         subprocess.run(
-            [sys.executable, REPO / "bench" / "machine.py"],
+            [sys.executable, "-m", "bench.machine"],
             env=env,
             check=True,
             capture_output=True,
@@ -315,7 +319,8 @@ def markers(cpu_class):
 
 
 def write_into(document, cpu_class, block):
-    """Replace the class's measured block in the document, or add it (and the document) if missing."""
+    """Replace the class's measured block in the document, or add it (and the document) if
+    missing."""
     start_marker, end_marker = markers(cpu_class)
     text = document.read_text(encoding="utf-8") if document.exists() else ""
     if start_marker in text and end_marker in text:
@@ -329,7 +334,8 @@ def write_into(document, cpu_class, block):
 
 
 def check_writable(document):
-    """Fail before the measurements, not after them: the document's folder exists and takes a file."""
+    """Fail before the measurements, not after them: the document's folder exists and takes a
+    file."""
     document.parent.mkdir(parents=True, exist_ok=True)
     with open(document, "a", encoding="utf-8"):
         pass
@@ -367,7 +373,7 @@ def main():
     sizes.vocab = sum(1 for _ in open(data_bin / "dict.fr.txt", encoding="utf-8")) + 4
     sizes.decode_length = sizes.decode_length or round(average_lengths(data_bin, "test")[1])
     flops = rnnsearch_training_flops_per_target_word(sizes, *average_lengths(data_bin))
-    command = ("python bench/benchmark.py " + " ".join(sys.argv[1:])).strip()
+    command = ("python -m bench.benchmark " + " ".join(sys.argv[1:])).strip()
     for cpu_class in sizes.cpu_classes:
         description, results = measure_class(cpu_class, sizes, data_bin, env)
         block = report(description, sizes, results, flops, command)

@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 
 from bahdanau_plugin.cpu_fast_path import onednn_linear
-from bahdanau_tools.alignment import load_translator
+from bahdanau_tools.hub import load_translator
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import machine  # noqa: E402  (the machine line)
+from bench import machine  # the machine line
 
 SERVE_WORK = Path("/tmp/bahdanau-bench")
 MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
@@ -66,7 +65,8 @@ def main():
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if not path.exists():
             sys.exit(
-                f"error: {path} does not exist: run bench/serve.py first, or give --checkpoint, --data, --bpe-codes"
+                f"error: {path} does not exist: run bench/serve.py first, or give --checkpoint, "
+                "--data, --bpe-codes"
             )
     hub = load_translator(
         args.checkpoint,
@@ -92,20 +92,23 @@ def main():
                 translations.setdefault((batch_size, packed), tokens)
     onednn_linear._ONEDNN_REORDER_WEIGHT = reorder
     print(
-        "| batch | plain weights, sentences/s | packed once, sentences/s | packed / plain | same translations |"
+        "| batch | plain weights, sentences/s | packed once, sentences/s | packed / plain | same "
+        "translations |"
     )
     print("|---|---|---|---|---|")
     for batch_size in args.batch_sizes:
         plain, packed = (statistics.median(speeds[batch_size, side]) for side in (False, True))
         same = translations[batch_size, False] == translations[batch_size, True]
         print(
-            f"| {batch_size} | {plain:.1f} | {packed:.1f} | {packed / plain:.2f} | {'yes' if same else 'NO'} |"
+            f"| {batch_size} | {plain:.1f} | {packed:.1f} | {packed / plain:.2f} | "
+            f"{'yes' if same else 'NO'} |"
         )
     print(f"\n- Machine: {machine.machine_line(machine.describe())}.")
     print(
-        f"- {args.sentences} sentences of test_2016_flickr, beam {BEAM}, median of {args.repeats} alternating repeats."
+        f"- {args.sentences} sentences of test_2016_flickr, beam {BEAM}, median of {args.repeats} "
+        "alternating repeats."
     )
-    print(f"- Command: `{' '.join(['python bench/generation_weights.py', *sys.argv[1:]])}`")
+    print(f"- Command: `{' '.join(['python -m bench.generation_weights', *sys.argv[1:]])}`")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ relative error ||g - g64|| / ||g64|| of each parameter's gradient, for:
 - float32, with and without the plugin's CPU fast path (bahdanau_plugin/cpu_fast_path).
 Float16 runs scale the loss by 2^7, fairseq's initial --fp16 loss scale.
 W_a's and U_a's gradients are proportional to v_a, which starts at 0: they are measured with
-v_a ~ N(0, 0.01^2) instead ("after the first update"). Prints a Markdown table; see docs/precision.md.
+v_a ~ N(0, 0.01^2) instead ("after the first update"). Prints a Markdown table; see
+docs/precision.md.
 """
 
 import argparse

@@ -16,18 +16,15 @@ with bench/machine.py's AVX2_SWITCHES set in the environment.
 """
 
 import statistics
-import sys
 import time
 from argparse import Namespace
-from pathlib import Path
 
 import torch
 
 from bahdanau_plugin.cpu_fast_path.gru import run_gru
 from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import profile_step  # noqa: E402  (the benchmark's models and sizes)
+from bench import profile_step  # the benchmark's models and sizes
 
 SIZES = Namespace(embed=256, hidden=256, maxout=256, vocab=9642, batch=80, source=16, target=17)
 

@@ -124,7 +124,8 @@ def parse_arguments():
     ]
     if missing:
         parser.error(
-            f"{arguments.from_dir} lacks {', '.join(missing)}; pass the Multi30k folder with --from-dir"
+            f"{arguments.from_dir} lacks {', '.join(missing)}; pass the Multi30k folder with "
+            "--from-dir"
         )
     return arguments
 

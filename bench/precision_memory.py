@@ -83,7 +83,7 @@ def main():
     print("| precision | peak above the model and batch (MiB) | step seconds |\n|---|---|---|")
     for precision in PRECISIONS:
         child = subprocess.run(
-            [sys.executable, __file__, f"--precision={precision}", *sizes],
+            [sys.executable, "-m", __spec__.name, f"--precision={precision}", *sizes],
             capture_output=True,
             text=True,
             check=True,

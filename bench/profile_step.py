@@ -160,8 +160,9 @@ def main():
         elapsed = (time.perf_counter() - start) / sizes.steps
         products, rest = products_ms(profiler, sizes.steps)
         print(
-            f"== {name}: {elapsed * 1000:.1f} ms per {what} (profiled), {tokens / elapsed:.0f} {unit}; "
-            f"self CPU time per run: matrix products {products:.1f} ms, everything else {rest:.1f} ms"
+            f"== {name}: {elapsed * 1000:.1f} ms per {what} (profiled), {tokens / elapsed:.0f} "
+            f"{unit}; self CPU time per run: matrix products {products:.1f} ms, everything else "
+            f"{rest:.1f} ms"
         )
         print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=sizes.rows))
 

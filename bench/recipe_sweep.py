@@ -21,8 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import benchmark  # noqa: E402  (its model flags at matched sizes)
+from bench import benchmark  # its model flags at matched sizes
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")
@@ -42,7 +41,10 @@ class Recipe:
 
     @property
     def name(self):
-        return f"{self.optimizer}-lr{self.lr:g}-dropout{self.dropout:g}-batch{self.batch}-updates{self.updates}"
+        return (
+            f"{self.optimizer}-lr{self.lr:g}-dropout{self.dropout:g}-batch{self.batch}"
+            f"-updates{self.updates}"
+        )
 
     def flags(self):
         if self.optimizer == "adadelta":  # the paper's, as scripts/train_paper_recipe.sh
@@ -86,7 +88,8 @@ def model_flags(dim):
 def train(recipe, arguments):
     """Train one recipe from scratch; its validation loss at the end and the CPU time it took."""
     log_path = arguments.out / f"{recipe.name}.log"
-    # --no-save: only the validation loss is wanted; fairseq still makes --save-dir, so not in the cwd
+    # --no-save: only the validation loss is wanted; fairseq still makes --save-dir, so not in the
+    # cwd
     command = [
         "fairseq-train",
         str(arguments.data),
@@ -94,6 +97,8 @@ def train(recipe, arguments):
         PLUGIN,
         *model_flags(arguments.dim),
         *recipe.flags(),
+        "--data-buffer-size",
+        "0",
         "--clip-norm",
         "1.0",
         "--cpu",
@@ -124,7 +129,8 @@ def train(recipe, arguments):
     assert int(updates) == recipe.updates, f"{recipe.name} stopped at update {updates}"
     result = Result(recipe, float(loss), float(ppl), usage.ru_utime + usage.ru_stime)
     report_progress(
-        f"{recipe.name}: valid loss {result.valid_loss:.2f} after {result.cpu_seconds / 60:.1f} CPU minutes"
+        f"{recipe.name}: valid loss {result.valid_loss:.2f} after {result.cpu_seconds / 60:.1f} "
+        "CPU minutes"
     )
     return result
 
@@ -159,7 +165,8 @@ def second_phase(best, arguments):
 
 def table(results):
     lines = [
-        "| optimizer | learning rate | dropout | batch | updates | training pairs seen | CPU time | valid loss | valid ppl |",
+        "| optimizer | learning rate | dropout | batch | updates | training pairs seen | CPU time "
+        "| valid loss | valid ppl |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for result in results:
@@ -168,9 +175,10 @@ def table(results):
             "Adadelta (ρ 0.95, ε 1e-6), the paper's" if recipe.optimizer == "adadelta" else "Adam"
         )
         lines.append(
-            f"| {optimizer} | {recipe.lr:g} | {recipe.dropout:g} | {recipe.batch} | {recipe.updates:,} "
-            f"| {recipe.updates * recipe.batch:,} | {result.cpu_seconds / 60:.1f} min "
-            f"| {result.valid_loss:.2f} | {result.valid_ppl:.1f} |"
+            f"| {optimizer} | {recipe.lr:g} | {recipe.dropout:g} | {recipe.batch} | "
+            f"{recipe.updates:,} | {recipe.updates * recipe.batch:,} | "
+            f"{result.cpu_seconds / 60:.1f} min | {result.valid_loss:.2f} | "
+            f"{result.valid_ppl:.1f} |"
         )
     return "\n".join(lines)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import httpx
 import torch
 
-import benchmark  # the same folder: Multi30k preparation and rnnsearch training at matched sizes
+from bench import benchmark  # Multi30k preparation and rnnsearch training at matched sizes
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
@@ -61,6 +61,18 @@ def arguments():
     parser.add_argument("--latency-requests", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--screenshot", type=Path, help="also save a screenshot of the page here")
+    parser.add_argument(
+        "--screenshot-sentence",
+        type=int,
+        default=1,
+        help="the test sentence typed for it (from 0; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--screenshot-word",
+        type=int,
+        default=2,
+        help="the target word the mouse is on (from 0; default: %(default)s)",
+    )
     return parser.parse_args()
 
 
@@ -148,7 +160,8 @@ def interactive(checkpoint, data_bin, bpe_codes, sentences, beam, env):
     _, status, usage = os.wait4(process.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0 or len(translations) != len(sentences):
         sys.exit(
-            f"error: fairseq-interactive failed or translated {len(translations)} of {len(sentences)}"
+            f"error: fairseq-interactive failed or translated {len(translations)} of "
+            f"{len(sentences)}"
         )
     return (
         len(sentences) / seconds,
@@ -241,7 +254,8 @@ def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
         alone = next(sentence for sentence in sentences if len(sentence.split()) == LATENCY_WORDS)
         single, _ = asyncio.run(_clients(url, [alone] * args.latency_requests, 1))
         if args.screenshot is not None:
-            screenshot(url, sentences[1], args.screenshot)
+            typed = test_sentences(args.screenshot_sentence + 1)[-1]
+            screenshot(url, typed, args.screenshot_word, args.screenshot)
         memory = peak_memory_mib(process.pid)
     finally:
         process.terminate()
@@ -256,7 +270,7 @@ def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
     )
 
 
-def screenshot(url, sentence, path):
+def screenshot(url, sentence, word, path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
@@ -265,7 +279,7 @@ def screenshot(url, sentence, path):
     with headless_chromium(width=1000, height=1060) as driver:
         type_and_wait_for_translation(driver, url + "/", sentence)
         ActionChains(driver).move_to_element(
-            driver.find_elements(By.CSS_SELECTOR, "#heatmap th.target-word")[2]
+            driver.find_elements(By.CSS_SELECTOR, "#heatmap th.target-word")[word]
         ).perform()
         path.parent.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(path))
@@ -275,7 +289,10 @@ def machine(threads):
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     model = re.search(r"Model name:\s*(.+)", lscpu).group(1).strip()
     avx512 = "with AVX-512" if "avx512f" in lscpu else "without AVX-512"
-    return f"{model} {avx512}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} threads (OMP_NUM_THREADS)"
+    return (
+        f"{model} {avx512}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} threads "
+        "(OMP_NUM_THREADS)"
+    )
 
 
 def report(runs, args, sentences, identical):
@@ -287,30 +304,34 @@ def report(runs, args, sentences, identical):
         [
             f"| measure (median of {len(runs)}) | value |",
             "|---|---|",
-            f"| fairseq-interactive --buffer-size 64 --batch-size 64, sentences/s | {median('interactive', 'sps'):.1f} |",
-            f"| bahdanau-serve, {args.clients} concurrent clients, sentences/s | {median('server', 'sps'):.1f} |",
+            "| fairseq-interactive --buffer-size 64 --batch-size 64, sentences/s | "
+            f"{median('interactive', 'sps'):.1f} |",
+            f"| bahdanau-serve, {args.clients} concurrent clients, sentences/s | "
+            f"{median('server', 'sps'):.1f} |",
             f"| ratio bahdanau-serve / fairseq-interactive | {ratio:.2f} |",
             f"| latency under {args.clients} clients, p50 / p95 / p99 (s) | "
-            f"{median('server', 'p50'):.3f} / {median('server', 'p95'):.3f} / {median('server', 'p99'):.3f} |",
+            f"{median('server', 'p50'):.3f} / {median('server', 'p95'):.3f} / "
+            f"{median('server', 'p99'):.3f} |",
             f"| latency of one {LATENCY_WORDS}-word sentence alone, p50 / p95 / p99 (s) | "
             + " / ".join(
                 f"{statistics.median(run['server']['single'][key] for run in runs):.3f}"
                 for key in ("p50", "p95", "p99")
             )
             + " |",
-            f"| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
+            "| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
             f"{median('interactive', 'memory'):,.0f} / {median('server', 'memory'):,.0f} |",
-            f"| translations identical to fairseq-interactive's | {identical:,} of {len(sentences):,} |",
+            f"| translations identical to fairseq-interactive's | {identical:,} of "
+            f"{len(sentences):,} |",
             "",
             f"- Machine: {machine(args.threads)}.",
-            f"- Input: the first {len(sentences):,} sentences of test_2016_flickr, beam {args.beam}, "
-            "Moses tokenizer and subword-nmt BPE on both sides.",
-            f"- Every run (interactive / server sentences/s): "
+            f"- Input: the first {len(sentences):,} sentences of test_2016_flickr, beam "
+            f"{args.beam}, Moses tokenizer and subword-nmt BPE on both sides.",
+            "- Every run (interactive / server sentences/s): "
             + ", ".join(
                 f"{run['interactive']['sps']:.1f} / {run['server']['sps']:.1f}" for run in runs
             )
             + ".",
-            f"- Command: `{' '.join(['python bench/serve.py', *sys.argv[1:]])}`",
+            f"- Command: `{' '.join(['python -m bench.serve', *sys.argv[1:]])}`",
         ]
     )
 
@@ -342,8 +363,8 @@ def main():
                 }
             )
             print(
-                f"repeat {repeat + 1}: interactive {sps:.1f} sentences/s, "
-                f"server {runs[-1]['server']['sps']:.1f} sentences/s",
+                f"repeat {repeat + 1}: interactive {sps:.1f} sentences/s, server "
+                f"{runs[-1]['server']['sps']:.1f} sentences/s",
                 flush=True,
             )
     identical = sum(

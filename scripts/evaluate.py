@@ -8,19 +8,21 @@ report as the paper does:
   bleu_by_length.csv    BLEU by source length in words, for every model (Figure 2), and
   bleu_by_length.png    its plot, one line per model
   heatmaps/NAME/sentence_ID.png
-                        soft alignments of the chosen sentences (Figure 3), for models with attention
+                        soft alignments of the chosen sentences (Figure 3), for models with
+                        attention
   NAME/generate-SUBSET.txt, NAME/SUBSET.hyp
                         fairseq-generate's output, and the detokenized translations one per line
 
 example (data from scripts/prepare_multi30k.py --out /tmp/multi30k-bpe10k):
   python scripts/evaluate.py --data /tmp/multi30k-bpe10k/data-bin --out-dir results \\
-      --model rnnsearch=ckpt/rnnsearch/checkpoint_best.pt --model rnnencdec=ckpt/rnnencdec/checkpoint_best.pt \\
+      --model rnnsearch=ckpt/rnnsearch/checkpoint_best.pt \\
+      --model rnnencdec=ckpt/rnnencdec/checkpoint_best.pt \\
       --heatmaps 0 17
 """
 
-from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_tools.evaluation.command_line import main
 
 if __name__ == "__main__":
-    print_plugin_errors_as_one_line()  # bad input ends the script with one line, not a traceback
+    print_errors_as_one_line()  # bad input ends the script with one line, not a traceback
     main(__doc__)

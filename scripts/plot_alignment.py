@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
-from bahdanau_tools.alignment import alignment_heatmaps
+from bahdanau_tools.heatmaps import alignment_heatmaps
 
 
 def main():

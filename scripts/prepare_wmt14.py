@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""WMT'14 English->French as in Bahdanau et al. (2015): `bahdanau-prepare-data wmt14` under its former name.
+"""WMT'14 English->French as in the paper: `bahdanau-prepare-data wmt14` under its former name.
 
 example:
   python scripts/prepare_wmt14.py --out /data/wmt14-en-fr --shortlist 30000 --max-len 50
@@ -7,9 +7,9 @@ example:
 
 import sys
 
-from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_tools.data.command_line import main
 
 if __name__ == "__main__":
-    print_plugin_errors_as_one_line()  # bad input ends the script with one line, not a traceback
+    print_errors_as_one_line()  # bad input ends the script with one line, not a traceback
     main(["wmt14", *sys.argv[1:]])

@@ -51,7 +51,7 @@ fi
 lstm_sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-size "$DIM"
             --decoder-hidden-size "$DIM" --decoder-out-embed-dim "$DIM")
 budget=(--cpu --seed 1 --stop-time-hours "$hours" --skip-invalid-size-inputs-valid-test
-        --no-epoch-checkpoints --log-format simple --log-interval 50)
+        --data-buffer-size 0 --no-epoch-checkpoints --log-format simple --log-interval 50)
 
 declare -A commands
 commands[rnnsearch]="fairseq-train $DATA/data-bin --save-dir $out/rnnsearch --user-dir bahdanau_plugin --arch rnnsearch ${sizes[*]} --attention-dim $DIM ${recipe[*]}"

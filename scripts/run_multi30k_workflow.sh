@@ -32,7 +32,7 @@ for seed in 1 2; do
   command="fairseq-train $data/data-bin --save-dir $out/seed$seed --user-dir bahdanau_plugin --arch rnnsearch
     ${sizes[*]} --attention-dim $DIM ${recipe[*]} --cpu --seed $seed --stop-time-hours $hours
     --save-interval-updates 200 --keep-interval-updates 10 --skip-invalid-size-inputs-valid-test
-    --log-format simple --log-interval 50"
+    --data-buffer-size 0 --log-format simple --log-interval 50"
   echo "OMP_NUM_THREADS=$threads $command" | tr -s ' \n' ' ' >> "$out/commands.txt"
   echo >> "$out/commands.txt"
   echo "== $(date +%T) training seed $seed for $BUDGET_MINUTES min; log: $out/seed$seed/train.log"

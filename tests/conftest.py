@@ -1,13 +1,9 @@
 import pytest
 import torch
 
-from .helpers import (
-    ARCHITECTURES,
-    MODELS,
-    make_demo_data_bin,
-    make_test_set_with_unknown_words,
-    train,
-)
+from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words
+from .support.tiny import MODELS
+from .support.training import ARCHITECTURES, train
 
 
 def pytest_addoption(parser):
@@ -68,5 +64,6 @@ def checkpoints(data_bin, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def prepared_test_set(data_bin, tmp_path_factory):
-    """The demo test set with words the dictionaries lack, laid out as bahdanau-prepare-data lays it out."""
+    """The demo test set with words the dictionaries lack, laid out as bahdanau-prepare-data lays it
+    out."""
     return make_test_set_with_unknown_words(data_bin, tmp_path_factory.mktemp("unknown-words"))

@@ -10,7 +10,9 @@ from fairseq.models import FairseqEncoderDecoderModel
 from bahdanau_tools.averaging import UPDATE_CHECKPOINT, last_checkpoints, main
 from bahdanau_tools.errors import AveragingError
 
-from .helpers import PLUGIN, assert_one_line_error, run, tool_on_bytes
+from .support.assertions import assert_one_line_error
+from .support.paths import PLUGIN
+from .support.tools import run, tool_on_bytes
 
 EPOCHS = 4
 

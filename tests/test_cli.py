@@ -5,7 +5,10 @@ import re
 import pytest
 import torch
 
-from .helpers import ARCHITECTURES, PLUGIN, TEST_SENTENCES, run, train
+from .support.demo_data import TEST_SENTENCES
+from .support.paths import PLUGIN
+from .support.tools import run
+from .support.training import ARCHITECTURES, train
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)

@@ -13,7 +13,10 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from .helpers import ARCHITECTURES, REPO, TINY_FLAGS, fairseq_env, run
+from .support.paths import REPO
+from .support.tiny import tiny_flags
+from .support.tools import fairseq_env, run
+from .support.training import ARCHITECTURES
 
 CONFIGS = REPO / "configs"
 PAPER_RECIPE = REPO / "scripts" / "train_paper_recipe.sh"
@@ -38,10 +41,6 @@ PAPER_SIZES = dict(
 PAPER_ATTENTION_DIM = 1000
 
 
-def tiny_sizes(arch):
-    return TINY_FLAGS[arch.split("_")[0]]
-
-
 def as_hydra_overrides(flags):
     """--encoder-embed-dim 8 -> model.encoder_embed_dim=8"""
     return [
@@ -51,8 +50,8 @@ def as_hydra_overrides(flags):
 
 
 def recipe_configuration(arch):
-    """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA` trains with,
-    built as fairseq_cli/hydra_train.py builds it, without training."""
+    """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA` trains
+    with, built as fairseq_cli/hydra_train.py builds it, without training."""
     hydra_init(arch)  # fairseq's schema under the recipe's name
     # version 1.1, as fairseq's @hydra.main (which names none); fairseq's own compose, used to read
     # fairseq-train's flags, refuses to run under a later version base
@@ -81,7 +80,8 @@ def flags_configuration(flags):
 
 
 def setting(cfg, section, key):
-    """fairseq-train keeps legacy components' options (adadelta's) as the whole argparse Namespace."""
+    """fairseq-train keeps a legacy component's options (adadelta's) as the whole argparse
+    Namespace."""
     options_of_section = cfg[section]
     if isinstance(options_of_section, Namespace):
         return getattr(options_of_section, section if key == "_name" else key)
@@ -90,7 +90,7 @@ def setting(cfg, section, key):
 
 @pytest.fixture(scope="module")
 def hydra_checkpoints(data_bin, tmp_path_factory):
-    """Each recipe trained for 2 updates at tiny sizes, run from the repository root as documented."""
+    """Each recipe trained for 2 updates at tiny sizes, from the repository root as documented."""
     paths = {}
     for arch in ARCHITECTURES:
         root = tmp_path_factory.mktemp(f"hydra-{arch}")
@@ -105,7 +105,7 @@ def hydra_checkpoints(data_bin, tmp_path_factory):
             f"optimization.max_update={UPDATES}",
             "common.cpu=true",
             f"hydra.run.dir={root / 'hydra'}",
-            *as_hydra_overrides(tiny_sizes(arch)),
+            *as_hydra_overrides(tiny_flags(arch)),
             cwd=REPO,
         )
         paths[arch] = root / "checkpoints" / "checkpoint_last.pt"
@@ -128,7 +128,7 @@ def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
             arch,
             str(data_bin),
             str(tmp_path),
-            *tiny_sizes(arch),
+            *tiny_flags(arch),
             "--max-update",
             str(UPDATES),
             "--cpu",

@@ -1,10 +1,11 @@
-"""The model learns, not only runs: about a minute of CPU training solves the demo reordering task."""
+"""The model learns, not only runs: a minute or so of CPU training solves the demo reordering."""
 
 import re
 import subprocess
 import sys
 
-from .helpers import REPO, fairseq_env, fairseq_tool
+from .support.paths import REPO
+from .support.tools import fairseq_env, fairseq_tool
 
 
 def _run(command, **kwargs):

@@ -8,7 +8,9 @@ import sys
 import pytest
 import torch
 
-from .helpers import REPO, fairseq_env, fairseq_tool, run, train_command
+from .support.paths import REPO
+from .support.tools import fairseq_env, fairseq_tool, run
+from .support.training import train_command
 
 UPDATES = 4
 # Summation order differs between an all-reduce over two workers and accumulation in one process;

@@ -7,7 +7,11 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.sequence_generator import EnsembleModel
 
-from .helpers import PLUGIN, TEST_SENTENCES, assert_one_line_error, randomize_, run, tool_on_bytes
+from .support.assertions import assert_one_line_error
+from .support.demo_data import TEST_SENTENCES
+from .support.paths import PLUGIN
+from .support.tiny import randomize_
+from .support.tools import run, tool_on_bytes
 
 LINES = ["the dog sees a cat", "a small red car"]
 

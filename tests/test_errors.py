@@ -1,10 +1,51 @@
-"""The plugin's errors end a command with one line, also when raised in a worker process."""
+"""Errors the plugin explains end a command with one line (bahdanau_plugin/errors.py)."""
 
+import sys
 import traceback
 
+import pytest
+from fairseq import checkpoint_utils
 from torch.multiprocessing.spawn import ProcessRaisedException
 
-from bahdanau_plugin.errors import ConfigurationError, printing_plugin_errors_as_one_line
+from bahdanau_plugin import errors
+from bahdanau_plugin.errors import ConfigurationError
+
+
+def test_a_plugin_error_is_its_message():
+    assert errors.one_line(ConfigurationError("--x 0: give a positive size")) == (
+        "--x 0: give a positive size"
+    )
+
+
+def test_an_error_of_another_kind_is_left_to_the_traceback():
+    assert errors.one_line(KeyError("model")) is None
+
+
+def test_a_truncated_checkpoint_is_explained_with_the_path_fairseq_was_reading(tmp_path):
+    path = tmp_path / "cut.pt"
+    path.write_bytes(b"PK\x03\x04 not a whole zip archive")
+    with pytest.raises(Exception) as failure:
+        checkpoint_utils.load_checkpoint_to_cpu(str(path))
+    explanation = errors.one_line(failure.value)
+    assert explanation.startswith(f"cannot read checkpoint {path}: the file is incomplete")
+
+
+def test_the_hook_prints_an_explained_error_as_one_line_and_hands_on_the_others(capsys):
+    handed_on = []
+    hook = errors.printing_errors_as_one_line(lambda *error: handed_on.append(error[1]))
+    other = KeyError("model")
+    hook(ConfigurationError, ConfigurationError("say what to do"), None)
+    hook(KeyError, other, None)
+    assert capsys.readouterr().err == "error: say what to do\n"
+    assert handed_on == [other]
+
+
+def test_installing_the_hook_twice_wraps_the_previous_hook_once(monkeypatch):
+    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
+    errors.print_errors_as_one_line()
+    installed = sys.excepthook
+    errors.print_errors_as_one_line()
+    assert sys.excepthook is installed
 
 
 def _as_raised_in_a_worker(error: Exception) -> ProcessRaisedException:
@@ -14,30 +55,14 @@ def _as_raised_in_a_worker(error: Exception) -> ProcessRaisedException:
     except Exception:
         trace = traceback.format_exc()
     return ProcessRaisedException(
-        f"\n\n-- Process 1 terminated with the following error:\n{trace}", 1, 4242
+        f"\n\n-- Process 1 terminated with the following error:\n{trace}", 1, 42
     )
 
 
-def _printed(error: BaseException, capsys):
-    passed_on = []
-    hook = printing_plugin_errors_as_one_line(lambda *exception: passed_on.append(exception[1]))
-    hook(type(error), error, None)
-    return capsys.readouterr().err, passed_on
+def test_a_plugin_error_of_a_worker_process_is_its_message():
+    error = _as_raised_in_a_worker(ConfigurationError("--x 0: use --x 1"))
+    assert errors.one_line(error) == "--x 0: use --x 1"
 
 
-def test_a_plugin_error_prints_as_one_line(capsys):
-    printed, passed_on = _printed(ConfigurationError("--x 0: use --x 1"), capsys)
-    assert (printed, passed_on) == ("error: --x 0: use --x 1\n", [])
-
-
-def test_a_plugin_error_of_a_worker_process_prints_as_one_line(capsys):
-    printed, passed_on = _printed(
-        _as_raised_in_a_worker(ConfigurationError("--x 0: use --x 1")), capsys
-    )
-    assert (printed, passed_on) == ("error: --x 0: use --x 1\n", [])
-
-
-def test_another_error_of_a_worker_process_keeps_its_traceback(capsys):
-    error = _as_raised_in_a_worker(ValueError("Unsupported optimizer: adadelta"))
-    printed, passed_on = _printed(error, capsys)
-    assert (printed, passed_on) == ("", [error])
+def test_another_error_of_a_worker_process_is_left_to_the_traceback():
+    assert errors.one_line(_as_raised_in_a_worker(ValueError("Unsupported optimizer"))) is None

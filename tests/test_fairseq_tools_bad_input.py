@@ -6,7 +6,11 @@ import re
 import pytest
 import torch
 
-from .helpers import PLUGIN, assert_one_line_error, fairseq_env, run, tool_on_bytes, train_command
+from .support.assertions import assert_one_line_error
+from .support.demo_data import preprocess
+from .support.paths import PLUGIN
+from .support.tools import fairseq_env, tool_on_bytes
+from .support.training import train_command
 
 NORMAL = "the dog sees a cat"
 
@@ -49,12 +53,13 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
     assert sources[3] == "<unk> <unk> <unk>"
 
 
-def _interactive(data_bin, checkpoints, stdin: bytes):
+def _interactive(data_bin, checkpoints, stdin: bytes, *options):
     return tool_on_bytes(
         "fairseq-interactive",
         data_bin,
         "--user-dir",
         PLUGIN,
+        *options,
         "--path",
         checkpoints["rnnsearch_50"],
         "--source-lang",
@@ -70,14 +75,20 @@ def _interactive(data_bin, checkpoints, stdin: bytes):
     )
 
 
-def test_interactive_leaves_out_a_line_over_max_source_positions_in_one_line_and_translates_the_next(
+def test_interactive_skips_a_line_over_max_source_positions_in_one_line_and_translates_the_next(
     data_bin, checkpoints
 ):
+    """With fairseq's --skip-invalid-size-inputs-valid-test, and the plugin's task to name it."""
     too_long = " ".join(
         ["the big dog sees a small cat"] * 715
     )  # 5,005 tokens: over fairseq's 1,024
     returncode, stdout, stderr = _interactive(
-        data_bin, checkpoints, f"{NORMAL}\n{too_long}\n{NORMAL}\n".encode()
+        data_bin,
+        checkpoints,
+        f"{NORMAL}\n{too_long}\n{NORMAL}\n".encode(),
+        "--task",
+        "translation_with_source_words",
+        "--skip-invalid-size-inputs-valid-test",
     )
     assert returncode == 0, stderr[-2000:]
     assert [int(number) for number in re.findall(r"^H-(\d+)\t", stdout, flags=re.M)] == [0, 2]
@@ -87,6 +98,19 @@ def test_interactive_leaves_out_a_line_over_max_source_positions_in_one_line_and
         and "--max-source-positions 1024" in warning
     )
     assert "Traceback" not in stderr
+
+
+def test_without_the_skip_option_interactive_stops_at_a_long_line_naming_the_option(
+    data_bin, checkpoints
+):
+    """fairseq's own behaviour, not a silent loss: the lines before it are translated."""
+    too_long = " ".join(["the big dog sees a small cat"] * 200)  # 1,400 tokens
+    returncode, stdout, stderr = _interactive(
+        data_bin, checkpoints, f"{NORMAL}\n{too_long}\n{NORMAL}\n".encode()
+    )
+    assert returncode != 0
+    assert re.findall(r"^H-(\d+)\t", stdout, flags=re.M) == ["0"]
+    assert "--skip-invalid-size-inputs-valid-test" in stderr
 
 
 def test_interactive_does_not_glue_a_byte_order_mark_to_the_first_word(data_bin, checkpoints):
@@ -114,12 +138,7 @@ def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_er
 ):
     for lang, text in (("en", "a red car\nthe dog\n"), ("fr", "une voiture rouge\nle chien\n")):
         (tmp_path / f"other.{lang}").write_text(text)
-    run(
-        "fairseq-preprocess",
-        "--source-lang",
-        "en",
-        "--target-lang",
-        "fr",
+    preprocess(
         "--joined-dictionary",
         "--trainpref",
         tmp_path / "other",

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set
 
 import pytest
 
-from .helpers import PLUGIN, REPO
+from .support.paths import PLUGIN, REPO
 
 TOOLS = REPO / "bahdanau_tools"
 TOOLS_LIBRARIES = ("subword_nmt", "sacremoses", "matplotlib")
@@ -71,6 +71,13 @@ def test_user_dir_loads_none_of_the_libraries_only_the_tools_use(modules_of_user
     assert _within(modules_of_user_dir, TOOLS_LIBRARIES) == []
 
 
+def test_the_server_loads_no_figure_module():
+    """bahdanau-serve sends alignments as numbers (its page draws them): no matplotlib."""
+    modules = _modules_after("import bahdanau_tools.serving.command_line")
+    drawing = ("matplotlib", "bahdanau_tools.figures", "bahdanau_tools.heatmaps")
+    assert _within(modules, drawing) == []
+
+
 def test_every_module_of_the_tools_imports_in_a_fresh_interpreter():
     completed = _python("\n".join(f"import {name}" for name in TOOLS_MODULES))
     assert completed.returncode == 0, completed.stderr[-3000:]
@@ -92,7 +99,8 @@ def _imported_modules(path: Path) -> Iterator[str]:
 
 
 def _tools_part(module: str) -> Optional[str]:
-    """bahdanau_tools.evaluation.bleu -> bahdanau_tools.evaluation; None outside the tools' parts."""
+    """bahdanau_tools.evaluation.bleu -> bahdanau_tools.evaluation; None outside the tools'
+    parts."""
     names = module.split(".")
     return ".".join(names[:2]) if names[0] == "bahdanau_tools" and len(names) > 1 else None
 
@@ -142,7 +150,7 @@ def test_the_tools_modules_import_one_another_without_a_cycle():
 
 
 def test_the_tools_parts_depend_on_one_another_without_a_cycle():
-    """The parts: data, evaluation, alignment, figures, errors."""
+    """The parts: data, evaluation, hub, alignment, words, heatmaps, figures, serving, errors..."""
     assert _find_cycle(_import_graph(_tools_part)) == []
 
 

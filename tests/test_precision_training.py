@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from .helpers import PLUGIN, run, tool_on_bytes
+from .support.paths import PLUGIN
+from .support.tools import run, tool_on_bytes
 
 SIZES = [
     "--encoder-embed-dim",
@@ -57,6 +58,8 @@ def train_validation_loss(data_bin, save_dir, updates, *precision):
         "--save-dir",
         save_dir,
         "--no-save",
+        "--data-buffer-size",
+        "0",
         "--log-format",
         "simple",
         *precision,

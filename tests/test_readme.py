@@ -4,7 +4,7 @@ import re
 
 import torch
 
-from .helpers import REPO
+from .support.paths import REPO
 
 MARKER = "<!-- tested by tests/test_readme.py -->"
 
@@ -23,7 +23,7 @@ def test_the_readme_hub_example_translates_and_gives_a_soft_alignment_per_target
         readme_example()
         .replace('"checkpoints"', repr(str(checkpoint.parent)))
         .replace('"checkpoint_best.pt"', repr(checkpoint.name))
-        .replace('"OUT/data-bin"', repr(str(data_bin)))
+        .replace('"prepared/data-bin"', repr(str(data_bin)))
     )
     example = {}
     exec(code, example)

@@ -1,4 +1,5 @@
-"""A training killed with SIGKILL mid-epoch and restarted with the same command ends exactly where an
+"""A training killed with SIGKILL mid-epoch and restarted with the same command ends exactly where
+an
 uninterrupted run ends: fairseq restores the epoch iterator's position and the optimizer state, and
 reseeds every update (seed + update number), so on CPU the result is bitwise identical."""
 
@@ -9,7 +10,8 @@ import subprocess
 
 import torch
 
-from .helpers import fairseq_env, fairseq_tool, run, train_command
+from .support.tools import fairseq_env, fairseq_tool, run
+from .support.training import train_command
 
 # The demo's 2,000 pairs in batches of 16 make 125 updates an epoch: every event is mid-epoch.
 FLAGS = [

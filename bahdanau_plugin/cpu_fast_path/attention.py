@@ -9,7 +9,8 @@ from .onednn_linear import runs_in_cpu_float32
 
 
 class AlignmentEnergies(torch.autograd.Function):
-    """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n'), U_a h_j (B x S x n'), v_a.
+    """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n'), U_a h_j
+    (B x S x n') and v_a.
 
     Two departures from the plain formula, both exact in float32 (not in half precision, where
     sigmoid(2x) near 1/2 cannot resolve the x of the paper's initialization: docs/precision.md):
@@ -43,7 +44,8 @@ class AlignmentEnergies(torch.autograd.Function):
 
 
 class FastBahdanauAttention(BahdanauAttention):
-    """BahdanauAttention, with ``AlignmentEnergies`` where it applies (the fast path swaps it in)."""
+    """BahdanauAttention, with ``AlignmentEnergies`` where it applies (the fast path swaps it
+    in)."""
 
     def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
         v = self.energy.weight.view(-1)

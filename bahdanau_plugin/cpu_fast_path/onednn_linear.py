@@ -35,7 +35,8 @@ ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACI
 
 
 def _onednn_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-    """input (rows x in, contiguous) . weight^T (weight: out x in, contiguous or a transposed view) + bias."""
+    """input (rows x in, contiguous) . weight^T (weight: out x in, contiguous or a transposed view)
+    + bias."""
     return _ONEDNN_LINEAR(input, weight, bias, "none", [], "")
 
 
@@ -83,7 +84,8 @@ def limit_onednn_caches() -> None:
 
 @functools.lru_cache(maxsize=None)
 def _onednn_linear_works() -> bool:
-    """Whether this torch build has the kernel and it runs on this CPU (asked once, on a tiny product)."""
+    """Whether this torch build has the kernel and it runs on this CPU (asked once, on a tiny
+    product)."""
     if _ONEDNN_LINEAR is None or not torch.backends.mkldnn.is_available():
         return False
     x, weight = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)

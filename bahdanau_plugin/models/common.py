@@ -5,14 +5,17 @@ import functools
 from dataclasses import dataclass, field
 from typing import Optional
 
+from fairseq import hub_utils
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
 from omegaconf import II
 
 from .. import cpu_fast_path
-from . import training_setup
 from ..errors import CheckpointError, ConfigurationError
+from ..hub_interface import RecurrentTranslationHubInterface
 from ..options import positive_int
+from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
+from . import training_setup
 
 PAPER_LENGTH_LIMITS = (30, 50)
 
@@ -59,7 +62,7 @@ class RecurrentTranslationConfig(FairseqDataclass):
 
 
 def is_run_option(option: dataclasses.Field) -> bool:
-    """Whether the field reads one of fairseq's own options (interpolated from its configuration)."""
+    """Whether the field reads one of fairseq's own options (interpolated from its config)."""
     return isinstance(option.default, str) and option.default.startswith("${")
 
 
@@ -148,6 +151,27 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             self._training_setup_checked = True
         return super().train(mode)
 
+    @classmethod
+    def from_pretrained(
+        cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs
+    ):
+        """fairseq's loading for the hub (as BARTModel's), returning the plugin's hub interface:
+        fairseq's, whose translate() also replaces unknown words when given replace_unk=."""
+        loaded = hub_utils.from_pretrained(
+            model_name_or_path,
+            checkpoint_file,
+            data_name_or_path,
+            archive_map=cls.hub_models(),
+            **kwargs,
+        )
+        return RecurrentTranslationHubInterface(loaded["args"], loaded["task"], loaded["models"])
+
+    def prepare_for_inference_(self, cfg):
+        """fairseq-generate, fairseq-interactive and the hub call this before they translate."""
+        refuse_fairseqs_own_unk_replacement(cfg)
+        batch_every_sentence(cfg)
+        super().prepare_for_inference_(cfg)
+
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
         for side, module in (("source", self.encoder), ("target", self.decoder)):
             _check_vocabulary(state_dict, side, module)
@@ -163,6 +187,29 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             return super().max_positions()
         limit = self.cfg.max_train_length + 1  # fairseq's sizes count the end-of-sentence token
         return (limit, limit)
+
+
+def refuse_fairseqs_own_unk_replacement(cfg) -> None:
+    """fairseq's own --replace-unk misreads these models' alignment (fairseq issue #3533) and
+    fairseq-interactive's source words (#1033); the plugin's task replaces instead."""
+    if getattr(cfg.generation, "replace_unk", None) is not None:
+        raise ConfigurationError(
+            f"--replace-unk needs --task {SOURCE_WORDS_TASK}, which replaces unknown words from "
+            "these models' attention: add that option (in Python, load the model with "
+            "RNNsearchModel.from_pretrained)"
+        )
+
+
+def batch_every_sentence(cfg) -> None:
+    """fairseq-generate leaves out the last batch of the test set when its size is not a multiple
+    of --required-batch-size-multiple (8 by default; fairseq issue #5036): up to 7 sentences
+    missing from the output and from BLEU, without a word. Translating with these models, it
+    batches with a multiple of 1, as fairseq-interactive and the hub always do; only the sizes of
+    the batches change, not a translation. (fairseq-train never calls this: its batches stay
+    fairseq's own.)"""
+    dataset = getattr(cfg, "dataset", None)
+    if dataset is not None:
+        dataset.required_batch_size_multiple = 1
 
 
 def _check_vocabulary(state_dict, side: str, module) -> None:

@@ -10,7 +10,6 @@ import torch
 from fairseq.models import register_model
 from torch import nn
 
-from .. import unknown_words
 from ..errors import ConfigurationError
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
@@ -58,6 +57,8 @@ class RNNencdecModel(RecurrentTranslationModel):
     config_class = RNNencdecConfig
     encoder_class = RNNencdecEncoder
     decoder_class = RNNencdecDecoder
+    # One fixed context, nothing to align a target word to: unknown-word replacement refuses it.
+    has_attention = False
 
     def prepare_for_inference_(self, cfg):
         # Without this, fairseq's beam search fails on the missing attention with an IndexError.
@@ -65,11 +66,6 @@ class RNNencdecModel(RecurrentTranslationModel):
             raise ConfigurationError(
                 "--print-alignment needs attention, which rnnencdec does not have: drop the flag, "
                 "or translate with rnnsearch checkpoints only"
-            )
-        if unknown_words.requested(cfg.generation):
-            raise ConfigurationError(
-                f"{unknown_words.OPTION} copies the source word a translation attends to, and rnnencdec has no "
-                "attention: drop the option, or translate with rnnsearch checkpoints only"
             )
         super().prepare_for_inference_(cfg)
 

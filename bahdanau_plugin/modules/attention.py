@@ -89,7 +89,8 @@ def _keeping_full_precision(fn):
 
 
 def _autocast_off(tensor: Tensor):
-    """Turns autocast off where it is on (entering torch.autocast costs a few microseconds a step)."""
+    """Turns autocast off where it is on (entering torch.autocast costs a few microseconds a
+    step)."""
     device = tensor.device.type
     if not torch.is_autocast_enabled(device):
         return contextlib.nullcontext()

@@ -40,7 +40,8 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     def context(
         self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
     ) -> Tuple[Tensor, Optional[Tensor]]:
-        """For state s_{i-1}: the context c_i, and the attention weights alpha_i if there are any."""
+        """For state s_{i-1}: the context c_i, and the attention weights alpha_i if there are
+        any."""
         raise NotImplementedError
 
     def context_drive(self, context: Tensor, cache: Dict[str, Tensor]) -> Tensor:
@@ -49,7 +50,8 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         return self.gru.project_context(context)
 
     def precompute(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
-        """Per-sentence tensors that every step reuses; kept (and reordered) across decoding steps."""
+        """Per-sentence tensors that every step reuses; kept (and reordered) across decoding
+        steps."""
         return {}
 
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):

@@ -36,7 +36,8 @@ class ConditionalGRUCell(nn.Module):
         return self.context_weights(context)
 
     def forward(self, drive: Tensor, state: Tensor) -> Tensor:
-        """drive: W E y_{i-1} + C c_i, the part of every pre-activation that s_{i-1} does not touch."""
+        """drive: W E y_{i-1} + C c_i, the part of every pre-activation that s_{i-1} does not
+        touch."""
         gate_drive, candidate_drive = drive.split([2 * self.hidden_dim, self.hidden_dim], dim=-1)
         update, reset = torch.sigmoid(gate_drive + self.gate_weights(state)).chunk(2, dim=-1)
         candidate = torch.tanh(candidate_drive + self.candidate_weights(reset * state))

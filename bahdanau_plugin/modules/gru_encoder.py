@@ -30,7 +30,8 @@ class GRUEncoder(FairseqEncoder):
 
     ``forward_rnn`` reads the sentence from its first word (->h_j), ``backward_rnn`` from its last
     (<-h_j, RNNsearch only). Every returned tensor is aligned with ``src_tokens``, whichever side
-    the padding is on. Subclasses turn the final states into the ``summary`` that starts the decoder.
+    the padding is on. Subclasses turn the final states into the ``summary`` that starts the
+    decoder.
     """
 
     def __init__(self, cfg, dictionary, bidirectional: bool):

@@ -36,7 +36,7 @@ def preprocess_command(
     languages: Tuple[str, str],
     workers: int,
 ) -> List[str]:
-    """fairseq-preprocess (run as the module behind that command, from this Python's environment)."""
+    """fairseq-preprocess, run as the module behind that command, from this Python's environment."""
     command = [
         sys.executable,
         "-m",

@@ -1,4 +1,5 @@
-"""Tokenize raw pairs with fairseq's own Moses tokenizer, and drop the pairs the cleaning rules reject."""
+"""Tokenize raw pairs with fairseq's own Moses tokenizer, and drop the pairs the cleaning rules
+reject."""
 
 import functools
 from collections import Counter
@@ -39,8 +40,9 @@ def check_moses_language(language: str, option: str) -> None:
     """sacremoses tokenizes a language it does not know with the English rules, without a word."""
     if language not in moses_languages():
         raise DataError(
-            f"{option} {language}: the Moses tokenizer has no rules for {language!r} (it would use the English "
-            f"ones without a word); give one of its language codes: {', '.join(moses_languages())}"
+            f"{option} {language}: the Moses tokenizer has no rules for {language!r} (it would "
+            "use the English ones without a word); give one of its language codes: "
+            f"{', '.join(moses_languages())}"
         )
 
 

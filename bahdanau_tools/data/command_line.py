@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from bahdanau_plugin.fairseq_patches import print_plugin_errors_as_one_line
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 
 from .binarize import Vocabulary
@@ -79,20 +79,22 @@ PRESETS = (
     Preset(
         "multi30k",
         "Multi30k task 1, English-French",
-        "Multi30k task 1, English->French: train, valid (val), test (test_2016_flickr), then test1, test2, "
-        "... for every other test_*.en.gz/.fr.gz beside them, in the order of their names.",
-        "folder holding train, val and test_2016_flickr .en.gz/.fr.gz (e.g. ../shared/data/multi30k); "
-        f"without it they are downloaded from {REPOSITORY_URL} into OUT/download",
+        "Multi30k task 1, English->French: train, valid (val), test (test_2016_flickr), then "
+        "test1, test2, ... for every other test_*.en.gz/.fr.gz beside them, in the order of their "
+        "names.",
+        "folder holding train, val and test_2016_flickr .en.gz/.fr.gz (e.g. "
+        f"../shared/data/multi30k); without it they are downloaded from {REPOSITORY_URL} into "
+        "OUT/download",
         multi30k_corpus,
     ),
     Preset(
         "wmt14",
         "WMT'14 English-French, as in the paper",
-        "WMT'14 English->French as in Bahdanau et al. (2015): Europarl v7, Common Crawl, UN, News Commentary "
-        "v9, 10^9 French-English; valid: newstest2012+2013; test: newstest2014 (full).",
-        "folder holding the release archives under their published names (training-parallel-europarl-v7.tgz, "
-        "..., dev.tgz, test-full.tgz); without it they are downloaded into OUT/download, resumably, and "
-        "checked against their MD5 sums",
+        "WMT'14 English->French as in Bahdanau et al. (2015): Europarl v7, Common Crawl, UN, News "
+        "Commentary v9, 10^9 French-English; valid: newstest2012+2013; test: newstest2014 (full).",
+        "folder holding the release archives under their published names "
+        "(training-parallel-europarl-v7.tgz, ..., dev.tgz, test-full.tgz); without it they are "
+        "downloaded into OUT/download, resumably, and checked against their MD5 sums",
         wmt14_corpus,
     ),
 )
@@ -141,7 +143,8 @@ def common_options() -> argparse.ArgumentParser:
         "--workers",
         type=positive_int,
         default=os.cpu_count(),
-        help="processes for tokenization, BPE and fairseq-preprocess (default: all cores, %(default)s)",
+        help="processes for tokenization, BPE and fairseq-preprocess (default: all cores, "
+        "%(default)s)",
     )
     return parser
 
@@ -158,9 +161,8 @@ def pipeline_parser() -> argparse.ArgumentParser:
         "corpus",
         parents=[common],
         help="your own parallel text",
-        description="Your own parallel text: one file per language and split, "
-        "PREFIX.LANG (or PREFIX.LANG.gz), line N of one translating line N "
-        "of the other.",
+        description="Your own parallel text: one file per language and split, PREFIX.LANG (or "
+        "PREFIX.LANG.gz), line N of one translating line N of the other.",
     )
     own.add_argument("--train", type=Path, required=True, metavar="PREFIX", help="training text")
     own.add_argument(
@@ -177,8 +179,8 @@ def pipeline_parser() -> argparse.ArgumentParser:
     own.add_argument(
         "--source-lang",
         required=True,
-        help="source language code, for the Moses tokenizer and "
-        "the file names (PREFIX.SOURCE_LANG)",
+        help="source language code, for the Moses tokenizer and the file names "
+        "(PREFIX.SOURCE_LANG)",
     )
     own.add_argument("--target-lang", required=True, help="target language code, likewise")
     own.set_defaults(read=own_corpus)
@@ -210,5 +212,5 @@ def main(argv: Optional[Sequence[str]] = None) -> dict:
 
 
 def cli_main() -> None:
-    print_plugin_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     main()

@@ -1,4 +1,5 @@
-"""A user's own parallel text: fairseq-style file prefixes (PREFIX.SRC and PREFIX.TGT) for each split."""
+"""A user's own parallel text: fairseq-style file prefixes (PREFIX.SRC and PREFIX.TGT) for each
+split."""
 
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -11,7 +12,7 @@ from .reading import ParallelFiles
 def corpus_splits(
     train: Path, valid: Optional[Path], tests: Sequence[Path], languages: Tuple[str, str]
 ) -> List[Split]:
-    """train, valid if given, then test, test1, test2, ... in the order the test prefixes are given."""
+    """train, valid if given, then test, test1, test2, ... in the order of the test prefixes."""
     named = [("train", train)] + ([("valid", valid)] if valid else [])
     named += [
         ("test" if number == 0 else f"test{number}", prefix) for number, prefix in enumerate(tests)

@@ -98,8 +98,8 @@ def copy_with_progress(
 
 def _download_error(url: str, error: Exception) -> DataError:
     return DataError(
-        f"cannot download {url} ({error}); run again to resume, "
-        "or fetch the file yourself and pass its folder with --from-dir"
+        f"cannot download {url} ({error}); run again to resume, or fetch the file yourself and "
+        "pass its folder with --from-dir"
     )
 
 
@@ -137,7 +137,8 @@ def _check_size(url: str, partial: Path, announced_size: int) -> None:
         _discard(partial)  # resuming cannot repair a file that is too long
     next_run = "resume" if size < announced_size else "start over"
     raise DataError(
-        f"download of {url} has {size} bytes, the server announced {announced_size}; run again to {next_run}"
+        f"download of {url} has {size} bytes, the server announced {announced_size}; run again to "
+        f"{next_run}"
     )
 
 
@@ -146,7 +147,8 @@ def _check_md5(url: str, partial: Path, expected: str) -> None:
     if actual != expected:
         _discard(partial)
         raise DataError(
-            f"download of {url} has MD5 {actual}, expected {expected}; the file was deleted, run again"
+            f"download of {url} has MD5 {actual}, expected {expected}; the file was deleted, run "
+            "again"
         )
 
 

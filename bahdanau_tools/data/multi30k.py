@@ -1,4 +1,4 @@
-"""Multi30k task 1, English-French: where its files are published and which file makes which split."""
+"""Multi30k task 1, English-French: where its files are published, and which file is which split."""
 
 from pathlib import Path
 from typing import List

@@ -46,7 +46,8 @@ def ordered_map(
 def map_line_chunks(
     path: Path, function: Callable[[List[str]], Result], workers: int
 ) -> Iterator[Result]:
-    """Stream the lines of a UTF-8 text file through function, one chunk of lines at a time, in order."""
+    """Stream the lines of a UTF-8 text file through function, one chunk of lines at a time, in
+    order."""
     with path.open(encoding="utf-8", newline="\n") as text:
         stripped = (line.rstrip("\n") for line in text)
         yield from ordered_map(function, chunked(stripped), workers)

@@ -122,7 +122,8 @@ def text_files(directory: Path, split_name: str, settings: Settings) -> List[Pat
 
 
 def reference_files(raw_dir: Path, split_name: str, settings: Settings) -> List[Path]:
-    """The untokenized text of every split but train: the references that detokenized output is scored against."""
+    """The untokenized text of every split but train: the references that detokenized output is
+    scored against."""
     return [] if split_name == "train" else text_files(raw_dir, split_name, settings)
 
 
@@ -202,7 +203,8 @@ def tokenize_and_clean(
 def segment_with_joint_bpe(
     stages: Stages, splits: Sequence[Split], tok_dir: Path, out: Path, settings: Settings
 ) -> Path:
-    """Learn joint BPE codes on the tokenized training text (out/bpe.codes); segment every split into out/bpe."""
+    """Learn joint BPE codes on the tokenized training text (out/bpe.codes); segment every split
+    into out/bpe."""
     codes = out / "bpe.codes"
     training_text = text_files(tok_dir, "train", settings)
     stages.run(

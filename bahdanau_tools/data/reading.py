@@ -43,7 +43,7 @@ def lines(path: Path) -> Iterator[bytes]:
 
 
 def sgml_segments(path: Path) -> Iterator[bytes]:
-    """Yield the text of each `<seg id="N">text</seg>` line, as WMT's test sets hold one per line."""
+    """The text of each `<seg id="N">text</seg>` line, as WMT's test sets hold one per line."""
     for line in lines(path):
         match = SGML_SEGMENT.search(line)
         if match:

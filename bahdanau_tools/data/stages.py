@@ -49,7 +49,8 @@ class Stages:
         outputs: Sequence[Path],
         work: Callable[[], Any],
     ) -> Any:
-        """work()'s result, or the result recorded by an earlier run of the same stage on the same inputs."""
+        """work()'s result, or the result recorded by an earlier run of the same stage on the same
+        inputs."""
         record_path = self.directory / f"{name}.json"
         key = _as_json({"settings": settings, "inputs": fingerprints(inputs)})
         record = (
@@ -76,7 +77,8 @@ class Stages:
 
 @contextmanager
 def written_whole(paths: Sequence[Path]) -> Iterator[List[Path]]:
-    """Temporary names to write paths under; each gets its own name once the block ends without error."""
+    """Temporary names to write paths under; each gets its own name once the block ends without
+    error."""
     partial = [path.with_name(path.name + ".part") for path in paths]
     yield partial
     for written, path in zip(partial, paths):

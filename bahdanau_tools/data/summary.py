@@ -95,19 +95,24 @@ def format_summary(summary: dict) -> str:
     source, target = summary["languages"]
     sizes = summary["dictionary_size"]
     lines = [
-        f"{summary['corpus']}, {source}->{target}: {Vocabulary(**summary['vocabulary']).describe()}",
-        f"training pairs of at most {summary['max_len']} words, length ratio at most {summary['max_ratio']}",
-        f"dictionaries (with fairseq's 4 specials): {source} {sizes[source]:,}, {target} {sizes[target]:,}",
+        f"{summary['corpus']}, {source}->{target}: "
+        f"{Vocabulary(**summary['vocabulary']).describe()}",
+        f"training pairs of at most {summary['max_len']} words, length ratio at most "
+        f"{summary['max_ratio']}",
+        f"dictionaries (with fairseq's 4 specials): {source} {sizes[source]:,}, {target} "
+        f"{sizes[target]:,}",
         "",
         f"{'split':<7}{'pairs':>12}{'words ' + source:>14}{'words ' + target:>14}"
-        f"{'tokens ' + source:>14}{'tokens ' + target:>14}{'<unk> ' + source:>10}{'<unk> ' + target:>10}  origin",
+        f"{'tokens ' + source:>14}{'tokens ' + target:>14}"
+        f"{'<unk> ' + source:>10}{'<unk> ' + target:>10}  origin",
     ]
     for name, split in summary["splits"].items():
         lines.append(
             f"{name:<7}{split['cleaning']['kept']:>12,}"
             f"{split['words'][source]:>14,}{split['words'][target]:>14,}"
             f"{split['tokens'][source]:>14,}{split['tokens'][target]:>14,}"
-            f"{split['unk_percent'][source]:>9.2f}%{split['unk_percent'][target]:>9.2f}%  {split['origin']}"
+            f"{split['unk_percent'][source]:>9.2f}%{split['unk_percent'][target]:>9.2f}%  "
+            f"{split['origin']}"
         )
     lines += ["", "pairs dropped by each cleaning step:"]
     lines += [format_cleaning(name, split["cleaning"]) for name, split in summary["splits"].items()]

@@ -1,5 +1,5 @@
 """Evaluation as in the paper: BLEU on All and No UNK sentences (Table 1), BLEU by sentence length
-(Figure 2); alignment heatmaps (Figure 3) are in bahdanau_tools.alignment.
+(Figure 2); alignment heatmaps (Figure 3) are in bahdanau_tools.heatmaps.
 
 binarized_split the binarized test set: <unk> per sentence, source length in words
 generate        fairseq-generate as a subprocess, and its detokenized hypotheses in order

@@ -30,8 +30,9 @@ def load_side(data_bin: Path, subset: str, languages: str, language: str) -> Sid
     prefix = data_bin / f"{subset}.{languages}.{language}"
     if not dictionary_path.is_file() or not Path(f"{prefix}.bin").is_file():
         raise EvaluationError(
-            f"{prefix}.bin or {dictionary_path} not found: give the fairseq data-bin folder that holds "
-            f"the '{subset}' split (--data, --subset) and its languages (--source-lang, --target-lang)"
+            f"{prefix}.bin or {dictionary_path} not found: give the fairseq data-bin folder that "
+            f"holds the '{subset}' split (--data, --subset) and its languages (--source-lang, "
+            "--target-lang)"
         )
     dictionary = Dictionary.load(str(dictionary_path))
     dataset = data_utils.load_indexed_dataset(str(prefix), dictionary)

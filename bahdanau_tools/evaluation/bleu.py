@@ -1,5 +1,5 @@
-"""BLEU as the paper's Table 1 reports it, on All sentences and on the No UNK subset, with sacrebleu,
-two ways, each with the signature that says how:
+"""BLEU as the paper's Table 1 reports it, on All sentences and on the No UNK subset, with
+sacrebleu, two ways, each with the signature that says how:
 
 - detokenized sacreBLEU (tokenize="13a"): detokenized, cased hypotheses against untokenized
   references, tokenized by sacrebleu itself; the number to compare with today's papers;

@@ -1,4 +1,4 @@
-"""scripts/evaluate.py: translate a test set with several checkpoints and report as the paper does."""
+"""scripts/evaluate.py: translate a test set with several checkpoints, report as the paper does."""
 
 import argparse
 import json
@@ -11,14 +11,10 @@ from tqdm import tqdm
 
 from bahdanau_plugin.options import positive_int
 
-from ..alignment import (
-    NoAttentionError,
-    ensemble_members,
-    load_translator,
-    save_heatmap,
-    translate_with_alignment,
-)
+from ..alignment import NoAttentionError, translate_with_alignment
 from ..errors import EvaluationError
+from ..heatmaps import save_heatmap
+from ..hub import ensemble_members, load_translator
 from .binarized_split import (
     BinarizedSplit,
     load_split,
@@ -71,8 +67,8 @@ def evaluation_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--references",
         type=Path,
-        help="untokenized references, one per line, for detokenized sacreBLEU "
-        "(default: DATA/../raw/SUBSET.TARGET_LANG)",
+        help="untokenized references, one per line, for detokenized sacreBLEU (default: "
+        "DATA/../raw/SUBSET.TARGET_LANG)",
     )
     parser.add_argument(
         "--tokenized-references",
@@ -86,13 +82,14 @@ def evaluation_parser(description: str) -> argparse.ArgumentParser:
         const="",
         metavar="DICTIONARY",
         help="replace each <unk> by the source word it attends to most, translated by the "
-        "dictionary file if given (fairseq-generate's option, made to work by the plugin)",
+        "dictionary file if given (fairseq-generate --task translation_with_source_words "
+        "--replace-unk)",
     )
     parser.add_argument(
         "--bpe-codes",
         type=Path,
-        help="the subword-nmt codes the data was segmented with "
-        "(default: DATA/../bpe.codes if it exists, else the data has no BPE)",
+        help="the subword-nmt codes the data was segmented with (default: DATA/../bpe.codes if it "
+        "exists, else the data has no BPE)",
     )
     parser.add_argument(
         "--beam", type=positive_int, default=12, help="beam size (default: %(default)s)"
@@ -153,8 +150,8 @@ def read_references(path: Path, sentences: int, option: str = "--references") ->
     references = path.read_text(encoding="utf-8").splitlines()
     if len(references) != sentences:
         raise EvaluationError(
-            f"{path} has {len(references)} lines but the test set has {sentences} sentences: give the "
-            f"references of the same split ({option})"
+            f"{path} has {len(references)} lines but the test set has {sentences} sentences: give "
+            f"the references of the same split ({option})"
         )
     return references
 
@@ -217,10 +214,11 @@ def format_table1(report: dict) -> str:
     first = next(iter(models.values()))
     lines = [
         f"BLEU on {report['subset']}: All {first['all']['sentences']} sentences, "
-        f"No UNK {first['no_unk']['sentences']} (no word outside the vocabulary in source or reference)",
+        f"No UNK {first['no_unk']['sentences']} (no word outside the vocabulary in source or "
+        "reference)",
         f"detokenized sacreBLEU, {first['all']['signature']}",
-        f"tokenized BLEU (Moses tokens as they are, as multi-bleu.perl and the paper's Table 1; not comparable "
-        f"with sacreBLEU), {first['tokenized']['all']['signature']}",
+        "tokenized BLEU (Moses tokens as they are, as multi-bleu.perl and the paper's Table 1; "
+        f"not comparable with sacreBLEU), {first['tokenized']['all']['signature']}",
         f"{'':<24}{'detokenized sacreBLEU':>22}{'tokenized BLEU':>22}",
         f"{'model':<24}{'All':>11}{'No UNK':>11}{'All':>11}{'No UNK':>11}",
     ]
@@ -231,7 +229,7 @@ def format_table1(report: dict) -> str:
 
 
 def draw_heatmaps(arguments, split: BinarizedSplit, out_dir: Path) -> None:
-    """Figure 3 for the chosen sentences, from each model's soft attention, for models that have it."""
+    """Figure 3 for the chosen sentences, from the soft attention of each model that has one."""
     for name, checkpoint in tqdm(
         arguments.model, desc="heatmaps", unit="model", disable=not arguments.heatmaps
     ):

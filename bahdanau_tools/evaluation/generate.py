@@ -12,14 +12,14 @@ from typing import List, Optional
 from fairseq.data import data_utils
 
 import bahdanau_plugin
+from bahdanau_plugin.tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
 
 from ..errors import EvaluationError
 
 PLUGIN = Path(bahdanau_plugin.__file__).parent  # the folder --user-dir takes
 RESULT_LINE = re.compile(r"^[STHDPA]-\d+\t")  # fairseq-generate's per-sentence lines
-DETOKENIZED = (
-    "D"  # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
-)
+# the hypothesis as fairseq-generate prints it after BPE removal and detokenization
+DETOKENIZED = "D"
 TOKENIZED = "H"  # as the model wrote it: Moses tokens, BPE pieces
 
 
@@ -32,15 +32,16 @@ class Generation:
     max_len_b: int
     batch_size: int
     bpe_codes: Optional[Path]  # None: the data has no BPE
-    replace_unk: Optional[str] = (
-        None  # None: no replacement; "": copy source words; else a dictionary file
-    )
+    # None: no replacement; "": copy source words; else a dictionary file
+    replace_unk: Optional[str] = None
 
 
 def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -> List[str]:
     """fairseq-generate from the Python running this, so from the same environment. Its D- lines
     are detokenized by the classes the data was prepared with: BPE pieces joined, then Moses.
-    checkpoint: one, or an ensemble written fairseq's way, a.pt:b.pt."""
+    checkpoint: one, or an ensemble written fairseq's way, a.pt:b.pt. Every test sentence is
+    translated: fairseq-generate would leave out the last batch unless its size is a multiple of
+    --required-batch-size-multiple (fairseq issue #5036)."""
     command = [
         sys.executable,
         "-m",
@@ -62,13 +63,16 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         str(generation.max_len_b),
         "--batch-size",
         str(generation.batch_size),
+        "--required-batch-size-multiple",
+        "1",
         "--tokenizer",
         "moses",
         "--log-interval",
         "10",
     ]
     if generation.replace_unk is not None:
-        command += ["--replace-unk"] + ([generation.replace_unk] if generation.replace_unk else [])
+        command += ["--task", SOURCE_WORDS_TASK, "--replace-unk"]
+        command += [generation.replace_unk] if generation.replace_unk else []
     if generation.bpe_codes is not None:
         command += ["--bpe", "subword_nmt", "--bpe-codes", str(generation.bpe_codes)]
     return command

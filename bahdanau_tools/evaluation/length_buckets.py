@@ -1,4 +1,4 @@
-"""Figure 2 of the paper: BLEU with respect to the length of the source sentence, one line per model.
+"""Figure 2 of the paper: BLEU by the length of the source sentence, one line per model.
 
 Sentences are grouped by source length in words into buckets of equal width (0-10, 11-20, ...),
 widened where they would hold too few sentences for a BLEU score that means something, the last

@@ -44,7 +44,7 @@ class ModelThread:
         threading.Thread(target=self._run, name="bahdanau-serve model", daemon=True).start()
 
     def call(self, function: Callable, *args, **kwargs) -> Future:
-        """function(*args, **kwargs) in this thread, after the calls before it: its result to come."""
+        """function(*args, **kwargs) run in this thread after the calls before it: a future."""
         future: Future = Future()
         self._calls.put((future, function, args, kwargs))
         return future
@@ -93,7 +93,8 @@ class BatchingWorker:
             self._jobs.put_nowait(_Job(sentence, future))
         except queue.Full:
             raise ServerBusy(
-                f"{self._jobs.maxsize:,} sentences are already waiting to be translated: try again in a moment"
+                f"{self._jobs.maxsize:,} sentences are already waiting to be translated: try again "
+                "in a moment"
             ) from None
         return future
 

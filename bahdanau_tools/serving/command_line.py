@@ -1,6 +1,7 @@
 """bahdanau-serve: translate with a trained checkpoint from a browser page and a JSON API.
 
-    bahdanau-serve CHECKPOINT --data DATA_BIN [--tokenizer moses --bpe subword_nmt --bpe-codes CODES]
+    bahdanau-serve CHECKPOINT --data DATA_BIN
+                   [--tokenizer moses --bpe subword_nmt --bpe-codes CODES]
                    [--beam 5] [--host 127.0.0.1 --port 8000] [--cpu]
 
 then open http://127.0.0.1:8000/ , or POST {"text": "..."} to /translate.
@@ -111,8 +112,8 @@ def main(argv=None) -> None:
         model_thread=model_thread,
     )
     print(
-        f"bahdanau-serve: {translator.architecture} on {translator.device}, "
-        f"open http://{args.host}:{args.port}/",
+        f"bahdanau-serve: {translator.architecture} on {translator.device}, open "
+        f"http://{args.host}:{args.port}/",
         flush=True,
     )
     uvicorn.run(app, host=args.host, port=args.port)

@@ -15,14 +15,9 @@ from fairseq.data import data_utils
 
 from bahdanau_plugin.errors import PluginError
 
-from ..alignment import (
-    END_OF_SENTENCE,
-    load_translator,
-    merge_subwords,
-    readable_words,
-    soft_alignment,
-    symbols,
-)
+from ..alignment import END_OF_SENTENCE, soft_alignment, symbols
+from ..hub import load_translator
+from ..words import merge_subwords, readable_words
 
 
 class SentenceTooLong(PluginError):
@@ -31,7 +26,7 @@ class SentenceTooLong(PluginError):
 
 @dataclass(frozen=True)
 class Sentence:
-    """One sentence to translate, with the beam to search it with and how many hypotheses to keep."""
+    """One sentence to translate, the beam to search it with and how many hypotheses to keep."""
 
     text: str
     beam: int
@@ -41,7 +36,8 @@ class Sentence:
 @dataclass
 class Hypothesis:
     translation: str  # detokenized, as fairseq-interactive's D- line
-    score: float  # fairseq's length-normalized log-probability in base 2, as fairseq-interactive prints it
+    # fairseq's length-normalized log-probability in base 2, as fairseq-interactive prints it
+    score: float
     target_words: List[str]  # BPE pieces merged, Moses escapes undone, "<end>" last
     # alpha_ij by words: one row per target word, one column per source word, each row summing to 1;
     # None for a model without attention (RNNencdec)
@@ -58,7 +54,8 @@ def text_options(
     data: Path, tokenizer=None, bpe=None, bpe_codes=None, source_lang=None, target_lang=None
 ) -> dict:
     """from_pretrained's overrides for fairseq-interactive's --tokenizer, --bpe, --bpe-codes,
-    --source-lang and --target-lang; the languages default to those of the data directory's files."""
+    --source-lang and --target-lang; the languages default to those of the data directory's
+    files."""
     if source_lang is None or target_lang is None:
         source_lang, target_lang = data_utils.infer_language_pair(str(data))
     options = {"source_lang": source_lang, "target_lang": target_lang}
@@ -138,7 +135,8 @@ class Translator:
     def _too_long(self, tokens: int) -> SentenceTooLong:
         return SentenceTooLong(
             f"the text has {tokens:,} tokens after tokenization, over this server's limit of "
-            f"{self.max_source_tokens:,} (bahdanau-serve --max-source-tokens): send it in shorter sentences"
+            f"{self.max_source_tokens:,} (bahdanau-serve --max-source-tokens): send it in shorter "
+            "sentences"
         )
 
     def _translation(self, source: List[str], hypotheses) -> Translation:

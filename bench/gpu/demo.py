@@ -76,6 +76,8 @@ def train(kit: Kit, name: str, precision: List[str]) -> Tuple[float, Path]:
             "--save-dir",
             save_dir,
             "--no-epoch-checkpoints",
+            "--data-buffer-size",
+            "0",
             "--log-format",
             "simple",
             *kit.device_flags(),

@@ -37,7 +37,8 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 BEAM = 12
 # sizes (bench/benchmark.py's names), corpus (pairs of `lengths` words), batches, and updates
 PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=5000, lengths=(10, 50),
-             batch=80, warmup=10, updates=50, log_interval=5, decode_length=30, test=400)  # fmt: skip
+             batch=80, warmup=10, updates=50, log_interval=5, decode_length=30,
+             test=400)  # fmt: skip
 DRY_RUN = {**PAPER, "embed": 8, "hidden": 8, "maxout": 4, "vocab": 200, "pairs": 200,
            "lengths": (3, 8), "batch": 8, "warmup": 1, "updates": 2, "log_interval": 1,
            "decode_length": 5, "test": 24}  # fmt: skip
@@ -95,6 +96,8 @@ def _train(kit: Kit, name: str, precision: str, data_bin: Path, sizes) -> dict:
         "simple",
         "--disable-validation",
         "--no-epoch-checkpoints",
+        "--data-buffer-size",
+        "0",
         "--save-dir",
         save_dir,
         *kit.device_flags(),

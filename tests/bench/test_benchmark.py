@@ -1,24 +1,11 @@
 """bench/benchmark.py: where its tables go."""
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench import benchmark
 
 
-@pytest.fixture(scope="module")
-def benchmark():
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("benchmark")
-    finally:
-        sys.path.remove(str(BENCH))
-
-
-def test_a_missing_document_is_created_with_the_class_block(benchmark, tmp_path):
+def test_a_missing_document_is_created_with_the_class_block(tmp_path):
     document = tmp_path / "new" / "performance.md"
     benchmark.check_writable(document)
     benchmark.write_into(document, "AVX2", "| table |")
@@ -28,7 +15,7 @@ def test_a_missing_document_is_created_with_the_class_block(benchmark, tmp_path)
     )
 
 
-def test_a_class_block_is_replaced_and_the_other_classes_kept(benchmark, tmp_path):
+def test_a_class_block_is_replaced_and_the_other_classes_kept(tmp_path):
     document = tmp_path / "performance.md"
     document.write_text("# Performance\n\nprose\n", encoding="utf-8")
     benchmark.write_into(document, "AVX-512", "old wide")
@@ -40,7 +27,7 @@ def test_a_class_block_is_replaced_and_the_other_classes_kept(benchmark, tmp_pat
     assert text.index("AVX-512:start") < text.index("AVX2:start")
 
 
-def test_an_unwritable_document_fails_before_any_measurement(benchmark, tmp_path):
+def test_an_unwritable_document_fails_before_any_measurement(tmp_path):
     (tmp_path / "file").write_text("", encoding="utf-8")
     with pytest.raises(OSError):
         benchmark.check_writable(tmp_path / "file" / "performance.md")

@@ -9,7 +9,8 @@ import pytest
 
 from bench.gpu.report import TITLES
 
-from ..helpers import REPO, fairseq_env
+from ..support.paths import REPO
+from ..support.tools import fairseq_env
 
 
 @pytest.fixture(scope="module")

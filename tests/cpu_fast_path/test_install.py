@@ -7,7 +7,7 @@ import torch
 from bahdanau_plugin.cpu_fast_path import FAST_CLASSES, install, onednn_linear
 from bahdanau_plugin.models.rnnsearch import RNNsearchDecoder, RNNsearchEncoder, RNNsearchModel
 
-from ..helpers import MODELS, build_tiny_model, randomize_
+from ..support.tiny import MODELS, build_tiny_model, randomize_
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 

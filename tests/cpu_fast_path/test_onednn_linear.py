@@ -1,4 +1,4 @@
-"""cpu_fast_path/onednn_linear.py: nn.Linear's values and gradients, computed through oneDNN on CPU."""
+"""cpu_fast_path/onednn_linear.py: nn.Linear's values and gradients, through oneDNN on CPU."""
 
 import os
 import subprocess

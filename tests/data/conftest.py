@@ -7,7 +7,7 @@ from typing import Optional
 
 import pytest
 
-from ..helpers import MULTI30K
+from ..support.paths import MULTI30K
 from .corpora import write_wmt14_release
 from .scripts import run_pipeline
 
@@ -20,7 +20,8 @@ WMT14_MAX_LEN = 20
 
 @pytest.fixture(scope="session")
 def multi30k_slice(tmp_path_factory) -> Path:
-    """The first training pairs of Multi30k, its whole val and test_2016_flickr, and an extra test set."""
+    """The first training pairs of Multi30k, its whole val and test_2016_flickr, and an extra test
+    set."""
     if not (MULTI30K / "train.en.gz").is_file():
         pytest.skip(
             f"Multi30k not found in {MULTI30K} (the shared data folder beside the repository)"

@@ -59,7 +59,10 @@ def write_multi30k(directory: Path, splits: Dict[str, List[Pair]]) -> Path:
 
 def sgml(segments: Sequence[bytes], set_tag: str, language: str) -> bytes:
     """A WMT test set file: one `<seg id="N">` line per sentence inside <doc> elements."""
-    head = f'<{set_tag} setid="newstest2014" srclang="any" trglang="{language}">\n<doc sysid="ref" docid="1" genre="news" origlang="en">\n'
+    head = (
+        f'<{set_tag} setid="newstest2014" srclang="any" trglang="{language}">\n'
+        '<doc sysid="ref" docid="1" genre="news" origlang="en">\n'
+    )
     body = b"".join(
         b'<seg id="%d">%s</seg>\n' % (number, text) for number, text in enumerate(segments, start=1)
     )
@@ -73,7 +76,8 @@ TEST_PAIRS = sentence_pairs(5, offset=20) + [
 
 
 def release_members() -> Dict[str, Dict[str, bytes]]:
-    """archive name -> member name -> content, for every member the pipeline reads, and some it does not."""
+    """archive name -> member name -> content, for every member the pipeline reads, and some it does
+    not."""
 
     def plain(pairs: List[Pair], side: int) -> bytes:
         return b"".join(pair[side] + b"\n" for pair in pairs)
@@ -109,7 +113,8 @@ def release_members() -> Dict[str, Dict[str, bytes]]:
 
 
 def write_wmt14_release(directory: Path) -> Path:
-    """The release archives under their published names and formats (.tgz, and a plain .tar of .gz files)."""
+    """The release archives under their published names and formats (.tgz, and a plain .tar of .gz
+    files)."""
     directory.mkdir(parents=True, exist_ok=True)
     for archive, members in release_members().items():
         write_tar(directory / archive, members)

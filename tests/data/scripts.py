@@ -8,7 +8,8 @@ from typing import List
 
 from fairseq.data import Dictionary, data_utils
 
-from ..helpers import REPO, fairseq_env, fairseq_tool
+from ..support.paths import REPO
+from ..support.tools import fairseq_env, fairseq_tool
 
 
 def run_script(script: str, *arguments) -> subprocess.CompletedProcess:

@@ -1,4 +1,5 @@
-"""Pairs are tokenized with fairseq's Moses tokenizer and dropped by the cleaning rules of their split."""
+"""Pairs are tokenized with fairseq's Moses tokenizer and dropped by the cleaning rules of their
+split."""
 
 from bahdanau_tools.data.binarize import Vocabulary
 from bahdanau_tools.data.cleaning import STEPS, CleaningRules, clean_chunk, clean_pair

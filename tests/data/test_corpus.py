@@ -188,8 +188,8 @@ def test_sides_with_different_line_counts_are_a_one_line_error_naming_both_files
     [line] = [line for line in completed.stderr.splitlines() if not line.startswith("INFO:")]
     assert (
         line
-        == f"error: {broken / 'dev.de'} has 6 lines but {broken / 'dev.en'} has 1; line N of one side "
-        "must translate line N of the other"
+        == f"error: {broken / 'dev.de'} has 6 lines but {broken / 'dev.en'} has 1; line N of one "
+        "side must translate line N of the other"
     )
 
 

@@ -1,4 +1,4 @@
-"""Downloads resume where they stopped and are checked against the announced size and the MD5 sum."""
+"""Downloads resume where they stopped, and are checked against the announced size and MD5 sum."""
 
 import hashlib
 import http.server

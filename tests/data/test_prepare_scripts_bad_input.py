@@ -1,4 +1,4 @@
-"""Bad input ends a script with one line that names what is wrong; a non-UTF-8 line is only dropped."""
+"""Bad input ends a script with one line that names what is wrong; a non-UTF-8 line is dropped."""
 
 from .corpora import INVALID_UTF8, sentence_pairs, write_multi30k, write_wmt14_release
 from .scripts import run_pipeline, run_script

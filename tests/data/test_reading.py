@@ -1,4 +1,4 @@
-"""Parallel files are read as raw byte lines or SGML segments, streamed, and checked for alignment."""
+"""Parallel files are read as raw byte lines or SGML segments, streamed, and checked to align."""
 
 import gzip
 

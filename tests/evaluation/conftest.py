@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import REPO, fairseq_env
+from ..support.paths import REPO
+from ..support.tools import fairseq_env
 
 HEATMAP_SENTENCES = [0, 7]
 MODELS = {"rnnsearch": "rnnsearch_50", "rnnencdec": "rnnencdec_30"}  # name -> architecture

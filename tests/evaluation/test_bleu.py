@@ -1,4 +1,5 @@
-"""BLEU on All and No UNK sentences is sacrebleu's, on the detokenized translations and the references."""
+"""BLEU on All and No UNK sentences is sacrebleu's, on the detokenized translations and the
+references."""
 
 import json
 import subprocess
@@ -8,7 +9,7 @@ import pytest
 
 from bahdanau_tools.evaluation.bleu import corpus_bleu
 
-from ..helpers import UNKNOWN_WORDS
+from ..support.demo_data import UNKNOWN_WORDS
 from .conftest import MODELS
 
 

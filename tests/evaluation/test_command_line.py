@@ -1,4 +1,5 @@
-"""scripts/evaluate.py: the table it prints, the heatmaps it draws, and one-line errors for bad input."""
+"""scripts/evaluate.py: the table it prints, the heatmaps it draws, and one-line errors for bad
+input."""
 
 import pytest
 

@@ -48,7 +48,7 @@ def test_tokenized_hypotheses_are_the_h_lines_with_bpe_pieces_joined(tmp_path):
     assert read_hypotheses(output, 2, TOKENIZED) == ["un", "l&apos; terrier"]
 
 
-def test_replace_unk_is_passed_to_fairseq_generate_with_its_dictionary_if_any():
+def test_replace_unk_is_passed_to_fairseq_generate_with_its_task_and_dictionary_if_any():
     copying = generate_command(
         Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="")
     )
@@ -56,6 +56,13 @@ def test_replace_unk_is_passed_to_fairseq_generate_with_its_dictionary_if_any():
         Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="dict.txt")
     )
     assert copying[-1] == "--replace-unk" and translating[-2:] == ["--replace-unk", "dict.txt"]
+    assert copying[-3:-1] == ["--task", "translation_with_source_words"]
+
+
+def test_fairseq_generate_is_told_to_batch_every_test_sentence():
+    command = generate_command(Path("model.pt"), Path("data-bin"), GENERATION)
+    option = command.index("--required-batch-size-multiple")
+    assert command[option + 1] == "1"
 
 
 def test_bpe_is_undone_by_fairseq_only_when_the_data_has_codes():

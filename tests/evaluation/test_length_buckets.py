@@ -10,7 +10,7 @@ from bahdanau_tools.evaluation.length_buckets import (
     read_csv,
 )
 
-from ..helpers import TEST_SENTENCES
+from ..support.demo_data import TEST_SENTENCES
 from ..png import assert_png
 from .conftest import MIN_BUCKET_SENTENCES, MODELS
 

@@ -1,6 +1,7 @@
 """A plain, step-by-step transcription of the encoder and decoder equations of Bahdanau et al.
 (2015), Appendix A.1.1 and A.2.2, for one unpadded sentence, with one loop per sum. It shares no
-code with the plugin: it reads the parameters by name and recomputes everything from the equations."""
+code with the plugin: it reads the parameters by name and recomputes everything from the
+equations."""
 
 from typing import Dict, List, Optional
 

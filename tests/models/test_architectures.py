@@ -5,7 +5,8 @@ from fairseq import options
 
 from bahdanau_plugin.errors import ConfigurationError
 
-from ..helpers import REPO, build_tiny_model
+from ..support.paths import REPO
+from ..support.tiny import build_tiny_model
 
 PAPER_SIZES = dict(
     encoder_embed_dim=620,

@@ -11,7 +11,7 @@ from torch.overrides import TorchFunctionMode
 
 from bahdanau_tools.precision import MODES, batch, build, relative_errors
 
-from ..helpers import build_tiny_model, randomize_
+from ..support.tiny import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 # bfloat16 keeps 8 bits of mantissa (relative step 4e-3) and the model's inputs to the alignment

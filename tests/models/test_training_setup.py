@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
 
-from ..helpers import PLUGIN
+from ..support.paths import PLUGIN
 
 SIZES = [
     "--encoder-embed-dim",

@@ -1,10 +1,10 @@
-"""The decoder's GRU (Appendix A.2.2): s_i from s_{i-1}, E y_{i-1} and c_i, with the paper's gates."""
+"""The decoder's GRU (Appendix A.2.2): s_i from s_{i-1}, E y_{i-1} and c_i, by the paper's gates."""
 
 import torch
 
 from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
 
-from ..helpers import randomize_
+from ..support.tiny import randomize_
 
 INPUT, CONTEXT, HIDDEN = 5, 6, 4
 

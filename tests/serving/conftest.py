@@ -9,7 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..helpers import PLUGIN, fairseq_env, fairseq_tool, run
+from ..support.paths import PLUGIN
+from ..support.tools import fairseq_env, fairseq_tool, run
 
 STARTUP_TIMEOUT_S = 180
 SMALL_SIZES = [
@@ -76,7 +77,7 @@ def free_port() -> int:
 
 
 class Server:
-    """A bahdanau-serve process; its output goes to a log file (a pipe nobody reads would fill up)."""
+    """A bahdanau-serve process; its output goes to a log file (a pipe no one reads fills up)."""
 
     def __init__(self, checkpoint: Path, data_bin: Path, log: Path, *options: str):
         self.url = f"http://127.0.0.1:{free_port()}"

@@ -1,4 +1,4 @@
-"""bahdanau-serve's options are checked before anything is loaded, with argparse's one-line errors."""
+"""bahdanau-serve's options are checked before anything loads, with argparse's one-line errors."""
 
 import pytest
 

@@ -1,0 +1,3 @@
+from .translation_with_source_words import TranslationWithSourceWordsTask
+
+__all__ = ["TranslationWithSourceWordsTask"]

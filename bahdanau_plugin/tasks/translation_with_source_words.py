@@ -1,0 +1,172 @@
+"""``--task translation_with_source_words``: fairseq's translation task, keeping the source as the
+user wrote it, for fairseq-generate, fairseq-interactive and the hub interface.
+
+fairseq's translation task reads a source sentence as dictionary ids: from then on a word outside
+the dictionary is ``<unk>``, and a line of fairseq-interactive's input is a position in a batch.
+This task keeps the words and the line numbers, for the two things that need them:
+
+- ``--replace-unk [DICTIONARY]``: each ``<unk>`` of a translation becomes the real source word it
+  attends to most, or its translation in DICTIONARY (unknown_words.py). The task owns the option
+  (fairseq's own replacement needs raw text and misreads these models' alignments, fairseq issues
+  #3533 and #1033): ``build_generator`` returns a generator whose hypotheses hold the replacing
+  words, which fairseq's own post-processing prints; ``get_interactive_tokens_and_lengths`` gives
+  fairseq-interactive's unknown words ids of their own; ``load_dataset`` finds fairseq-generate's
+  words in the text beside the binaries.
+- ``--skip-invalid-size-inputs-valid-test``: fairseq-interactive leaves out a line over
+  ``--max-source-positions``; the task names it in one line on stderr (``filter_indices_by_size``).
+
+Everything else is fairseq's translation task.
+"""
+
+import copy
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+from fairseq import utils
+from fairseq.dataclass.utils import gen_parser_from_dataclass
+from fairseq.models import MODEL_REGISTRY
+from fairseq.tasks import register_task
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
+from omegaconf import open_dict
+
+from .. import errors, unknown_words
+from ..errors import ConfigurationError
+
+NAME = "translation_with_source_words"
+REPLACE_UNK_HELP = (
+    "replace each <unk> of a translation by the source word it attends to most, translated by "
+    "DICTIONARY (SOURCE TARGET lines) when it holds the word"
+)
+
+
+@dataclass
+class TranslationWithSourceWordsConfig(TranslationConfig):
+    # --replace-unk on the command line (add_args); None: no replacement
+    unk_replacement: Optional[str] = field(default=None, metadata={"help": REPLACE_UNK_HELP})
+
+
+@register_task(NAME, dataclass=TranslationWithSourceWordsConfig)
+class TranslationWithSourceWordsTask(TranslationTask):
+    cfg: TranslationWithSourceWordsConfig
+
+    @classmethod
+    def add_args(cls, parser):
+        gen_parser_from_dataclass(parser, TranslationConfig())
+        # fairseq-generate and fairseq-interactive already have --replace-unk, which
+        # fairseq-generate refuses on binarized data before any task is set up: the task takes the
+        # option over (conflict_handler="resolve" removes fairseq's), so that it reaches the task.
+        owned = parser.add_argument_group("unknown-word replacement", conflict_handler="resolve")
+        owned.add_argument(
+            unknown_words.OPTION,
+            dest="unk_replacement",
+            nargs="?",
+            const=unknown_words.NO_DICTIONARY,
+            metavar="DICTIONARY",
+            help=REPLACE_UNK_HELP,
+        )
+
+    @classmethod
+    def replacing_for(cls, task: TranslationTask, unk_replacement: str):
+        """This task, replacing unknown words, in place of a translation task already set up (the
+        hub interface's), with its configuration and dictionaries."""
+        cfg = copy.deepcopy(task.cfg)
+        with open_dict(cfg):
+            cfg._name, cfg.unk_replacement = NAME, unk_replacement
+        return cls(cfg, task.source_dictionary, task.target_dictionary)
+
+    def __init__(self, cfg, src_dict, tgt_dict):
+        super().__init__(cfg, src_dict, tgt_dict)
+        self.word_dictionary = unknown_words.load_word_dictionary(cfg.unk_replacement)
+        self.source_words_past = unknown_words.WordsPastVocabulary(src_dict)
+        self.target_words_past = unknown_words.WordsPastVocabulary(tgt_dict)
+        self.source_text = None  # of the split fairseq-generate translates, once loaded
+        self.lines_read = 0  # of fairseq-interactive's input
+        self.first_line = 0  # of the lines it is translating now
+
+    @property
+    def replaces_unknown_words(self) -> bool:
+        return self.word_dictionary is not None
+
+    def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        if self.replaces_unknown_words:
+            data = utils.split_paths(self.cfg.data)[0]
+            path = unknown_words.source_text_path(
+                data, split, self.cfg.source_lang, self.cfg.target_lang
+            )
+            self.source_text = unknown_words.SourceText(path)
+
+    def keep_source_words(self, lines):
+        """The words of lines (tokenized, BPE applied) that the source dictionary lacks get ids of
+        their own until the next call, so that a translation can copy them."""
+        self.source_words_past.learn(lines)
+
+    def get_interactive_tokens_and_lengths(self, lines, encode_fn):
+        self.first_line, self.lines_read = self.lines_read, self.lines_read + len(lines)
+        encoded = [encode_fn(line) for line in lines]
+        if self.replaces_unknown_words:
+            self.keep_source_words(encoded)
+        return super().get_interactive_tokens_and_lengths(encoded, lambda line: line)
+
+    def check_attention(self, models) -> None:
+        for model in models:
+            if not getattr(model, "has_attention", True):
+                raise ConfigurationError(
+                    f"{unknown_words.OPTION} copies the source word a translation attends to, and "
+                    f"{registered_name(model)} has no attention: drop the option, or "
+                    "translate with rnnsearch checkpoints only"
+                )
+
+    def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None, **kw):
+        # The words the previous generator's translations used: the beam search sizes itself by
+        # the target dictionary, which must be the models' vocabulary again.
+        self.target_words_past.forget()
+        generator = super().build_generator(models, args, seq_gen_cls, extra_gen_cls_kwargs, **kw)
+        if not self.replaces_unknown_words:
+            return generator
+        self.check_attention(models)
+        return unknown_words.ReplacingGenerator(
+            generator,
+            self.source_text or unknown_words.DictionaryWords(self.source_dictionary),
+            self.source_words_past,
+            self.target_words_past,
+            self.word_dictionary,
+        )
+
+    def filter_indices_by_size(
+        self, indices, dataset, max_positions=None, ignore_invalid_inputs=False
+    ):
+        kept = super().filter_indices_by_size(
+            indices, dataset, max_positions, ignore_invalid_inputs
+        )
+        if getattr(dataset, "tgt", True) is None:  # sentences to translate, not a split
+            limit = max_positions[0] if isinstance(max_positions, tuple) else max_positions
+            for index in sorted(set(indices.tolist()) - set(kept.tolist())):
+                print(
+                    f"warning: sentence {self.first_line + index} is not translated: its "
+                    f"{dataset.src_sizes[index]:,} tokens (end of sentence included) are over "
+                    f"--max-source-positions {limit}; raise that option to translate it",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        return kept
+
+
+def registered_name(model) -> str:
+    """The name a model is registered under (--arch's family: rnnencdec, say)."""
+    names = [name for name, model_class in MODEL_REGISTRY.items() if model_class is type(model)]
+    return names[0] if names else type(model).__name__
+
+
+def replace_unk_without_the_task(error: BaseException) -> Optional[str]:
+    """fairseq-generate's own --replace-unk, given without this task, stops at an assertion."""
+    if isinstance(error, AssertionError) and "--replace-unk requires a raw text" in str(error):
+        return (
+            f"{unknown_words.OPTION} needs --task {NAME} (fairseq's own replacement reads raw "
+            "text only): add that option"
+        )
+    return None
+
+
+errors.EXPLANATIONS.append(replace_unk_without_the_task)

@@ -1,0 +1,55 @@
+"""Figure 3 of the paper: the soft alignment alpha_ij of one translation, as a grayscale heatmap.
+
+Heatmaps are for people, so the labels are words (words.py): BPE pieces merged back into words,
+Moses escapes undone.
+"""
+
+from pathlib import Path
+from typing import List, Sequence
+
+import torch
+
+from .alignment import translate_with_alignment
+from .figures import pyplot, save_png
+from .hub import load_translator
+from .words import merge_subwords
+
+
+def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor):
+    """Source words along the top, target words down the side; 0 is black and 1 is white."""
+    plt = pyplot()
+    width = 1.5 + 0.45 * len(source)
+    height = 1.5 + 0.4 * len(target)
+    figure, axes = plt.subplots(figsize=(width, height))
+    image = axes.imshow(alpha.numpy(), cmap="gray", vmin=0.0, vmax=1.0, aspect="equal")
+    axes.set_xticks(range(len(source)), labels=source, rotation=90)
+    axes.set_yticks(range(len(target)), labels=target)
+    axes.xaxis.tick_top()
+    figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02, label="alpha")
+    figure.tight_layout()
+    return figure
+
+
+def save_heatmap(
+    source: Sequence[str], target: Sequence[str], alpha: torch.Tensor, path: Path
+) -> List[str]:
+    """Draw the alignment of BPE or word tokens, labelled with words, as a PNG; return the
+    target words, end of sentence included."""
+    source_words, target_words, word_alpha = merge_subwords(source, target, alpha)
+    save_png(draw_alignment(source_words, target_words, word_alpha), path)
+    return target_words
+
+
+def alignment_heatmaps(
+    checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
+):
+    translator = load_translator(checkpoint, data, **options)
+    translator.eval()
+    paths = []
+    for number, sentence in enumerate(sentences, start=1):
+        path = out_dir / f"alignment_{number}.png"
+        target_words = save_heatmap(
+            *translate_with_alignment(translator, translator.encode(sentence)), path
+        )
+        paths.append((path, " ".join(target_words[:-1])))
+    return paths

@@ -1,0 +1,62 @@
+"""Tokens for people: BPE pieces ("ter@@ rier") merged back into words and Moses escapes
+("&apos;") undone, on a soft alignment's axes too."""
+
+import functools
+from typing import List, Sequence, Tuple
+
+import torch
+from sacremoses import MosesDetokenizer
+
+SUBWORD_CONTINUES = "@@"  # subword-nmt's mark on every piece of a word but its last
+MOSES_SPLIT_DASH = "@-@"  # "t-shirt" is tokenized "t @-@ shirt"
+
+
+def word_pieces(tokens: Sequence[str]) -> List[List[int]]:
+    """The positions of each word's pieces: a piece ending in @@ continues into the next one."""
+    words, pieces = [], []
+    for position, token in enumerate(tokens):
+        pieces.append(position)
+        if not token.endswith(SUBWORD_CONTINUES):
+            words.append(pieces)
+            pieces = []
+    if pieces:  # a last piece that still ends in @@ (an unfinished word) stands on its own
+        words.append(pieces)
+    return words
+
+
+def _without_mark(piece: str) -> str:
+    return piece[: -len(SUBWORD_CONTINUES)] if piece.endswith(SUBWORD_CONTINUES) else piece
+
+
+@functools.lru_cache(maxsize=None)
+def _moses_detokenizer() -> MosesDetokenizer:
+    return MosesDetokenizer()
+
+
+def readable_word(tokens: Sequence[str], pieces: Sequence[int]) -> str:
+    """The word the pieces spell, with Moses' escapes undone: &apos; -> ', &amp; -> &, and the
+    @-@ of its aggressive dash splitting -> -."""
+    word = "".join(_without_mark(tokens[position]) for position in pieces)
+    return _moses_detokenizer().unescape_xml(word).replace(MOSES_SPLIT_DASH, "-")
+
+
+def readable_words(tokens: Sequence[str]) -> List[str]:
+    """The words that BPE or word tokens spell, for people (readable_word)."""
+    return [readable_word(tokens, pieces) for pieces in word_pieces(tokens)]
+
+
+def merge_subwords(
+    source: Sequence[str], target: Sequence[str], alpha: torch.Tensor
+) -> Tuple[List[str], List[str], torch.Tensor]:
+    """Words instead of BPE pieces on both axes of alpha (target x source).
+
+    A source word receives the attention of all its pieces (columns summed), and a target word
+    gets the mean distribution of its pieces (rows averaged): every row still sums to 1, as the
+    softmax of Eq. (6) does, so the grayscale keeps its meaning."""
+    by_source_word = torch.stack(
+        [alpha[:, pieces].sum(dim=1) for pieces in word_pieces(source)], dim=1
+    )
+    by_word = torch.stack(
+        [by_source_word[pieces].mean(dim=0) for pieces in word_pieces(target)], dim=0
+    )
+    return readable_words(source), readable_words(target), by_word

@@ -1,0 +1,57 @@
+"""fairseq's command-line tools, run as a user runs them: installed next to the tests' Python."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def fairseq_env() -> dict:
+    """Environment for fairseq's command-line tools of the Python running the tests."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return env
+
+
+def fairseq_tool(name: str) -> str:
+    found = shutil.which(name, path=fairseq_env()["PATH"])
+    if found is None:
+        pytest.fail(f"{name} is not installed next to {sys.executable}")
+    return found
+
+
+def run(tool, *args, stdin=None, cwd=None, timeout=300, check=True):
+    """Run one of fairseq's tools; its stdout and stderr together."""
+    command = [fairseq_tool(tool), *map(str, args)]
+    result = subprocess.run(
+        command,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=fairseq_env(),
+        cwd=cwd,
+        timeout=timeout,
+    )
+    if check and result.returncode != 0:
+        pytest.fail(f"{tool} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result.stdout + result.stderr
+
+
+def tool_on_bytes(name, *args, stdin=None, env=None):
+    """Run a fairseq tool on bytes; (return code, stdout, stderr) as text."""
+    result = subprocess.run(
+        [fairseq_tool(name), *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        env=env or fairseq_env(),
+        timeout=300,
+    )
+    return (
+        result.returncode,
+        result.stdout.decode("utf-8", "replace"),
+        result.stderr.decode("utf-8", "replace"),
+    )
