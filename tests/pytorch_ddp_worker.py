@@ -3,6 +3,7 @@
 itself cannot run on a CPU: a tiny model trained on a batch of one-token targets between ordinary
 ones. ``python -m tests.pytorch_ddp_worker MODEL RANK INIT_FILE`` from the repository root."""
 
+import gc
 import sys
 from datetime import timedelta
 
@@ -32,6 +33,11 @@ def main(model_name: str, rank: int, init_file: str) -> None:
         prev_tokens = prev_output_batch(model.decoder.dictionary, targets)
         logits, _ = ddp(src_tokens, src_lengths, prev_tokens)
         torch.log_softmax(logits, dim=-1).sum().backward()
+    # The process group's threads must stop while Python is alive: released at interpreter exit
+    # (DDP keeps a reference), a gloo thread dropping a tensor aborts the process ("terminate called
+    # without an active exception", pytorch/pytorch#179291).
+    del ddp, logits
+    gc.collect()
     dist.destroy_process_group()
     print("trained 3 batches")
 
