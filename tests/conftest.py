@@ -1,4 +1,11 @@
+import os
+
 import pytest
+
+# The fast path's computations are chosen by timing them (cpu_fast_path/measured_choice.py): the
+# tests take every one of them, whatever this machine measures, and fairseq's tools run by the tests
+# too (they inherit the setting); tests/cpu_fast_path/test_measured_choice.py tests the measuring.
+os.environ.setdefault("BAHDANAU_CPU_FAST_PATH", "fast")
 
 from .helpers import (
     ARCHITECTURES,

@@ -26,14 +26,17 @@ fast computation against the plain one.
 from torch import nn
 
 from ..modules.attention import BahdanauAttention
+from ..modules.maxout_output import MaxoutOutput
 from .attention import FastBahdanauAttention
 from .gru import OneDNNGRU
+from .maxout_output import FastMaxoutOutput
 from .onednn_linear import OneDNNLinear, limit_onednn_caches
 
 FAST_CLASSES = {
     nn.Linear: OneDNNLinear,
     nn.GRU: OneDNNGRU,
     BahdanauAttention: FastBahdanauAttention,
+    MaxoutOutput: FastMaxoutOutput,
 }
 
 __all__ = ["install", "limit_onednn_caches"]
@@ -42,8 +45,16 @@ __all__ = ["install", "limit_onednn_caches"]
 def install(model: nn.Module) -> nn.Module:
     """Give each of the model's modules of a class above its fast subclass (in place: same
     parameters, same state dict; a subclass only adds a faster forward)."""
+    # The fast decoders subclass the models' decoders, whose package imports this one.
+    from .decoder import FastRNNencdecDecoder, FastRNNsearchDecoder
+
+    fast_classes = {
+        **FAST_CLASSES,
+        FastRNNsearchDecoder.__bases__[1]: FastRNNsearchDecoder,
+        FastRNNencdecDecoder.__bases__[1]: FastRNNencdecDecoder,
+    }
     for module in model.modules():
-        fast_class = FAST_CLASSES.get(type(module))
+        fast_class = fast_classes.get(type(module))
         if fast_class is not None:
             module.__class__ = fast_class
     return model
