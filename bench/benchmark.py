@@ -110,10 +110,15 @@ def training_words_per_second(log, warmup):
     return words / seconds
 
 
-def measuring_budget_used(log):
-    """The most the fast path's measurements took in a run, in ms (its log says so per choice)."""
-    used = re.findall(r"\((\d+) of the \d+ ms measuring budget used\)", log)
-    return max(map(int, used), default=0)
+def fast_path_choices(log):
+    """The fast path's choices as a run logged them (cpu_fast_path/measured_choice.py)."""
+    return re.findall(r"measured_choice \| (.*)", log)
+
+
+def measuring_budget_used(choices):
+    """The most the fast path's measurements took in a run, in ms (each choice's line says)."""
+    used = [re.search(r"\((\d+) of the \d+ ms measuring budget used\)", line) for line in choices]
+    return max((int(found.group(1)) for found in used if found), default=0)
 
 
 def train(name, data_bin, save_dir, sizes, env):
@@ -149,7 +154,7 @@ def train(name, data_bin, save_dir, sizes, env):
         save_dir,
     ]
     log, _, peak = run_measured(command, env)
-    return training_words_per_second(log, sizes.warmup), peak, measuring_budget_used(log)
+    return training_words_per_second(log, sizes.warmup), peak, fast_path_choices(log)
 
 
 def decode(name, data_bin, save_dir, beam, length, env):
@@ -182,7 +187,7 @@ def decode(name, data_bin, save_dir, beam, length, env):
     sentences, tokens, seconds = (float(group.replace(",", "")) for group in found.groups())
     if tokens != sentences * (length + 1):
         sys.exit(f"error: {name} decoded {tokens:.0f} tokens, not {length + 1} per sentence")
-    return tokens / seconds, peak, measuring_budget_used(log)
+    return tokens / seconds, peak, fast_path_choices(log)
 
 
 def rnnsearch_training_flops_per_target_word(sizes, source_words, target_words):
@@ -258,17 +263,21 @@ def measure_class(cpu_class, sizes, data_bin, env):
         for name, (arch, system_env) in SYSTEMS.items():
             system_env = {**env, **system_env}
             save_dir = sizes.work_dir / f"checkpoints-{name}"
-            wps, memory, budget = train(arch, data_bin, save_dir, sizes, system_env)
-            measured = {"train_wps": wps, "train_mem": memory, "budget_ms": budget}
+            wps, memory, choices = train(arch, data_bin, save_dir, sizes, system_env)
+            measured = {"train_wps": wps, "train_mem": memory, "train_choices": choices}
+            budgets = [measuring_budget_used(choices)]
             for beam in BEAMS:
-                tokens_per_second, peak, budget = decode(
+                tokens_per_second, peak, choices = decode(
                     arch, data_bin, save_dir, beam, sizes.decode_length, system_env
                 )
                 measured[f"decode_tps_{beam}"] = tokens_per_second
                 measured["decode_mem"] = max(peak, measured.get("decode_mem", 0))
-                measured["budget_ms"] = max(budget, measured["budget_ms"])
+                measured.setdefault("decode_choices", choices)
+                budgets.append(measuring_budget_used(choices))
+            measured["budget_ms"] = max(budgets)
             results[name].append(measured)
-            print(f"{cpu_class} repeat {repeat + 1} {name}: {measured}", flush=True)
+            shown = {key: value for key, value in measured.items() if "choices" not in key}
+            print(f"{cpu_class} repeat {repeat + 1} {name}: {shown}", flush=True)
     description["split"] = outside_products(sizes, {**env, **SYSTEMS["rnnsearch"][1]})
     description["load_after"] = os.getloadavg()
     return description, results
@@ -369,6 +378,17 @@ def report(description, sizes, results, flops_per_word, command):
         f"{sizes.warmup} warm-up updates. Decoding: test_2016_flickr, batches of 50 sentences, "
         f"every hypothesis forced to {sizes.decode_length} tokens and EOS. A beam-search step "
         "above: one target position of 50 sentences at beam 5.",
+        "- The fast path's choices in rnnsearch's first training run and first decoding run "
+        "(beam 5), as logged:",
+        "",
+        "  ```",
+        *(
+            f"  {line}"
+            for key in ("train_choices", "decode_choices")
+            for line in results["rnnsearch"][0][key]
+        ),
+        "  ```",
+        "",
         "- Every run, training words/s: "
         + ", ".join(
             f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name])

@@ -17,7 +17,7 @@ An operator is an ATen (or oneDNN extension) operator called from outside any ot
 what the model dispatches, not what those operators call inside. On a GPU each phase also reports
 ``kernels``, the device kernels launched per target position.
 
-    python bench/operator_counts.py            # rnnsearch and rnnencdec at the benchmark's sizes
+    python bench/operator_counts.py            # rnnsearch, rnnencdec and lstm at the benchmark's sizes
 """
 
 import argparse
@@ -25,7 +25,6 @@ from argparse import Namespace
 from typing import Dict, Optional
 
 import torch
-from fairseq.data import Dictionary
 from fairseq.sequence_generator import EnsembleModel
 from torch.profiler import ProfilerActivity, profile
 
@@ -157,52 +156,22 @@ def _is_outermost_operator(event) -> bool:
     return True
 
 
-def _dictionary(size: int) -> Dictionary:
-    dictionary = Dictionary()
-    for index in range(size - dictionary.nspecial):
-        dictionary.add_symbol(f"w{index}")
-    return dictionary
-
-
-def build(name: str, embed: int, hidden: int, maxout: int, vocabulary: int):
-    """rnnsearch or rnnencdec at the given sizes, as fairseq builds it."""
-    import bahdanau_plugin  # noqa: F401  (registers the models)
-    from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
-    from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
-
-    model_class, config_class = {
-        "rnnsearch": (RNNsearchModel, RNNsearchConfig),
-        "rnnencdec": (RNNencdecModel, RNNencdecConfig),
-    }[name]
-    sizes = dict(
-        encoder_embed_dim=embed,
-        decoder_embed_dim=embed,
-        encoder_hidden_dim=hidden,
-        decoder_hidden_dim=hidden,
-        attention_dim=hidden,
-        maxout_dim=maxout,
-    )
-    fields = set(config_class.__dataclass_fields__)
-    task = Namespace(
-        source_dictionary=_dictionary(vocabulary), target_dictionary=_dictionary(vocabulary)
-    )
-    return model_class.build_model(
-        config_class(**{key: value for key, value in sizes.items() if key in fields}), task
-    )
-
-
 def main():
+    # the benchmark's models and sizes; a sibling module when this file runs as a script
+    import profile_step
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["rnnsearch", "rnnencdec"])
+    parser.add_argument("--models", nargs="+", default=["rnnsearch", "rnnencdec", "lstm"])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--embed", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--maxout", type=int, default=256)
-    parser.add_argument("--vocabulary", type=int, default=9642)
-    args = parser.parse_args()
-    for name in args.models:
-        model = build(name, args.embed, args.hidden, args.maxout, args.vocabulary)
-        counts = operators_per_target_position(model, args.device)
+    parser.add_argument("--vocab", type=int, default=9642)
+    sizes = parser.parse_args()
+    dictionary = profile_step.dictionary(sizes.vocab)
+    task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
+    for name in sizes.models:
+        counts = operators_per_target_position(profile_step.build(name, sizes, task), sizes.device)
         for phase, measured in counts.items():
             kernels = "" if measured["kernels"] is None else f", {measured['kernels']:.1f} kernels"
             print(

@@ -23,6 +23,7 @@ from fairseq.models.lstm import LSTMModel, base_architecture
 from fairseq.sequence_generator import SequenceGenerator
 
 import bahdanau_plugin  # noqa: F401
+from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
 from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
 
 
@@ -34,16 +35,22 @@ def dictionary(size):
 
 
 def build(name, sizes, task):
-    if name == "rnnsearch":
-        cfg = RNNsearchConfig(
+    """rnnsearch, rnnencdec or fairseq's lstm at the benchmark's matched sizes."""
+    if name in ("rnnsearch", "rnnencdec"):
+        model_class, config_class = {
+            "rnnsearch": (RNNsearchModel, RNNsearchConfig),
+            "rnnencdec": (RNNencdecModel, RNNencdecConfig),
+        }[name]
+        cfg = config_class(
             encoder_embed_dim=sizes.embed,
             decoder_embed_dim=sizes.embed,
             encoder_hidden_dim=sizes.hidden,
             decoder_hidden_dim=sizes.hidden,
-            attention_dim=sizes.hidden,
             maxout_dim=sizes.maxout,
         )
-        return RNNsearchModel.build_model(cfg, task)
+        if name == "rnnsearch":
+            cfg.attention_dim = sizes.hidden
+        return model_class.build_model(cfg, task)
     args = Namespace(
         encoder_embed_dim=sizes.embed,
         decoder_embed_dim=sizes.embed,

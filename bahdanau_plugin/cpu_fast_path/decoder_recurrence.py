@@ -1,10 +1,11 @@
 """The decoder's recurrence over the target positions (Eqs. 4 to 6, Appendix A.2.2) in few
 operators, for CPU float32: the fast path's ``ConditionalGRUDecoder.recur``, with the same values.
 
-The plain loop dispatches every operator of the formulas one by one, and autograd adds its own:
-per target position 37 operators in the forward pass and 87 in the backward pass, and 70 in a
-beam-search step (``bench/operator_counts.py``). Each costs a few microseconds outside its
-arithmetic, which at the paper's batch sizes is most of a step. Here, with the same functions:
+The plain loop dispatches every operator of the formulas one by one, and autograd adds its own;
+each costs a few microseconds outside its arithmetic (a kernel launch on a GPU). Per target
+position, with the fast path's layers, that loop took 37 operators in the forward pass, 87 in the
+backward pass and 68 in a beam-search step; this recurrence takes 19, 28 and 43
+(``bench/operator_counts.py``, docs/performance.md), with the same functions:
 
 - the two products that read s_{i-1}, W_a s_{i-1} and [U_z; U_r] s_{i-1}, are one product;
 - the additions that follow a product are folded into it (W E y_{i-1} + C c_i, and the

@@ -11,8 +11,8 @@ float32 rounding.
 
 A model prepared for generation only (fairseq's ``make_generation_fast_``, which fairseq-generate,
 fairseq-interactive and the hub interface call) keeps its large weights reordered into oneDNN's
-blocked layout once, for the products without gradient, where that is measured faster:
-``keep_packed_for_generation``.
+blocked layout once, for the products without gradient (``keep_packed_for_generation``): for
+those, oneDNN with the packed weight is what is timed against ATen.
 """
 
 import functools
@@ -58,26 +58,24 @@ PACKED_WEIGHT_MIN_ELEMENTS = 1 << 20
 
 
 def keep_packed_for_generation(weight: Tensor) -> None:
-    """From now on, products without gradient read ``weight``, if it has at least
-    PACKED_WEIGHT_MIN_ELEMENTS, from a copy reordered into oneDNN's blocked layout once, instead of
-    oneDNN reordering the plain weight at every call. In a beam search each decoder product runs
-    once per target word on a few rows, and for a large weight that reorder is most of its cost
-    (docs/performance.md). The copy is made on first use and made again when the weight is written
-    in place (its version changes) or replaced (its storage changes)."""
+    """From now on, products without gradient that run through oneDNN read ``weight``, if it has at
+    least PACKED_WEIGHT_MIN_ELEMENTS, from a copy reordered into oneDNN's blocked layout once,
+    instead of oneDNN reordering the plain weight at every call; whether they run through oneDNN so
+    is measured against ATen (``onednn_is_faster`` with ``packed``). In a beam search each decoder
+    product runs once per target word on a few rows, and for a large weight that reorder is most of
+    its cost (docs/performance.md). The copy is made on first use and made again when the weight is
+    written in place (its version changes) or replaced (its storage changes)."""
     if weight.numel() >= PACKED_WEIGHT_MIN_ELEMENTS:
         _generation_weights.setdefault(weight, None)
 
 
-def _packed(weight: Tensor, rows: int) -> Tensor:
-    """The packed copy of a weight kept for generation where that is faster for ``rows`` rows, or
-    the weight itself."""
-    if (
-        _ONEDNN_REORDER_WEIGHT is None
-        or weight not in _generation_weights
-        or not _packing_works()
-        or not _packing_is_faster(weight, rows)
-    ):
-        return weight
+def kept_packed(weight: Tensor) -> bool:
+    """Whether products without gradient may read a packed copy of ``weight``."""
+    return _ONEDNN_REORDER_WEIGHT is not None and weight in _generation_weights and _packing_works()
+
+
+def _packed(weight: Tensor) -> Tensor:
+    """The packed copy of a weight kept for generation (``kept_packed``)."""
     entry = _generation_weights[weight]
     if entry is None or entry[:2] != (weight._version, weight.data_ptr()):
         entry = (weight._version, weight.data_ptr(), _ONEDNN_REORDER_WEIGHT(weight.detach(), None))
@@ -85,14 +83,17 @@ def _packed(weight: Tensor, rows: int) -> Tensor:
     return entry[2]
 
 
-# A product is timed on the model's own shapes, cut to at most PROBE_ROWS rows and, outputs first
-# (down to PROBE_MIN_OUTPUTS), to at most PROBE_MULTIPLY_ADDS: well under a millisecond each, so
-# that all the choices of a model fit the measuring budget. Past a few hundred rows a product's
-# rate no longer depends on its row count, and a slice of a weight's outputs runs at the whole
-# weight's rate.
+# A product is timed on the model's own shapes, cut to at most PROBE_ROWS rows (past a few hundred
+# rows its rate no longer depends on the count). With gradients, its outputs are cut too (down to
+# PROBE_MIN_OUTPUTS) to at most PROBE_MULTIPLY_ADDS: a training product multiplies hundreds of rows
+# and runs at its arithmetic's rate, which a slice of the weight's outputs shares. Without
+# gradients (a beam search, a few rows at every step) a product also reads its whole weight,
+# which a slice would not: the whole weight is kept and the rows cut to PROBE_MULTIPLY_ADDS_FORWARD.
+# Each probe takes at most a few milliseconds, so that all the choices of a model fit the budget.
 PROBE_ROWS = 256
 PROBE_MIN_OUTPUTS = 128
 PROBE_MULTIPLY_ADDS = 1 << 24
+PROBE_MULTIPLY_ADDS_FORWARD = 1 << 28
 
 
 def row_class(rows: int) -> int:
@@ -102,19 +103,23 @@ def row_class(rows: int) -> int:
 
 def _probe_tensors(features_out: int, features_in: int, rows: int, training: bool):
     rows = min(rows, PROBE_ROWS)
-    features_out = min(
-        features_out, max(PROBE_MIN_OUTPUTS, PROBE_MULTIPLY_ADDS // (features_in * rows))
-    )
-    rows = max(1, min(rows, PROBE_MULTIPLY_ADDS // (features_in * features_out)))
+    budget = PROBE_MULTIPLY_ADDS if training else PROBE_MULTIPLY_ADDS_FORWARD
+    if training:
+        features_out = min(features_out, max(PROBE_MIN_OUTPUTS, budget // (features_in * rows)))
+    rows = max(1, min(rows, budget // (features_in * features_out)))
     generator = torch.Generator().manual_seed(0)  # not torch's, whose draws training repeats
     x = torch.rand(rows, features_in, generator=generator, requires_grad=training)
     weight = torch.rand(features_out, features_in, generator=generator, requires_grad=training)
     return x, weight, torch.rand(rows, features_out, generator=generator)
 
 
-def onednn_is_faster(features_out: int, features_in: int, rows: int, training: bool) -> bool:
+def onednn_is_faster(
+    features_out: int, features_in: int, rows: int, training: bool, packed: bool = False
+) -> bool:
     """Whether a product of ``rows`` rows by a features_out x features_in weight (forward and, when
-    ``training``, backward) is faster through oneDNN than through ATen, here (measured once)."""
+    ``training``, backward) is faster through oneDNN than through ATen, here (measured once).
+    ``packed``: without gradients, oneDNN reads the weight from a copy packed in its layout (a
+    weight kept for generation): the choice then weighs packing too."""
 
     def probes():
         x, weight, upstream = _probe_tensors(features_out, features_in, rows, training)
@@ -127,21 +132,17 @@ def onednn_is_faster(features_out: int, features_in: int, rows: int, training: b
 
             return forward_and_backward if training else lambda: product(x, weight)
 
+        if packed:
+            packed_weight = _ONEDNN_REORDER_WEIGHT(weight, None)
+            return (lambda: _onednn_linear(x, packed_weight, None)), run(F.linear)
         return run(lambda x, w: _OneDNNLinear.apply(x, w, None)), run(F.linear)
 
     passes = "forward and backward" if training else "forward"
     choice = ("products", features_in, "->", features_out, "x", row_class(rows), "rows,", passes)
-    return CHOOSER.fast(choice, probes, names=("oneDNN", "ATen"))
-
-
-def _packing_is_faster(weight: Tensor, rows: int) -> bool:
-    def probes():
-        x, plain, _ = _probe_tensors(*weight.shape, rows, training=False)
-        packed = _ONEDNN_REORDER_WEIGHT(plain, None)
-        return (lambda: _onednn_linear(x, packed, None)), (lambda: _onednn_linear(x, plain, None))
-
-    choice = ("generation weight", *weight.shape, "x", row_class(rows), "rows")
-    return CHOOSER.fast(choice, probes, names=("packed", "reordered at each product"))
+    if packed:
+        choice += ("(weight packed for generation)",)
+    names = ("oneDNN, packed weight" if packed else "oneDNN", "ATen")
+    return CHOOSER.fast(choice, probes, names=names)
 
 
 def limit_onednn_caches() -> None:
@@ -246,10 +247,11 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     training = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (input, weight, bias)
     )
-    if not onednn_is_faster(*weight.shape, rows, training):
+    packed = not training and kept_packed(weight)
+    if not onednn_is_faster(*weight.shape, rows, training, packed):
         return F.linear(input, weight, bias)
     if not training:  # oneDNN's kernel takes any number of dimensions: one operator
-        return _onednn_linear(_contiguous(input), _packed(weight, rows), bias)
+        return _onednn_linear(_contiguous(input), _packed(weight) if packed else weight, bias)
     output = _OneDNNLinear.apply(rows_of(input), weight, bias)
     return output if input.dim() == 2 else output.view(*input.shape[:-1], weight.size(0))
 
@@ -283,12 +285,13 @@ class Product:
     binary post-op): one operator. For the decoder's recurrence, whose steps call it directly."""
 
     def __init__(self, weight: Tensor, rows: int, training: bool):
+        # without gradients, oneDNN may read a packed copy (a model prepared for generation)
+        packed = not training and kept_packed(weight)
         self.onednn = weight.dtype == torch.float32 and onednn_is_faster(
-            *weight.shape, rows, training
+            *weight.shape, rows, training, packed
         )
         self.weight = weight
-        # without gradients, oneDNN may read a packed copy (a model prepared for generation)
-        self.forward_weight = weight if training or not self.onednn else _packed(weight, rows)
+        self.forward_weight = _packed(weight) if packed and self.onednn else weight
 
     @functools.cached_property
     def weight_t(self) -> Tensor:

@@ -324,3 +324,14 @@ def test_row_counts_are_chosen_for_by_their_power_of_two(measuring):
     for rows in (65, 80, 128, 300, 5000):
         onednn.onednn_is_faster(7, 5, rows, training=False)
     assert len(measuring.choices) == 2  # 65 to 128 rows, and 256 or more
+
+
+def test_for_a_weight_kept_for_generation_onednn_is_timed_with_the_packed_weight(
+    measuring, reorders
+):
+    layer = _prepared_for_generation(256, 4096)  # 2^20 elements: kept packed
+    with torch.no_grad():
+        layer(torch.randn(3, 256))
+    ((choice, _threads),) = measuring.choices
+    assert choice[-1] == "(weight packed for generation)"
+    assert len(reorders) >= 1  # the probe's copy, and the layer's own if oneDNN was faster
