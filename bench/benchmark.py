@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""rnnsearch against fairseq's own attention LSTM, on Multi30k En->Fr with BPE, on each CPU class.
+"""rnnsearch against fairseq's own attention LSTM and against itself in plain PyTorch, on Multi30k
+En->Fr with BPE, on each CPU class.
 
 For each CPU class (``--cpu-classes``: the machine as it is, and the same machine capped at AVX2
 by oneDNN's, MKL's and ATen's own switches, see bench/machine.py) and each repeat, alternating the
-two models: fairseq-train for a fixed number of updates (target words per second after a warm-up,
-from fairseq's own train_inner log), then fairseq-generate at beam 5 and beam 12 on
-test_2016_flickr with every hypothesis forced to the same length (generated tokens per second),
-and each process's peak resident memory. Prints one table per class and writes it into its own
-block of docs/performance.md (``--document``; created if missing). Not part of the test suite:
-about 15 minutes per class on 2 cores.
+three systems (rnnsearch as it runs by default, rnnsearch with the CPU fast path off,
+``BAHDANAU_CPU_FAST_PATH=plain``, and lstm): fairseq-train for a fixed number of updates (target
+words per second after a warm-up, from fairseq's own train_inner log), then fairseq-generate at
+beam 5 and beam 12 on test_2016_flickr with every hypothesis forced to the same length (generated
+tokens per second), and each process's peak resident memory. Then bench/profile_step.py splits a
+training step and a beam-search step of rnnsearch and lstm into matrix products and everything
+else. Prints one table per class and writes it into its own block of docs/performance.md
+(``--document``; created if missing), with the machine's load average before and after. Not part
+of the test suite: about 25 minutes per class on 2 cores.
 """
 
 import argparse
@@ -29,6 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")
 CPU_CLASSES = {"native": {}, "avx2": machine.AVX2_SWITCHES}
 BEAMS = (5, 12)
+# The systems, in the order each repeat runs them: (architecture, environment).
+SYSTEMS = {
+    "rnnsearch": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "auto"}),
+    "plain": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "plain"}),
+    "lstm": ("lstm", {}),
+}
 
 
 def model_flags(name, sizes):
@@ -100,6 +110,17 @@ def training_words_per_second(log, warmup):
     return words / seconds
 
 
+def fast_path_choices(log):
+    """The fast path's choices as a run logged them (cpu_fast_path/measured_choice.py)."""
+    return re.findall(r"measured_choice \| (.*)", log)
+
+
+def measuring_budget_used(choices):
+    """The most the fast path's measurements took in a run, in ms (each choice's line says)."""
+    used = [re.search(r"\((\d+) of the \d+ ms measuring budget used\)", line) for line in choices]
+    return max((int(found.group(1)) for found in used if found), default=0)
+
+
 def train(name, data_bin, save_dir, sizes, env, *more_options):
     """Target words per second after the warm-up, and peak memory; more_options win."""
     shutil.rmtree(save_dir, ignore_errors=True)
@@ -137,7 +158,7 @@ def train(name, data_bin, save_dir, sizes, env, *more_options):
         *more_options,
     ]
     log, _, peak = run_measured(command, env)
-    return training_words_per_second(log, sizes.warmup), peak
+    return training_words_per_second(log, sizes.warmup), peak, fast_path_choices(log)
 
 
 def decode(name, data_bin, save_dir, beam, length, env):
@@ -170,7 +191,7 @@ def decode(name, data_bin, save_dir, beam, length, env):
     sentences, tokens, seconds = (float(group.replace(",", "")) for group in found.groups())
     if tokens != sentences * (length + 1):
         sys.exit(f"error: {name} decoded {tokens:.0f} tokens, not {length + 1} per sentence")
-    return tokens / seconds, peak
+    return tokens / seconds, peak, fast_path_choices(log)
 
 
 def rnnsearch_training_flops_per_target_word(sizes, source_words, target_words):
@@ -226,8 +247,8 @@ def prepare_data(work_dir, env):
 
 
 def measure_class(cpu_class, sizes, data_bin, env):
-    """One machine class: its description, then, for each repeat, both models trained and decoded
-    one after the other in that class's environment."""
+    """One machine class: its description, then, for each repeat, the three systems trained and
+    decoded one after the other in that class's environment, then the split of their steps."""
     env = {**env, **CPU_CLASSES[cpu_class]}
     description = json.loads(
         subprocess.run(
@@ -240,22 +261,57 @@ def measure_class(cpu_class, sizes, data_bin, env):
     )
     check_switches_took_effect(cpu_class, description)
     print(f"{cpu_class}: {machine.machine_line(description)}", flush=True)
-    results = {"rnnsearch": [], "lstm": []}
+    description["load_before"] = os.getloadavg()
+    results = {name: [] for name in SYSTEMS}
     for repeat in range(sizes.repeats):
-        for name in results:
+        for name, (arch, system_env) in SYSTEMS.items():
+            system_env = {**env, **system_env}
             save_dir = sizes.work_dir / f"checkpoints-{name}"
-            measured = dict(
-                zip(("train_wps", "train_mem"), train(name, data_bin, save_dir, sizes, env))
-            )
+            wps, memory, choices = train(arch, data_bin, save_dir, sizes, system_env)
+            measured = {"train_wps": wps, "train_mem": memory, "train_choices": choices}
+            budgets = [measuring_budget_used(choices)]
             for beam in BEAMS:
-                tokens_per_second, peak = decode(
-                    name, data_bin, save_dir, beam, sizes.decode_length, env
+                tokens_per_second, peak, choices = decode(
+                    arch, data_bin, save_dir, beam, sizes.decode_length, system_env
                 )
                 measured[f"decode_tps_{beam}"] = tokens_per_second
                 measured["decode_mem"] = max(peak, measured.get("decode_mem", 0))
+                measured.setdefault("decode_choices", choices)
+                budgets.append(measuring_budget_used(choices))
+            measured["budget_ms"] = max(budgets)
             results[name].append(measured)
-            print(f"{cpu_class} repeat {repeat + 1} {name}: {measured}", flush=True)
+            shown = {key: value for key, value in measured.items() if "choices" not in key}
+            print(f"{cpu_class} repeat {repeat + 1} {name}: {shown}", flush=True)
+    description["split"] = outside_products(sizes, {**env, **SYSTEMS["rnnsearch"][1]})
+    description["load_after"] = os.getloadavg()
     return description, results
+
+
+def outside_products(sizes, env):
+    """bench/profile_step.py's split of a training step and a beam-search step of both models."""
+    command = [
+        sys.executable,
+        REPO / "bench" / "profile_step.py",
+        "--json",
+        "--steps",
+        "5",
+        "--vocab",
+        sizes.vocab,
+        "--batch",
+        sizes.batch_size,
+        "--embed",
+        sizes.embed,
+        "--hidden",
+        sizes.hidden,
+        "--maxout",
+        sizes.maxout,
+        "--length",
+        sizes.decode_length,
+    ]
+    output = subprocess.run(
+        [str(part) for part in command], env=env, check=True, capture_output=True, text=True
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
 
 
 def check_switches_took_effect(cpu_class, description):
@@ -284,26 +340,59 @@ def report(description, sizes, results, flops_per_word, command):
     lines = [
         f"{date.today().isoformat()}, {description['class']} class.",
         "",
-        f"| measure (median of {sizes.repeats}) | rnnsearch | lstm | rnnsearch / lstm |",
-        "|---|---|---|---|",
+        f"| measure (median of {sizes.repeats}) | rnnsearch | rnnsearch, plain PyTorch | lstm "
+        "| rnnsearch / lstm | rnnsearch / plain |",
+        "|---|---|---|---|---|---|",
     ]
     for label, key, form in rows:
-        ours, theirs = median("rnnsearch", key), median("lstm", key)
+        ours, plain, theirs = (median(name, key) for name in SYSTEMS)
         lines.append(
-            f"| {label} | {form.format(ours)} | {form.format(theirs)} | {ours / theirs:.2f} |"
+            f"| {label} | {form.format(ours)} | {form.format(plain)} | {form.format(theirs)} "
+            f"| {ours / theirs:.2f} | {ours / plain:.2f} |"
         )
     peak = 1e9 * max(description["matmul_peak_gflops"].values())
     achieved = flops_per_word * median("rnnsearch", "train_wps")
+    split = description["split"]
     lines += [
         "",
+        "| self CPU ms (bench/profile_step.py) | rnnsearch: products | everything else "
+        "| lstm: products | everything else |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {phase} | {split['rnnsearch'][phase]['products_ms']:.1f} "
+            f"| {split['rnnsearch'][phase]['rest_ms']:.1f} "
+            f"| {split['lstm'][phase]['products_ms']:.1f} | {split['lstm'][phase]['rest_ms']:.1f} |"
+            for phase in ("training step", "beam-search step")
+        ),
+        "",
         f"- Machine: {machine.machine_line(description)}.",
+        "- Load average (1, 5, 15 min) before and after: "
+        + " and ".join(
+            "/".join(f"{value:.1f}" for value in description[key])
+            for key in ("load_before", "load_after")
+        )
+        + ".",
         f"- rnnsearch training: {flops_per_word / 1e6:.2f} MFLOP per target word (formula above), "
         f"so {achieved / 1e9:.2f} GFLOP/s = {100 * achieved / peak:.1f}% of the faster peak.",
+        "- The fast path's measurements (cpu_fast_path/measured_choice.py) took at most "
+        f"{max(r['budget_ms'] for r in results['rnnsearch'])} ms in a run.",
         f"- Sizes: embeddings {sizes.embed}, hidden {sizes.hidden} (per encoder direction), "
         f"alignment {sizes.hidden}, output layer {sizes.maxout}, vocabulary {sizes.vocab}, "
         f"batches of {sizes.batch_size} sentences; {sizes.updates} timed updates after "
         f"{sizes.warmup} warm-up updates. Decoding: test_2016_flickr, batches of 50 sentences, "
-        f"every hypothesis forced to {sizes.decode_length} tokens and EOS.",
+        f"every hypothesis forced to {sizes.decode_length} tokens and EOS. A beam-search step "
+        "above: one target position of 50 sentences at beam 5.",
+        "- The fast path's choices in rnnsearch's first training run and first decoding run "
+        "(beam 5), as logged:",
+        "",
+        "  ```",
+        *(
+            f"  {line}"
+            for key in ("train_choices", "decode_choices")
+            for line in results["rnnsearch"][0][key]
+        ),
+        "  ```",
+        "",
         "- Every run, training words/s: "
         + ", ".join(
             f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name])

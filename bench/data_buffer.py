@@ -77,7 +77,7 @@ def main():
         for size in BUFFER_SIZES:
             save_dir = sizes.work_dir / "data-buffer"
             option = ("--data-buffer-size", size)
-            words, _ = benchmark.train("rnnsearch", data_bin, save_dir, sizes, env, *option)
+            words, _, _ = benchmark.train("rnnsearch", data_bin, save_dir, sizes, env, *option)
             runs[size].append(words)
             print(f"repeat {repeat + 1}, --data-buffer-size {size}: {words:,.0f} words/s")
     default, ours = (statistics.median(runs[size]) for size in BUFFER_SIZES)

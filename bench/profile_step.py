@@ -5,9 +5,15 @@ backward passes on one Multi30k-sized batch (synthetic tokens; sizes as in bench
 With --decoding, the same for a beam search instead: fairseq's SequenceGenerator over --batch
 sources, every hypothesis forced to --length tokens as in bench/benchmark.py's decoding, each model
 prepared for generation as fairseq-generate prepares it; the matrix products' share is printed
-beside the table."""
+beside the table.
+
+With --json, no table: for each model, the self CPU milliseconds of matrix products and of
+everything else per training step and per beam-search step (one target position), as JSON
+(bench/benchmark.py reports them)."""
 
 import argparse
+import json
+import statistics
 import time
 from argparse import Namespace
 
@@ -17,6 +23,7 @@ from fairseq.models.lstm import LSTMModel, base_architecture
 from fairseq.sequence_generator import SequenceGenerator
 
 import bahdanau_plugin  # noqa: F401
+from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
 from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
 
 
@@ -28,16 +35,22 @@ def dictionary(size):
 
 
 def build(name, sizes, task):
-    if name == "rnnsearch":
-        cfg = RNNsearchConfig(
+    """rnnsearch, rnnencdec or fairseq's lstm at the benchmark's matched sizes."""
+    if name in ("rnnsearch", "rnnencdec"):
+        model_class, config_class = {
+            "rnnsearch": (RNNsearchModel, RNNsearchConfig),
+            "rnnencdec": (RNNencdecModel, RNNencdecConfig),
+        }[name]
+        cfg = config_class(
             encoder_embed_dim=sizes.embed,
             decoder_embed_dim=sizes.embed,
             encoder_hidden_dim=sizes.hidden,
             decoder_hidden_dim=sizes.hidden,
-            attention_dim=sizes.hidden,
             maxout_dim=sizes.maxout,
         )
-        return RNNsearchModel.build_model(cfg, task)
+        if name == "rnnsearch":
+            cfg.attention_dim = sizes.hidden
+        return model_class.build_model(cfg, task)
     args = Namespace(
         encoder_embed_dim=sizes.embed,
         decoder_embed_dim=sizes.embed,
@@ -71,15 +84,21 @@ def step(model, src, lengths, prev, tgt):
     loss.backward()
 
 
-# The matrix products of both models: the plugin's oneDNN linear, MKL's (F.linear, nn.LSTMCell) and
-# the batched products of attention.
+# The matrix products of both models: the plugin's oneDNN linear, ATen's (F.linear, nn.LSTMCell,
+# the fused recurrence's addmm), the batched products of attention, and lstm's fused oneDNN LSTM
+# layer (its products and its gates in one kernel, mostly products).
 PRODUCTS = {
     "mkldnn::_linear_pointwise",
     "aten::addmm",
     "aten::mm",
     "aten::bmm",
+    "aten::baddbmm",
+    "aten::baddbmm_",
+    "aten::mv",
     "aten::addmv_",
     "aten::addmv",
+    "aten::mkldnn_rnn_layer",
+    "aten::mkldnn_rnn_layer_backward",
 }
 
 
@@ -115,6 +134,47 @@ def products_ms(profiler, runs):
     return products / 1000 / runs, (total - products) / 1000 / runs
 
 
+def profiled(model, task, sizes, decoding):
+    """(ms per run, products ms, everything else ms, profiler, what, tokens per run)."""
+    if decoding:
+        run, tokens = searcher(model, task, sizes)
+        what = f"beam search (beam {sizes.beam}, {sizes.batch} sentences x {sizes.length} tokens)"
+    else:
+        data = batch(task, sizes, torch.Generator().manual_seed(0))
+        run, tokens, what = (lambda: step(model, *data)), sizes.batch * sizes.target, "step"
+    for _ in range(3):
+        run()
+    start = time.perf_counter()
+    with torch.profiler.profile() as profiler:
+        for _ in range(sizes.steps):
+            run()
+    elapsed = (time.perf_counter() - start) / sizes.steps
+    return (elapsed * 1000, *products_ms(profiler, sizes.steps), profiler, what, tokens)
+
+
+def outside_products(sizes, task):
+    """Per model: self CPU ms of products and of everything else per training step and per
+    beam-search step (one target position of every hypothesis), the median of --steps runs
+    profiled one by one (other work on the machine inflates some runs)."""
+    split = {}
+    for name in sizes.models:
+        split[name] = {}
+        for phase, decoding, steps_per_run in (
+            ("training step", False, 1),
+            ("beam-search step", True, sizes.length + 1),
+        ):
+            phase_sizes = Namespace(**{**vars(sizes), "batch": sizes.decode_batch, "steps": 1})
+            if not decoding:
+                phase_sizes = Namespace(**{**vars(sizes), "steps": 1})
+            model = build(name, phase_sizes, task)
+            runs = [profiled(model, task, phase_sizes, decoding)[1:3] for _ in range(sizes.steps)]
+            split[name][phase] = {
+                key: statistics.median(run[index] for run in runs) / steps_per_run
+                for index, key in enumerate(("products_ms", "rest_ms"))
+            }
+    return split
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--embed", type=int, default=256)
@@ -134,33 +194,25 @@ def main():
     parser.add_argument(
         "--length", type=int, default=16, help="with --decoding: tokens of every hypothesis"
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print only the split of both phases, as JSON"
+    )
+    parser.add_argument("--decode-batch", type=int, default=50, help="with --json: sources")
     sizes = parser.parse_args()
     task = Namespace(
         source_dictionary=dictionary(sizes.vocab), target_dictionary=dictionary(sizes.vocab)
     )
-    generator = torch.Generator().manual_seed(0)
+    if sizes.json:
+        print(json.dumps(outside_products(sizes, task)))
+        return
     for name in sizes.models:
         model = build(name, sizes, task)
-        if sizes.decoding:
-            run, tokens = searcher(model, task, sizes)
-            what = (
-                f"beam search (beam {sizes.beam}, {sizes.batch} sentences x {sizes.length} tokens)"
-            )
-            unit = "generated tokens/s"
-        else:
-            data = batch(task, sizes, generator)
-            run, tokens, what = (lambda: step(model, *data)), sizes.batch * sizes.target, "step"
-            unit = "target tokens/s"
-        for _ in range(3):
-            run()
-        start = time.perf_counter()
-        with torch.profiler.profile() as profiler:
-            for _ in range(sizes.steps):
-                run()
-        elapsed = (time.perf_counter() - start) / sizes.steps
-        products, rest = products_ms(profiler, sizes.steps)
+        elapsed, products, rest, profiler, what, tokens = profiled(
+            model, task, sizes, sizes.decoding
+        )
+        unit = "generated tokens/s" if sizes.decoding else "target tokens/s"
         print(
-            f"== {name}: {elapsed * 1000:.1f} ms per {what} (profiled), {tokens / elapsed:.0f} "
+            f"== {name}: {elapsed:.1f} ms per {what} (profiled), {tokens / elapsed * 1000:.0f} "
             f"{unit}; self CPU time per run: matrix products {products:.1f} ms, everything else "
             f"{rest:.1f} ms"
         )

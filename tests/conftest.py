@@ -1,9 +1,16 @@
+import os
+
 import pytest
 import torch
 
-from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words
-from .support.tiny import MODELS
-from .support.training import ARCHITECTURES, train
+# The fast path's computations are chosen by timing them (cpu_fast_path/measured_choice.py): the
+# tests take every one of them, whatever this machine measures, and fairseq's tools run by the tests
+# too (they inherit the setting); tests/cpu_fast_path/test_measured_choice.py tests the measuring.
+os.environ.setdefault("BAHDANAU_CPU_FAST_PATH", "fast")  # before the plugin is imported
+
+from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words  # noqa: E402
+from .support.tiny import MODELS  # noqa: E402
+from .support.training import ARCHITECTURES, train  # noqa: E402
 
 
 def pytest_addoption(parser):

@@ -1,25 +1,30 @@
-"""nn.GRU whose products run through oneDNN on CPU, in a loop written in Python.
+"""nn.GRU whose products run through the fast path's linear on CPU, in a loop written in Python.
 
-torch's CPU nn.GRU computes its products with MKL inside its own C++ loop. This loop runs nn.GRU's
-own equations, parameters and initial state (zero) with the fast path's oneDNN linear: the input
-products of all steps in one matrix multiply, then one recurrent product per step.
+torch's CPU nn.GRU computes its products with ATen (MKL) inside its own C++ loop. This loop runs
+nn.GRU's own equations, parameters and initial state (zero) with the fast path's linear (oneDNN
+where that is faster): the input products of all steps in one matrix multiply, then one recurrent
+product per step.
 
-Which loop wins depends on the CPU class (docs/performance.md, ``bench/kernels.py``): with AVX-512,
-oneDNN's products run at twice MKL's rate on this work and pay for the Python loop (one encoder
-direction, forward and backward: 24 ms of CPU time against nn.GRU's 38 ms); on AVX2-only CPUs the
-two libraries run at the same rate and nn.GRU's loop is as fast with one thread (36 ms each) and
-faster with two. So the loop runs only where ``has_avx512``. Anything else it does not cover
-(another device or precision, an initial state, several layers or directions, time-major input) is
-nn.GRU's own forward too, so cuDNN on a GPU.
+Which loop wins depends on the machine (docs/performance.md): with AVX-512, oneDNN's products run at
+twice MKL's rate on this work and pay for the Python loop (one encoder direction, forward and
+backward: 24 ms of CPU time against nn.GRU's 38 ms); where the two libraries run at the same rate,
+nn.GRU's loop is as fast with one thread and faster with two. So the loop runs where it is measured
+faster (``loop_is_faster``, measured_choice's rule). Anything it does not cover (another device or
+precision, an initial state, several layers or directions, time-major input) is nn.GRU's own
+forward too, so cuDNN on a GPU.
 """
 
+import copy
 from typing import Optional, Tuple
 
 import torch
 from torch import Tensor, nn
 
-from .cpu_class import has_avx512
-from .onednn_linear import keep_packed_for_generation, linear, uses_onednn
+from .measured_choice import CHOOSER
+from .onednn_linear import keep_packed_for_generation, linear, row_class, uses_onednn
+
+# The loops are timed over at most this many steps: each step costs the same.
+PROBE_STEPS = 2
 
 
 def run_gru(rnn: nn.GRU, inputs: Tensor) -> Tuple[Tensor, Tensor]:
@@ -40,15 +45,48 @@ def run_gru(rnn: nn.GRU, inputs: Tensor) -> Tuple[Tensor, Tensor]:
     return torch.stack(states, dim=1), state.unsqueeze(0)
 
 
+def loop_is_faster(rnn: nn.GRU, inputs: Tensor) -> bool:
+    """Whether ``run_gru`` is faster than nn.GRU's own loop for this GRU and batch (forward and,
+    where gradients are wanted, backward), here: measured once, on a copy of the GRU."""
+    rows, steps = inputs.shape[:2]
+    training = torch.is_grad_enabled() and (inputs.requires_grad or rnn.weight_hh_l0.requires_grad)
+
+    def probes():
+        probe = copy.deepcopy(rnn)  # its own parameters: no gradient reaches the model's
+        generator = torch.Generator().manual_seed(0)
+        shape = (min(rows, 256), min(steps, PROBE_STEPS))
+        x = torch.rand(*shape, rnn.input_size, generator=generator)
+        upstream = torch.rand(*shape, rnn.hidden_size, generator=generator)
+
+        def run(gru):
+            def forward_and_backward():
+                with torch.enable_grad():
+                    states = gru(probe, x)[0]  # a scalar below: no grad_outputs, whose first
+                    # use in a process imports sympy (0.3 s) in torch.autograd
+                    torch.autograd.grad((states * upstream).sum(), list(probe.parameters()))
+
+            def forward():
+                with torch.no_grad():
+                    gru(probe, x)
+
+            return forward_and_backward if training else forward
+
+        return run(run_gru), run(nn.GRU.forward)
+
+    passes = "forward and backward" if training else "forward"
+    sizes = (rnn.input_size, "->", rnn.hidden_size, "x", row_class(rows), "rows,", passes)
+    return CHOOSER.fast(("encoder GRU", *sizes), probes, names=("Python loop", "nn.GRU"))
+
+
 class OneDNNGRU(nn.GRU):
-    """nn.GRU, through ``run_gru`` where it applies (the fast path swaps it in for nn.GRU)."""
+    """nn.GRU, through ``run_gru`` where it applies and is faster (the fast path swaps it in)."""
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None):
         if (
             hx is None
             and self._is_one_plain_layer()
-            and has_avx512()
             and uses_onednn(input, self.weight_ih_l0)
+            and loop_is_faster(self, input)
         ):
             return run_gru(self, input)
         return super().forward(input, hx)

@@ -1,16 +1,18 @@
-"""nn.Linear whose float32 products run through oneDNN on CPU.
+"""nn.Linear whose float32 products run through oneDNN on CPU, where that is faster.
 
-torch computes a CPU float32 ``F.linear`` with MKL's GEMM, which on AMD CPUs runs about half as fast
-as oneDNN's (measured: docs/performance.md, ``bench/kernels.py``); fairseq's lstm already reaches
-oneDNN through its fused LSTM encoder. oneDNN's linear kernel is torch's own (the one torch.compile
-uses on CPU); this module calls it in the forward pass and for both products of the backward pass.
-Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or absent) goes to
-``F.linear``. Same parameters and state-dict keys as nn.Linear; values equal within float32
-rounding.
+torch computes a CPU float32 ``F.linear`` with ATen's GEMM (MKL's), which on AMD CPUs with AVX-512
+runs about half as fast as oneDNN's, and on a real AVX2-only AMD CPU faster (docs/performance.md):
+so each product's library is chosen by timing both at its shapes (``onednn_is_faster``, by
+measured_choice's rule). oneDNN's linear kernel is torch's own (the one torch.compile uses on CPU);
+this module calls it in the forward pass and for both products of the backward pass. Anything else
+(CUDA, other dtypes, autocast, strided weights, oneDNN disabled or absent, the fast path set to
+plain) goes to ``F.linear``. Same parameters and state-dict keys as nn.Linear; values equal within
+float32 rounding.
 
 A model prepared for generation only (fairseq's ``make_generation_fast_``, which fairseq-generate,
 fairseq-interactive and the hub interface call) keeps its large weights reordered into oneDNN's
-blocked layout once, for the products without gradient: ``keep_packed_for_generation``.
+blocked layout once, for the products without gradient (``keep_packed_for_generation``): for
+those, oneDNN with the packed weight is what is timed against ATen.
 """
 
 import functools
@@ -22,6 +24,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch.utils.weak import WeakIdKeyDictionary
+
+from .measured_choice import CHOOSER
 
 _ONEDNN_LINEAR = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
 _ONEDNN_REORDER_WEIGHT = getattr(getattr(torch.ops, "mkldnn", None), "_reorder_linear_weight", None)
@@ -55,25 +59,91 @@ PACKED_WEIGHT_MIN_ELEMENTS = 1 << 20
 
 
 def keep_packed_for_generation(weight: Tensor) -> None:
-    """From now on, products without gradient read ``weight``, if it has at least
-    PACKED_WEIGHT_MIN_ELEMENTS, from a copy reordered into oneDNN's blocked layout once, instead of
-    oneDNN reordering the plain weight at every call. In a beam search each decoder product runs
-    once per target word on a few rows, and for a large weight that reorder is most of its cost
-    (docs/performance.md). The copy is made on first use and made again when the weight is written
-    in place (its version changes) or replaced (its storage changes)."""
+    """From now on, products without gradient that run through oneDNN read ``weight``, if it has at
+    least PACKED_WEIGHT_MIN_ELEMENTS, from a copy reordered into oneDNN's blocked layout once,
+    instead of oneDNN reordering the plain weight at every call; whether they run through oneDNN so
+    is measured against ATen (``onednn_is_faster`` with ``packed``). In a beam search each decoder
+    product runs once per target word on a few rows, and for a large weight that reorder is most of
+    its cost (docs/performance.md). The copy is made on first use and made again when the weight is
+    written in place (its version changes) or replaced (its storage changes)."""
     if weight.numel() >= PACKED_WEIGHT_MIN_ELEMENTS:
         _generation_weights.setdefault(weight, None)
 
 
+def kept_packed(weight: Tensor) -> bool:
+    """Whether products without gradient may read a packed copy of ``weight``."""
+    return _ONEDNN_REORDER_WEIGHT is not None and weight in _generation_weights and _packing_works()
+
+
 def _packed(weight: Tensor) -> Tensor:
-    """The packed copy of a weight kept for generation, or the weight itself."""
-    if _ONEDNN_REORDER_WEIGHT is None or weight not in _generation_weights or not _packing_works():
-        return weight
+    """The packed copy of a weight kept for generation (``kept_packed``)."""
     entry = _generation_weights[weight]
     if entry is None or entry[:2] != (weight._version, weight.data_ptr()):
         entry = (weight._version, weight.data_ptr(), _ONEDNN_REORDER_WEIGHT(weight.detach(), None))
         _generation_weights[weight] = entry
     return entry[2]
+
+
+# A product is timed on the model's own shapes, cut to at most PROBE_ROWS rows (past a few hundred
+# rows its rate no longer depends on the count). With gradients, its outputs are cut too (down to
+# PROBE_MIN_OUTPUTS) to at most PROBE_MULTIPLY_ADDS: a training product multiplies hundreds of rows
+# and runs at its arithmetic's rate, which a slice of the weight's outputs shares. Without
+# gradients (a beam search, a few rows at every step) a product also reads its whole weight,
+# which a slice would not: the whole weight is kept and the rows cut to PROBE_MULTIPLY_ADDS_FORWARD.
+# Each probe takes at most a few milliseconds, so that all the choices of a model fit the budget.
+PROBE_ROWS = 256
+PROBE_MIN_OUTPUTS = 128
+PROBE_MULTIPLY_ADDS = 1 << 24
+PROBE_MULTIPLY_ADDS_FORWARD = 1 << 28
+
+
+def row_class(rows: int) -> int:
+    """Row counts timed as one: the power of two at or above ``rows``, up to PROBE_ROWS."""
+    return min(1 << max(rows - 1, 0).bit_length(), PROBE_ROWS)
+
+
+def _probe_tensors(features_out: int, features_in: int, rows: int, training: bool):
+    rows = min(rows, PROBE_ROWS)
+    budget = PROBE_MULTIPLY_ADDS if training else PROBE_MULTIPLY_ADDS_FORWARD
+    if training:
+        features_out = min(features_out, max(PROBE_MIN_OUTPUTS, budget // (features_in * rows)))
+    rows = max(1, min(rows, budget // (features_in * features_out)))
+    generator = torch.Generator().manual_seed(0)  # not torch's, whose draws training repeats
+    x = torch.rand(rows, features_in, generator=generator, requires_grad=training)
+    weight = torch.rand(features_out, features_in, generator=generator, requires_grad=training)
+    return x, weight, torch.rand(rows, features_out, generator=generator)
+
+
+def onednn_is_faster(
+    features_out: int, features_in: int, rows: int, training: bool, packed: bool = False
+) -> bool:
+    """Whether a product of ``rows`` rows by a features_out x features_in weight (forward and, when
+    ``training``, backward) is faster through oneDNN than through ATen, here (measured once).
+    ``packed``: without gradients, oneDNN reads the weight from a copy packed in its layout (a
+    weight kept for generation): the choice then weighs packing too."""
+
+    def probes():
+        x, weight, upstream = _probe_tensors(features_out, features_in, rows, training)
+
+        def run(product):
+            def forward_and_backward():
+                with torch.enable_grad():  # a choice may be made where gradients are off
+                    # a scalar: the first use of grad_outputs in a process imports sympy (0.3 s)
+                    torch.autograd.grad((product(x, weight) * upstream).sum(), (x, weight))
+
+            return forward_and_backward if training else lambda: product(x, weight)
+
+        if packed:
+            packed_weight = _ONEDNN_REORDER_WEIGHT(weight, None)
+            return (lambda: _onednn_linear(x, packed_weight, None)), run(F.linear)
+        return run(lambda x, w: _OneDNNLinear.apply(x, w, None)), run(F.linear)
+
+    passes = "forward and backward" if training else "forward"
+    choice = ("products", features_in, "->", features_out, "x", row_class(rows), "rows,", passes)
+    if packed:
+        choice += ("(weight packed for generation)",)
+    names = ("oneDNN, packed weight" if packed else "oneDNN", "ATen")
+    return CHOOSER.fast(choice, probes, names=names)
 
 
 def limit_onednn_caches() -> None:
@@ -84,14 +154,17 @@ def limit_onednn_caches() -> None:
 
 @functools.lru_cache(maxsize=None)
 def _onednn_linear_works() -> bool:
-    """Whether this torch build has the kernel and it runs on this CPU (asked once, on a tiny
-    product)."""
+    """Whether this torch build has the kernels (a product; a product with an addition) and they run
+    on this CPU (asked once, on a tiny product)."""
     if _ONEDNN_LINEAR is None or not torch.backends.mkldnn.is_available():
         return False
     x, weight = torch.arange(6.0).view(2, 3), torch.arange(12.0).view(4, 3)
+    addend = torch.ones(2, 4)
     try:
-        return torch.equal(_onednn_linear(x, weight, None), F.linear(x, weight))
-    except RuntimeError:
+        return torch.equal(_onednn_linear(x, weight, None), F.linear(x, weight)) and torch.equal(
+            _ONEDNN_LINEAR.binary(x, addend, weight, None, "add"), F.linear(x, weight) + addend
+        )
+    except (RuntimeError, AttributeError):  # AttributeError: a build without the addition's kernel
         return False
 
 
@@ -116,10 +189,11 @@ def _cpu_autocast_enabled() -> bool:
 
 
 def runs_in_cpu_float32(*tensors: Tensor) -> bool:
-    """The fast path's rule: oneDNN is on and works here, and the computation is float32 on the CPU
-    with autocast off (autocast chooses the precision itself)."""
+    """The fast path's rule: it is not set to plain, oneDNN is on and works here, and the
+    computation is float32 on the CPU with autocast off (autocast chooses the precision itself)."""
     return (
-        torch.backends.mkldnn.enabled
+        CHOOSER.setting != "plain"
+        and torch.backends.mkldnn.enabled
         and not _cpu_autocast_enabled()
         and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
         and _onednn_linear_works()
@@ -133,6 +207,12 @@ def uses_onednn(input: Tensor, weight: Tensor) -> bool:
         and input.numel() > 0
         and input.size(-1) == weight.size(1)  # otherwise F.linear's error says what is wrong
     )
+
+
+def onednn_weight_gradient(grad_output: Tensor, input: Tensor) -> Tensor:
+    """g^T x (rows x out, rows x in: out x in), computed as (x^T g)^T, a product oneDNN takes
+    without copying g."""
+    return _onednn_linear(input.t().contiguous(), grad_output.t(), None).t()
 
 
 class _OneDNNLinear(torch.autograd.Function):
@@ -154,25 +234,38 @@ class _OneDNNLinear(torch.autograd.Function):
             # (bench/kernels.py: 80 x 256 -> 768, 166 against 266 us of CPU time)
             grad_input = _onednn_linear(grad_output, weight.t(), None)
         if ctx.needs_input_grad[1]:
-            # (x^T g)^T = g^T x, computed as a product oneDNN takes without copying g
-            grad_weight = _onednn_linear(input.t().contiguous(), grad_output.t(), None).t()
+            grad_weight = onednn_weight_gradient(grad_output, input)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = grad_output.sum(dim=0)
         return grad_input, grad_weight, grad_bias
 
 
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
-    """F.linear, through oneDNN where it applies."""
+    """F.linear, through oneDNN where it applies and is faster."""
     if not uses_onednn(input, weight):
         return F.linear(input, weight, bias)
-    rows = input.reshape(-1, input.size(-1)).contiguous()
-    if torch.is_grad_enabled() and any(
+    rows = input.numel() // input.size(-1)
+    training = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (input, weight, bias)
-    ):
-        output = _OneDNNLinear.apply(rows, weight, bias)
-    else:
-        output = _onednn_linear(rows, _packed(weight), bias)
-    return output.view(*input.shape[:-1], weight.size(0))
+    )
+    packed = not training and kept_packed(weight)
+    if not onednn_is_faster(*weight.shape, rows, training, packed):
+        return F.linear(input, weight, bias)
+    if not training:  # oneDNN's kernel takes any number of dimensions: one operator
+        return _onednn_linear(_contiguous(input), _packed(weight) if packed else weight, bias)
+    output = _OneDNNLinear.apply(rows_of(input), weight, bias)
+    return output if input.dim() == 2 else output.view(*input.shape[:-1], weight.size(0))
+
+
+def _contiguous(input: Tensor) -> Tensor:
+    """With as few operators as it takes: each costs a few microseconds, which a beam-search step
+    pays for every product."""
+    return input if input.is_contiguous() else input.contiguous()
+
+
+def rows_of(input: Tensor) -> Tensor:
+    """``input`` as a contiguous matrix of rows."""
+    return _contiguous(input if input.dim() == 2 else input.reshape(-1, input.size(-1)))
 
 
 class OneDNNLinear(nn.Linear):
@@ -185,3 +278,52 @@ class OneDNNLinear(nn.Linear):
         """fairseq's preparation of a model for generation only (fairseq-generate,
         fairseq-interactive, the hub interface), after which it refuses to train."""
         keep_packed_for_generation(self.weight)
+
+
+class Product:
+    """x W^T (+ an addend) for one weight W (out x in), by the library measured faster for its
+    shapes (``onednn_is_faster``), with the addition folded into the product (ATen's addmm, oneDNN's
+    binary post-op): one operator. For the decoder's recurrence, whose steps call it directly."""
+
+    def __init__(self, weight: Tensor, rows: int, training: bool):
+        # without gradients, oneDNN may read a packed copy (a model prepared for generation)
+        packed = not training and kept_packed(weight)
+        self.onednn = weight.dtype == torch.float32 and onednn_is_faster(
+            *weight.shape, rows, training, packed
+        )
+        self.weight = weight
+        self.forward_weight = _packed(weight) if packed and self.onednn else weight
+
+    @functools.cached_property
+    def weight_t(self) -> Tensor:
+        return self.weight.t()  # made when first needed: an operator of its own
+
+    def __call__(self, x: Tensor, addend: Optional[Tensor] = None) -> Tensor:
+        """x W^T (+ addend)."""
+        if self.onednn:
+            return _onednn_product(x, self.forward_weight, addend)
+        return (
+            torch.mm(x, self.weight_t) if addend is None else torch.addmm(addend, x, self.weight_t)
+        )
+
+    def transposed(self, g: Tensor, addend: Optional[Tensor] = None) -> Tensor:
+        """g W (+ addend): what the backward pass multiplies an output gradient by."""
+        if self.onednn:
+            return _onednn_product(g, self.weight_t, addend)
+        return torch.mm(g, self.weight) if addend is None else torch.addmm(addend, g, self.weight)
+
+    def weight_gradient(self, grad_output: Tensor, input: Tensor) -> Tensor:
+        """g^T x summed over every row of both (... x out and ... x in): W's gradient."""
+        grad_output = grad_output.reshape(-1, grad_output.size(-1))
+        input = input.reshape(-1, input.size(-1))
+        if self.onednn:
+            # oneDNN's fast kernels want g^T, its weight here, as a transposed dense matrix: a view
+            # with longer rows (a slice of the recurrence's gradients) took it 9 s instead of 5 ms
+            return onednn_weight_gradient(grad_output.contiguous(), input)
+        return torch.mm(grad_output.t(), input)
+
+
+def _onednn_product(x: Tensor, weight: Tensor, addend: Optional[Tensor]) -> Tensor:
+    if addend is None:
+        return _onednn_linear(x, weight, None)
+    return _ONEDNN_LINEAR.binary(x, addend, weight, None, "add")

@@ -63,9 +63,31 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             prev_output_tokens = prev_output_tokens[:, -1:]
         embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))  # E y_{i-1}
         cache = self._cache(encoder_out, incremental_state)
-        # W E y_{i-1} for all positions at once; unbound so that each step's gradient is a view.
-        input_drives = self.gru.project_inputs(embedded).unbind(dim=1)
-        steps = embedded.size(1)
+        input_drives = self.gru.project_inputs(embedded)  # W E y_{i-1} for all positions at once
+        prev_states, contexts, alphas, state = self.recur(
+            input_drives, encoder_out, cache, keep_last_state=incremental_state is not None
+        )
+        if incremental_state is not None:
+            cache["state"] = state
+            self.set_incremental_state(incremental_state, "cache", cache)
+        maxout = self.deep_output(prev_states, embedded, contexts)
+        if embedded.size(1) == 1 and incremental_state is None and torch.is_grad_enabled():
+            maxout = maxout + self._unused_step(input_drives[:, 0], contexts[:, 0], cache, state)
+        return self.dropout_module(maxout), {"attn": [alphas]}
+
+    def recur(
+        self,
+        input_drives: Tensor,
+        encoder_out: Dict[str, Tensor],
+        cache: Dict[str, Tensor],
+        keep_last_state: bool,
+    ) -> Tuple[Tensor, Tensor, Optional[Tensor], Tensor]:
+        """Eq. (4) over the target positions from s_0 = cache["state"], given W E y_{i-1} at every
+        position (B x T x 3n): s_{i-1} and c_i at every position (B x T x n, B x T x context),
+        alpha_i (B x T x S, or None), and the last state: s_T if ``keep_last_state`` (to go on
+        decoding), else s_{T-1} (the state after the last position is not needed)."""
+        input_drives = input_drives.unbind(dim=1)  # so that each step's gradient is a view
+        steps = len(input_drives)
         state = cache["state"]
         prev_states, contexts, alphas = [], [], []
         for i in range(steps):
@@ -73,18 +95,11 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             prev_states.append(state)
             contexts.append(context)
             alphas.append(alpha)
-            # The state after the last position is only needed to go on decoding.
-            if incremental_state is not None or i + 1 < steps:
+            if keep_last_state or i + 1 < steps:
                 drive = input_drives[i] + self.context_drive(context, cache)
                 state = self.gru(drive, state)  # s_i, Eq. (4)
-        if incremental_state is not None:
-            cache["state"] = state
-            self.set_incremental_state(incremental_state, "cache", cache)
-        maxout = self.deep_output(torch.stack(prev_states, 1), embedded, torch.stack(contexts, 1))
-        if steps == 1 and incremental_state is None and torch.is_grad_enabled():
-            maxout = maxout + self._unused_step(input_drives[0], contexts[0], cache, state)
-        attn = torch.stack(alphas, 1) if alphas[0] is not None else None  # B x T x S
-        return self.dropout_module(maxout), {"attn": [attn]}
+        attn = torch.stack(alphas, 1) if alphas[0] is not None else None
+        return torch.stack(prev_states, 1), torch.stack(contexts, 1), attn, state
 
     def _unused_step(self, input_drive: Tensor, context: Tensor, cache, state: Tensor) -> Tensor:
         """0, computed from s_1, for a batch whose targets are one token (end of sentence) each.

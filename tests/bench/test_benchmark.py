@@ -31,3 +31,17 @@ def test_an_unwritable_document_fails_before_any_measurement(tmp_path):
     (tmp_path / "file").write_text("", encoding="utf-8")
     with pytest.raises(OSError):
         benchmark.check_writable(tmp_path / "file" / "performance.md")
+
+
+def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_log(benchmark):
+    log = "\n".join(
+        f"2026-11-24 | INFO | bahdanau_plugin.cpu_fast_path.measured_choice | {line}"
+        for line in (
+            "products 256 -> 768 x 256 rows, forward: oneDNN 0.1 ms, ATen 0.2 ms: oneDNN "
+            "(12 of the 200 ms measuring budget used)",
+            "products 256 -> 512 x 256 rows, forward: ATen (the 200 ms measuring budget is spent)",
+        )
+    )
+    choices = benchmark.fast_path_choices(log + "\n| INFO | train_inner | epoch 001")
+    assert len(choices) == 2 and choices[1].endswith("budget is spent)")
+    assert benchmark.measuring_budget_used(choices) == 12

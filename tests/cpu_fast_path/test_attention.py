@@ -3,6 +3,7 @@ their activations recomputed in backward; the same values and gradients as the f
 
 import torch
 
+from bahdanau_plugin.cpu_fast_path import attention as fast_attention
 from bahdanau_plugin.cpu_fast_path.attention import AlignmentEnergies, FastBahdanauAttention
 
 
@@ -46,13 +47,14 @@ def test_energies_keep_only_their_inputs_for_backward():
     assert sorted(kept) == sorted([projected_state.shape, projected_annotations.shape, v.shape])
 
 
-def _fast_energies_taken(monkeypatch, dtype, autocast=False):
+def _fast_energies_taken(monkeypatch, dtype, autocast=False, faster=True):
     """Whether a FastBahdanauAttention with parameters of this dtype computes AlignmentEnergies."""
     taken = []
     original = AlignmentEnergies.apply
     monkeypatch.setattr(
         AlignmentEnergies, "apply", lambda *inputs: taken.append(True) or original(*inputs)
     )
+    monkeypatch.setattr(fast_attention, "sigmoid_identity_is_faster", lambda *args: faster)
     attention = FastBahdanauAttention(4, 6, 5).to(dtype)
     state, annotations = torch.randn(2, 4, dtype=dtype), torch.randn(2, 3, 6, dtype=dtype)
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
@@ -77,3 +79,7 @@ def test_in_a_half_precision_model_the_float32_alignment_model_takes_the_fast_en
 
 def test_float64_takes_the_plain_formula(monkeypatch):
     assert not _fast_energies_taken(monkeypatch, torch.float64)
+
+
+def test_where_torch_tanh_is_measured_faster_the_energies_are_the_plain_formula(monkeypatch):
+    assert not _fast_energies_taken(monkeypatch, torch.float32, faster=False)

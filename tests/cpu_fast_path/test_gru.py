@@ -5,6 +5,7 @@ import torch
 
 from bahdanau_plugin.cpu_fast_path import gru, onednn_linear
 from bahdanau_plugin.cpu_fast_path.gru import OneDNNGRU, run_gru
+from bahdanau_plugin.cpu_fast_path.measured_choice import Chooser
 
 
 def test_run_gru_gives_nn_gru_s_states_and_gradients():
@@ -24,9 +25,9 @@ def test_run_gru_gives_nn_gru_s_states_and_gradients():
 
 @pytest.fixture
 def fast_calls(monkeypatch):
-    """The calls that took the loop, on a CPU with AVX-512."""
+    """The calls that took the loop, where it is measured faster."""
     taken = []
-    monkeypatch.setattr(gru, "has_avx512", lambda: True)
+    monkeypatch.setattr(gru, "loop_is_faster", lambda rnn, inputs: True)
     monkeypatch.setattr(gru, "run_gru", lambda *inputs: taken.append("fast") or run_gru(*inputs))
     return taken
 
@@ -51,8 +52,8 @@ def test_other_grus_and_inputs_are_nn_gru_s_own_forward(fast_calls):
     assert fast_calls == []
 
 
-def test_on_an_avx2_only_cpu_the_gru_is_nn_gru_s_own_loop(fast_calls, monkeypatch):
-    monkeypatch.setattr(gru, "has_avx512", lambda: False)
+def test_where_nn_gru_s_loop_is_measured_faster_the_gru_is_nn_gru_s_own(fast_calls, monkeypatch):
+    monkeypatch.setattr(gru, "loop_is_faster", lambda rnn, inputs: False)
     rnn = torch.nn.GRU(5, 4, batch_first=True)
     inputs = torch.randn(3, 6, 5)
     expected = rnn(inputs)
@@ -76,3 +77,10 @@ def test_a_gru_prepared_for_generation_gives_nn_gru_s_states(fast_calls, monkeyp
             for ours, theirs in zip(fast(inputs), expected):
                 torch.testing.assert_close(ours, theirs)
     assert fast_calls == ["fast", "fast"]
+
+
+def test_timing_the_loops_gives_the_model_s_gru_no_gradient(monkeypatch):
+    monkeypatch.setattr(gru, "CHOOSER", Chooser(setting="auto"))
+    rnn = _as_fast(torch.nn.GRU(5, 4, batch_first=True))
+    gru.loop_is_faster(rnn, torch.randn(3, 6, 5, requires_grad=True))
+    assert all(parameter.grad is None for parameter in rnn.parameters())

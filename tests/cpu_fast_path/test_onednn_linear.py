@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from bahdanau_plugin.cpu_fast_path import onednn_linear as onednn
+from bahdanau_plugin.cpu_fast_path.measured_choice import Chooser
 from bahdanau_plugin.cpu_fast_path.onednn_linear import OneDNNLinear, linear
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
@@ -287,3 +288,50 @@ def test_a_cache_size_the_user_chose_is_kept(monkeypatch):
     monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "256")
     onednn.limit_onednn_caches()
     assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "256"
+
+
+def test_where_aten_is_measured_faster_a_product_is_f_linear_s(monkeypatch):
+    monkeypatch.setattr(onednn, "onednn_is_faster", lambda *shapes: False)
+    x, weight, b = inputs((2, 3, 5))
+    assert torch.equal(linear(x, weight, b), F.linear(x, weight, b))
+
+
+def test_the_plain_setting_turns_the_fast_path_off(monkeypatch):
+    monkeypatch.setattr(onednn.CHOOSER, "_setting", "plain")
+    x, weight, _ = inputs((3, 5))
+    assert not onednn.runs_in_cpu_float32(x, weight)
+
+
+@pytest.fixture
+def measuring(monkeypatch):
+    """A chooser that measures (the tests' own takes every fast computation unmeasured)."""
+    chooser = Chooser(setting="auto")
+    monkeypatch.setattr(onednn, "CHOOSER", chooser)
+    return chooser
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["with gradients", "forward"])
+def test_choosing_a_library_times_both_and_leaves_torch_s_random_numbers_alone(measuring, training):
+    torch.manual_seed(0)
+    onednn.onednn_is_faster(7, 5, 3, training)
+    drawn = torch.rand(3)
+    torch.manual_seed(0)
+    assert torch.equal(drawn, torch.rand(3))
+    assert len(measuring.choices) == 1
+
+
+def test_row_counts_are_chosen_for_by_their_power_of_two(measuring):
+    for rows in (65, 80, 128, 300, 5000):
+        onednn.onednn_is_faster(7, 5, rows, training=False)
+    assert len(measuring.choices) == 2  # 65 to 128 rows, and 256 or more
+
+
+def test_for_a_weight_kept_for_generation_onednn_is_timed_with_the_packed_weight(
+    measuring, reorders
+):
+    layer = _prepared_for_generation(256, 4096)  # 2^20 elements: kept packed
+    with torch.no_grad():
+        layer(torch.randn(3, 256))
+    ((choice, _threads),) = measuring.choices
+    assert choice[-1] == "(weight packed for generation)"
+    assert len(reorders) >= 1  # the probe's copy, and the layer's own if oneDNN was faster

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from bahdanau_plugin.cpu_fast_path.attention import FastBahdanauAttention
+from bahdanau_plugin.cpu_fast_path.decoder_recurrence import Recurrence
 from bahdanau_plugin.cpu_fast_path.onednn_linear import runs_in_cpu_float32
 
 from ..support.tiny import build_tiny_model, randomize_
@@ -15,43 +16,43 @@ from .paper_equations import decode_step_by_step, encode_step_by_step
 TOLERANCE = 1e-5
 
 
-def _record_outputs(module, sink):
-    return module.register_forward_hook(lambda _module, _inputs, output: sink.append(output))
-
-
-def _record_energies(attention, sink):
-    """e_ij, as the alignment model computes them before masking the padding."""
-    compute = attention.energies
-
-    def recorded(*inputs):
-        sink.append(compute(*inputs))
-        return sink[-1]
-
-    attention.energies = recorded
-
-
 def _model_trace(model):
-    """Run the model's teacher-forced forward pass and record its per-step internals."""
+    """Run the model's teacher-forced forward pass and record its per-step internals: s_{i-1} and
+    c_i as its deep output reads them (at every position), alpha_i as it returns them, and e_ij as
+    its alignment model computes them from its own states, before masking the padding. (The CPU
+    fast path's decoder computes the energies inside its fused step, up to a constant per sentence
+    that softmax does not see: the alphas test them there.)"""
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
     decoder = model.decoder
-    energies, contexts, states = [], [], []
-    hooks = [_record_outputs(decoder.gru, states)]
-    if hasattr(decoder, "attention"):
-        _record_energies(decoder.attention, energies)
-        hooks.append(_record_outputs(decoder.attention, contexts))
+    deep_output_inputs = []
+    hook = decoder.deep_output.register_forward_pre_hook(
+        lambda _module, inputs: deep_output_inputs.append(inputs)
+    )
     encoder_out = model.encoder(src_tokens, src_lengths)
     logits, extra = decoder(prev_tokens, encoder_out)
-    for hook in hooks:
-        hook.remove()
+    hook.remove()
+    prev_states, _, contexts = deep_output_inputs[0]
+    energies = None
+    if hasattr(decoder, "attention"):
+        attention = decoder.attention
+        annotations = attention.own_precision(encoder_out["annotations"])
+        projected_annotations = attention.project_annotations(annotations)
+        energies = torch.stack(
+            [
+                attention.energies(attention.state_projection(state), projected_annotations)
+                for state in prev_states.unbind(1)
+            ],
+            1,
+        )
     log_probs = model.get_normalized_probs((logits, extra), log_probs=True)
     return {
         "encoder_out": encoder_out,
         "prev_tokens": prev_tokens,
-        "energies": torch.stack(energies, 1) if energies else None,
-        "context": torch.stack([c for c, _ in contexts], 1) if contexts else None,
+        "energies": energies,
+        "context": contexts,
         "alpha": extra["attn"][0],
-        "state": torch.stack(states, 1),
+        "state": prev_states[:, 1:],  # s_1, s_2, ...
         "log_probs": log_probs,
     }
 
@@ -106,10 +107,14 @@ def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(qua
 
 
 @pytest.mark.cpu_only
-def test_the_float32_runs_above_take_the_cpu_fast_path():
+def test_the_float32_runs_above_take_the_cpu_fast_path(monkeypatch):
     model = build_tiny_model("rnnsearch")
     assert type(model.decoder.attention) is FastBahdanauAttention
     assert runs_in_cpu_float32(model.decoder.attention.energy.weight)
+    original, fused = Recurrence.apply, []
+    monkeypatch.setattr(Recurrence, "apply", lambda *inputs: fused.append(1) or original(*inputs))
+    _model_trace(randomize_(model))
+    assert fused == [1]
 
 
 def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first_word():

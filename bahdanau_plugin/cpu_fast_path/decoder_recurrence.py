@@ -1,0 +1,379 @@
+"""The decoder's recurrence over the target positions (Eqs. 4 to 6, Appendix A.2.2) in few
+operators, for CPU float32: the fast path's ``ConditionalGRUDecoder.recur``, with the same values.
+
+The plain loop dispatches every operator of the formulas one by one, and autograd adds its own;
+each costs a few microseconds outside its arithmetic (a kernel launch on a GPU). Per target
+position, with the fast path's layers, that loop took 37 operators in the forward pass, 87 in the
+backward pass and 68 in a beam-search step; this recurrence takes 19, 28 and 43
+(``bench/operator_counts.py``, docs/performance.md), with the same functions:
+
+- the two products that read s_{i-1}, W_a s_{i-1} and [U_z; U_r] s_{i-1}, are one product;
+- the additions that follow a product are folded into it (W E y_{i-1} + C c_i, and the
+  candidate's sum): ATen's addmm, oneDNN's product with an addition (``Product``);
+- no masking where no sentence is padded;
+- the energies e_ij = v_a^T tanh(x_ij) through the measured activation (``Activation``), its
+  scale folded into W_a and, once per sentence, into U_a h_j;
+- the backward pass is written out (one autograd node for the whole recurrence, not one per
+  operator), recomputes the energies' activations instead of keeping T of them (B x S x n' each),
+  and computes each weight's gradient as one product over all positions at the end, instead of one
+  small product and one accumulation of a whole weight-sized gradient per position.
+
+``tests/cpu_fast_path/test_decoder_recurrence.py`` holds its values and gradients against the plain
+loop's; the paper-equation tests run through it in float32.
+"""
+
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+from .onednn_linear import Product
+
+
+@dataclass(frozen=True)
+class Activation:
+    """The energies e_ij = v_a^T tanh(x_ij) as (scale v_a)^T f(y_ij) with y = scale x, up to a
+    constant that softmax does not see: f = tanh (scale 1), or through the sigmoid identity
+    tanh(x) = 2 sigmoid(2x) - 1, f = sigmoid (scale 2; e_ij + sum(v_a), the same alpha_ij). The
+    scale is folded into W_a and, once per sentence, into U_a h_j."""
+
+    scale: float
+    function_: Callable[[Tensor], Tensor]  # f, in place
+    backward: Callable[[Tensor, Tensor], Tensor]  # (gradient of f(y), f(y)) -> gradient of y
+
+
+TANH = Activation(1.0, torch.tanh_, torch.ops.aten.tanh_backward)
+SIGMOID_IDENTITY = Activation(2.0, torch.sigmoid_, torch.ops.aten.sigmoid_backward)
+
+
+@dataclass
+class Attention:
+    """What the alignment model reads at every step, computed once per sentence: h_j (B x S x 2n),
+    scale (U_a h_j + b_a) (B x S x n'), and the padding mask (B x S; None where no sentence is
+    padded)."""
+
+    annotations: Tensor
+    scaled_projected_annotations: Tensor
+    padding: Optional[Tensor]
+    activation: Activation
+
+
+@dataclass
+class Weights:
+    """The decoder's parameters that its steps multiply by. Without attention (RNNencdec) the
+    context's term C c is part of the drives, and the last three are None."""
+
+    gate_weight: Tensor  # [U_z; U_r]
+    candidate_weight: Tensor  # U
+    attention_weight: Optional[Tensor] = None  # W_a
+    energy_weight: Optional[Tensor] = None  # v_a, flat
+    context_weight: Optional[Tensor] = None  # [C_z; C_r; C]
+
+    def tensors(self) -> List[Tensor]:
+        return [tensor for tensor in vars(self).values() if tensor is not None]
+
+
+@dataclass
+class Layout:
+    """The weights laid out for the step's products: [scale W_a; U_z; U_r] (or [U_z; U_r]), U,
+    [C_z; C_r; C] and scale v_a."""
+
+    state_weight: Tensor
+    candidate_weight: Tensor
+    context_weight: Optional[Tensor]
+    scaled_v: Optional[Tensor]
+
+
+def layout(weights: Weights, activation: Optional[Activation]) -> Layout:
+    if weights.attention_weight is None:
+        return Layout(weights.gate_weight, weights.candidate_weight, None, None)
+    return Layout(
+        # W_a s_{i-1} and the gates' U s_{i-1} in one product
+        torch.cat([activation.scale * weights.attention_weight, weights.gate_weight]),
+        weights.candidate_weight,
+        weights.context_weight,
+        activation.scale * weights.energy_weight,
+    )
+
+
+class Step:
+    """One target position's computation for ``rows`` rows, with its products' libraries chosen by
+    measurement (``Product``)."""
+
+    def __init__(self, weights: Layout, rows: int, training: bool):
+        self.hidden = weights.candidate_weight.size(0)
+        self.attention_dim = weights.state_weight.size(0) - 2 * self.hidden
+        self.state = Product(weights.state_weight, rows, training)
+        self.candidate = Product(weights.candidate_weight, rows, training)
+        if self.attention_dim:
+            self.context = Product(weights.context_weight, rows, training)
+            self.scaled_v = weights.scaled_v
+
+
+@dataclass
+class Trace:
+    """What the backward pass reads, kept by the forward pass: per GRU step [z_i; r_i], the
+    candidate state and r_i * s_{i-1}; per position scale W_a s_{i-1} (with attention)."""
+
+    gates: List[Tensor]
+    candidates: List[Tensor]
+    reset_states: List[Tensor]
+    attention_inputs: List[Tensor]
+
+
+def run(
+    step: Step,
+    drives: Tensor,
+    state: Tensor,
+    attention: Optional[Attention],
+    gru_steps: int,
+    trace: Optional[Trace] = None,
+):
+    """From s_0 = ``state``, over the positions of ``drives`` (W E y_{i-1} + biases, B x T x 3n;
+    with C c included where there is no attention): the states s_0 ... s_{gru_steps} (B x n
+    each), and with attention c_i (B x 1 x 2n) and alpha_i (B x S) at every position (lists).
+    ``trace`` collects what the backward pass needs."""
+    hidden, attention_dim = step.hidden, step.attention_dim
+    states, contexts, alphas = [state], [], []
+    for i, drive in enumerate(drives.unbind(dim=1)):
+        if attention is None and i >= gru_steps:
+            break
+        gate_drive = step.state(state)  # [scale W_a; U_z; U_r] s_{i-1}
+        if attention is not None:
+            attention_input, gate_drive = gate_drive.split([attention_dim, 2 * hidden], dim=1)
+            hidden_units = attention.activation.function_(
+                attention.scaled_projected_annotations + attention_input.unsqueeze(1)
+            )
+            energies = torch.matmul(hidden_units, step.scaled_v)  # e_ij (+ a constant), Eq. (6)
+            if attention.padding is not None:
+                energies.masked_fill_(attention.padding, float("-inf"))
+            alpha = torch.softmax(energies, dim=1)  # Eq. (6)
+            context = torch.bmm(alpha.unsqueeze(1), attention.annotations)  # c_i, Eq. (5)
+            alphas.append(alpha)
+            contexts.append(context)
+            if trace is not None:
+                trace.attention_inputs.append(attention_input)
+            if i >= gru_steps:
+                break
+            drive = step.context(context.squeeze(1), addend=drive)  # W E y_{i-1} + C c_i
+        gate_input, candidate_input = drive.split([2 * hidden, hidden], dim=1)
+        gates = torch.add(gate_input, gate_drive).sigmoid_()  # z_i, r_i
+        update, reset = gates.chunk(2, dim=1)
+        reset_state = reset * state
+        candidate = step.candidate(reset_state, addend=candidate_input).tanh_()
+        state = torch.lerp(state, candidate, update)  # s_i, Eq. (4)
+        states.append(state)
+        if trace is not None:
+            trace.gates.append(gates)
+            trace.candidates.append(candidate)
+            trace.reset_states.append(reset_state)
+    return states, contexts, alphas
+
+
+def stacked(tensors: List[Tensor], dim: int = 1) -> Tensor:
+    """torch.stack, as one view where there is one tensor (a beam-search step)."""
+    return tensors[0].unsqueeze(dim) if len(tensors) == 1 else torch.stack(tensors, dim)
+
+
+class Recurrence(torch.autograd.Function):
+    """``run`` over all target positions with gradients, its backward pass written out.
+
+    Inputs: the drives (B x T x 3n), s_0, the ``Weights``' tensors in their order, h_j,
+    scale (U_a h_j + b_a), the padding mask (B x S or None), the ``Activation`` and the number of
+    GRU steps; without attention, None in each of the attention's places. Outputs: the states
+    s_0 ... s_{gru_steps}, and with attention c_i (B x T x 2n) and alpha_i (B x T x S).
+    """
+
+    @staticmethod
+    def forward(
+        ctx,
+        drives,
+        state,
+        gate_weight,
+        candidate_weight,
+        attention_weight,
+        energy_weight,
+        context_weight,
+        annotations,
+        scaled_projected_annotations,
+        padding,
+        activation,
+        gru_steps,
+    ):
+        ctx.set_materialize_grads(False)
+        weights = Weights(
+            gate_weight, candidate_weight, attention_weight, energy_weight, context_weight
+        )
+        attention = None
+        if annotations is not None:
+            attention = Attention(annotations, scaled_projected_annotations, padding, activation)
+        step = Step(layout(weights, activation), state.size(0), training=True)
+        trace = Trace([], [], [], [])
+        states, contexts, alphas = run(step, drives, state, attention, gru_steps, trace)
+        states = torch.stack(states, dim=1)
+        contexts = torch.cat(contexts, dim=1) if attention is not None else None
+        alphas = torch.stack(alphas, dim=1) if attention is not None else None
+        ctx.step, ctx.attention, ctx.positions = step, attention, drives.size(1)
+        kept = [trace.gates, trace.candidates, trace.reset_states, trace.attention_inputs]
+        ctx.save_for_backward(
+            states, contexts, alphas, *(torch.stack(t, dim=1) if t else None for t in kept)
+        )
+        if attention is None:
+            return states
+        return states, contexts, alphas
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_states, grad_contexts=None, grad_alphas=None):
+        step, attention, positions = ctx.step, ctx.attention, ctx.positions
+        states, contexts, alphas, gates, candidates, reset_states, attention_inputs = (
+            ctx.saved_tensors
+        )
+        rows, gru_steps = states.size(0), states.size(1) - 1
+        hidden, attention_dim = step.hidden, step.attention_dim
+        # Per position, the gradients of [scale W_a s_{i-1} | the gates' pre-activations | the
+        # candidate's]: [:attention_dim + 2n] is the state product's output gradient, and
+        # [attention_dim:] the drives' (and the context product's). Views of each position's
+        # tensors are taken once (unbind), not at every position.
+        grads = states.new_zeros(rows, positions, attention_dim + 3 * hidden)
+        state_product_grads = grads[:, :, : attention_dim + 2 * hidden].unbind(1)
+        drive_grads = grads[:, :, attention_dim:].unbind(1)
+        gru = _GRUBackward(step, states, gates, candidates)
+        if attention is not None:
+            alignment = _AlignmentBackward(step, attention, alphas, grad_alphas, attention_inputs)
+            attention_input_grads = grads[:, :, :attention_dim].unbind(1)
+            if grad_contexts is None:
+                grad_contexts = torch.zeros_like(contexts)
+            context_output_grads = grad_contexts.unbind(1)
+        state_output_grads = [None] * (gru_steps + 1)
+        if grad_states is not None:
+            state_output_grads = grad_states.unbind(1)
+        grad_state = state_output_grads[-1] if gru_steps == positions else None  # d s_T
+        for i in reversed(range(positions)):
+            # d s_{i-1}: from the states output, through the GRU to s_i, through the products
+            grad_prev = state_output_grads[i]
+            if i < gru_steps:
+                through_gru = gru.step_backward(i, grad_state, drive_grads[i])
+                grad_prev = through_gru if grad_prev is None else through_gru.add_(grad_prev)
+            if attention is not None:
+                grad_context = context_output_grads[i]
+                if i < gru_steps:  # c_i also drove the GRU: C^T times the drive's gradient
+                    grad_context = step.context.transposed(drive_grads[i], addend=grad_context)
+                alignment.step_backward(i, grad_context, attention_input_grads[i])
+            if attention is not None or i < gru_steps:
+                grad_prev = step.state.transposed(state_product_grads[i], addend=grad_prev)
+            grad_state = grad_prev
+        state_weight_grad = step.state.weight_gradient(
+            grads[:, :, : attention_dim + 2 * hidden], states[:, :positions]
+        )
+        if gru_steps:
+            candidate_weight_grad = step.candidate.weight_gradient(
+                grads[:, :gru_steps, attention_dim + 2 * hidden :], reset_states
+            )
+        else:  # no GRU step: U's true gradient, 0
+            candidate_weight_grad = torch.zeros_like(step.candidate.weight)
+        attention_grads = (None,) * 5
+        if attention is not None:
+            attention_grads = (
+                attention.activation.scale * state_weight_grad[:attention_dim],  # W_a
+                alignment.energy_weight_gradient(),  # v_a
+                step.context.weight_gradient(grads[:, :, attention_dim:], contexts),  # C
+                alignment.annotations_gradient(),  # h_j, through the contexts
+                alignment.grad_projected,
+            )
+        if grad_state is None:
+            grad_state = states.new_zeros(rows, hidden)
+        return (
+            grads[:, :, attention_dim:],  # the drives'
+            grad_state,  # s_0's
+            state_weight_grad[attention_dim:],  # [U_z; U_r]
+            candidate_weight_grad,
+            *attention_grads,
+            None,
+            None,
+            None,
+        )
+
+
+class _GRUBackward:
+    """Through s_i = (1 - z_i) s_{i-1} + z_i tanh(u_i), position by position (the last first)."""
+
+    def __init__(self, step: Step, states: Tensor, gates, candidates):
+        self.step = step
+        self.prev_states = states.unbind(1)
+        if gates is not None:
+            self.gates, self.candidates = gates.unbind(1), candidates.unbind(1)
+        self.gate_grads = states.new_empty(states.size(0), 2 * step.hidden)  # d z_i, d r_i
+        self.update_grad, self.reset_grad = self.gate_grads.chunk(2, dim=1)
+
+    def step_backward(self, i: int, grad_state: Optional[Tensor], grad_drive: Tensor) -> Tensor:
+        """d s_{i-1} from d s_i (None: 0); writes the gradients of the gates' and the candidate's
+        pre-activations into ``grad_drive`` (B x 3n)."""
+        prev_state, gates, candidate = self.prev_states[i], self.gates[i], self.candidates[i]
+        if grad_state is None:
+            grad_state = torch.zeros_like(prev_state)
+        update, reset = gates.chunk(2, dim=1)
+        grad_gates_input, grad_candidate_input = grad_drive.split(
+            [2 * self.step.hidden, self.step.hidden], dim=1
+        )
+        grad_candidate = grad_state * update
+        torch.mul(grad_state, candidate - prev_state, out=self.update_grad)
+        grad_prev = grad_state - grad_candidate  # (1 - z_i) d s_i
+        torch.ops.aten.tanh_backward.grad_input(
+            grad_candidate, candidate, grad_input=grad_candidate_input
+        )
+        grad_reset_state = self.step.candidate.transposed(grad_candidate_input)  # U^T d u_i
+        torch.mul(grad_reset_state, prev_state, out=self.reset_grad)
+        grad_prev.addcmul_(grad_reset_state, reset)
+        torch.ops.aten.sigmoid_backward.grad_input(
+            self.gate_grads, gates, grad_input=grad_gates_input
+        )
+        return grad_prev
+
+
+class _AlignmentBackward:
+    """The alignment model's gradients, gathered position by position (the last first)."""
+
+    def __init__(self, step: Step, attention: Attention, alphas, grad_alphas, attention_inputs):
+        self.step, self.attention, self.alphas = step, attention, alphas  # B x T x S
+        self.position_alphas = alphas.unbind(1)
+        self.alpha_grads = grad_alphas.unbind(1) if grad_alphas is not None else None
+        self.attention_inputs = attention_inputs.unbind(1)  # scale W_a s_{i-1}
+        # d alpha_ij = h_j^T d c_i as a batch of 1-row products: the layout bmm runs fast
+        self.annotations_t = attention.annotations.transpose(1, 2)
+        self.grad_projected = torch.zeros_like(attention.scaled_projected_annotations)
+        # sum over positions and sources of d e_ij f(y_ij), per sentence: v_a's gradient
+        self.energy = alphas.new_zeros(alphas.size(0), 1, step.attention_dim)
+        self.context_grads = []
+
+    def step_backward(self, i: int, grad_context: Tensor, grad_attention_input: Tensor) -> None:
+        """Position i, from d c_i (B x 2n): accumulates the gradients of U_a h_j and v_a, and
+        writes that of scale W_a s_{i-1} into ``grad_attention_input``."""
+        attention = self.attention
+        self.context_grads.append(grad_context)
+        grad_alpha = torch.bmm(grad_context.unsqueeze(1), self.annotations_t).squeeze(1)  # Eq. (5)
+        if self.alpha_grads is not None:
+            grad_alpha.add_(self.alpha_grads[i])
+        grad_energies = torch._softmax_backward_data(
+            grad_alpha, self.position_alphas[i], 1, grad_alpha.dtype
+        )
+        # f(y_ij), recomputed rather than kept for every position
+        hidden_units = attention.activation.function_(
+            attention.scaled_projected_annotations + self.attention_inputs[i].unsqueeze(1)
+        )
+        self.energy.baddbmm_(grad_energies.unsqueeze(1), hidden_units)
+        grad_y = attention.activation.backward(
+            grad_energies.unsqueeze(2) * self.step.scaled_v, hidden_units
+        )
+        self.grad_projected.add_(grad_y)
+        torch.sum(grad_y, dim=1, out=grad_attention_input)
+
+    def energy_weight_gradient(self) -> Tensor:
+        return self.attention.activation.scale * self.energy.sum(dim=(0, 1))
+
+    def annotations_gradient(self) -> Tensor:
+        """Through c_i = sum_j alpha_ij h_j at every position: one batched product."""
+        grad_contexts = torch.stack(self.context_grads[::-1], dim=1)
+        return torch.bmm(self.alphas.transpose(1, 2), grad_contexts)
