@@ -121,16 +121,10 @@ def measuring_budget_used(choices):
     return max((int(found.group(1)) for found in used if found), default=0)
 
 
-def train(name, data_bin, save_dir, sizes, env, *more_options):
-    """Target words per second after the warm-up, and peak memory; more_options win."""
-    shutil.rmtree(save_dir, ignore_errors=True)
-    command = [
-        shutil.which("fairseq-train", path=env["PATH"]),
-        data_bin,
-        *model_flags(name, sizes),
-        "--user-dir",
-        PLUGIN,
-        "--cpu",
+def timed_training_flags(batch_size, updates, log_interval, save_dir):
+    """fairseq-train's options for a run timed from its own log: Adam, no dropout, no validation,
+    a train_inner line every ``log_interval`` updates, one checkpoint at the end."""
+    return [
         "--seed",
         "1",
         "--dropout",
@@ -142,19 +136,35 @@ def train(name, data_bin, save_dir, sizes, env, *more_options):
         "--clip-norm",
         "1.0",
         "--batch-size",
-        sizes.batch_size,
+        batch_size,
         "--max-update",
-        sizes.warmup + sizes.updates,
+        updates,
         "--data-buffer-size",
         "0",
         "--log-interval",
-        sizes.log_interval,
+        log_interval,
         "--log-format",
         "simple",
         "--disable-validation",
         "--no-epoch-checkpoints",
         "--save-dir",
         save_dir,
+    ]
+
+
+def train(name, data_bin, save_dir, sizes, env, *more_options):
+    """Target words per second after the warm-up, and peak memory; more_options win."""
+    shutil.rmtree(save_dir, ignore_errors=True)
+    command = [
+        shutil.which("fairseq-train", path=env["PATH"]),
+        data_bin,
+        *model_flags(name, sizes),
+        "--user-dir",
+        PLUGIN,
+        "--cpu",
+        *timed_training_flags(
+            sizes.batch_size, sizes.warmup + sizes.updates, sizes.log_interval, save_dir
+        ),
         *more_options,
     ]
     log, _, peak = run_measured(command, env)

@@ -28,6 +28,8 @@ import torch
 from fairseq.sequence_generator import EnsembleModel
 from torch.profiler import ProfilerActivity, profile
 
+from bench import profile_step  # the benchmark's models and sizes (main)
+
 OPERATOR_PREFIXES = ("aten::", "mkldnn::")
 PHASES = ("training forward", "training backward", "beam step")
 
@@ -157,9 +159,6 @@ def _is_outermost_operator(event) -> bool:
 
 
 def main():
-    # the benchmark's models and sizes; a sibling module when this file runs as a script
-    import profile_step
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["rnnsearch", "rnnencdec", "lstm"])
     parser.add_argument("--device", default="cpu")

@@ -148,10 +148,17 @@ def _step_profile(result: dict) -> str:
             f"| {label} | {step['per_target_position']:.1f} {step['unit']} | {idle} | "
             f"{step['step_ms']:.1f} |"
         )
+    counts = ["| model, phase | operators | kernels |", "|---|---|---|"]
+    for name, phases in result["operator_counts"].items():
+        for phase, measured in phases.items():
+            kernels = "n/a" if measured["kernels"] is None else f"{measured['kernels']:.1f}"
+            counts.append(f"| {name}, {phase} | {measured['operators']:.1f} | {kernels} |")
     return (
         "\n".join(rows)
         + f"\n\nShapes: {result['shape']}. Host synchronizations in the beams' reorders after "
-        f"the first of a search: {result['reorder_synchronizations']}.\n"
+        f"the first of a search: {result['reorder_synchronizations']}.\n\n"
+        "Per target position (bench/operator_counts.py; on a CPU the fast path's counts are in "
+        "docs/performance.md):\n\n" + "\n".join(counts) + "\n"
     )
 
 

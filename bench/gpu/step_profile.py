@@ -5,7 +5,10 @@ rnnsearch at the paper's sizes (random weights), profiled with torch.profiler:
   search (beam 12, 80 sentences, every hypothesis forced to 20 tokens): GPU kernels launched per
   target position, and the share of the step's wall time in which no kernel ran;
 - the beams' reorders after the first of a search, under torch.cuda.set_sync_debug_mode("error"):
-  any host synchronization in them fails.
+  any host synchronization in them fails;
+- rnnsearch and rnnencdec at those sizes: operators and kernels per target position in a training
+  forward pass, its backward pass and a beam step, as bench/operator_counts.py counts them on a CPU
+  (docs/performance.md), so that the two machines' counts compare.
 On a CPU (a dry run) it counts top-level operators instead of kernels, at tiny sizes.
 """
 
@@ -15,6 +18,7 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 from bahdanau_tools import synthetic
+from bench.operator_counts import operators_per_target_position
 
 from .kit import Kit
 
@@ -25,9 +29,9 @@ SHAPES = {
 }
 
 
-def _model(kit: Kit, words: int):
+def _model(kit: Kit, words: int, name: str = "rnnsearch"):
     sizes = DRY_RUN_SIZES if kit.dry_run else synthetic.PAPER_SIZES
-    return synthetic.build("rnnsearch", words, **sizes).to(kit.device)
+    return synthetic.build(name, words, **sizes).to(kit.device)
 
 
 def _batch(model, sentences: int, length: int, device: str):
@@ -122,6 +126,10 @@ def run(kit: Kit) -> dict:
         synchronizations = _reorders_synchronize(kit, model, shape)
     return {
         "shape": shape,
+        "operator_counts": {
+            name: operators_per_target_position(_model(kit, shape["words"], name), kit.device)
+            for name in ("rnnsearch", "rnnencdec")
+        },
         "training_step": training,
         "beam_search": search,
         "reorder_synchronizations": synchronizations,

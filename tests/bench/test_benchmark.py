@@ -33,7 +33,7 @@ def test_an_unwritable_document_fails_before_any_measurement(tmp_path):
         benchmark.check_writable(tmp_path / "file" / "performance.md")
 
 
-def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_log(benchmark):
+def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_log():
     log = "\n".join(
         f"2026-11-24 | INFO | bahdanau_plugin.cpu_fast_path.measured_choice | {line}"
         for line in (

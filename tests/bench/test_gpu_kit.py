@@ -81,3 +81,11 @@ def test_the_profile_counts_operations_per_target_position(dry_run):
     result = dry_run[0]["step_profile"]["result"]
     assert result["training_step"]["per_target_position"] > 0
     assert result["beam_search"]["per_target_position"] > 0
+
+
+def test_the_profile_reports_the_operator_counts_of_both_models(dry_run):
+    counts = dry_run[0]["step_profile"]["result"]["operator_counts"]
+    assert set(counts) == {"rnnsearch", "rnnencdec"}
+    for phases in counts.values():
+        assert set(phases) == {"training forward", "training backward", "beam step"}
+        assert all(measured["operators"] > 0 for measured in phases.values())
