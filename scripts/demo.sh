@@ -18,6 +18,7 @@ fairseq-preprocess --source-lang en --target-lang fr \
   --trainpref "$out/raw/train" --validpref "$out/raw/valid" --testpref "$out/raw/test" \
   --destdir "$out/data-bin" --joined-dictionary --workers 2 > "$out/preprocess.log"
 
+# The optimizer options are bahdanau_tools/demo_recipe.py's OPTIMIZER (the tests train with them too).
 echo "== 3/5 fairseq-train rnnsearch (small sizes, about two minutes) -> $out/checkpoints"
 rm -rf "$out/checkpoints"
 fairseq-train "$out/data-bin" --user-dir "$plugin" --arch rnnsearch_50 --cpu --seed 1 \

@@ -4,6 +4,8 @@ import re
 import subprocess
 import sys
 
+from bahdanau_tools.demo_recipe import OPTIMIZER
+
 from .support.paths import REPO
 from .support.tools import fairseq_env, fairseq_tool
 
@@ -72,14 +74,7 @@ def test_rnnsearch_reaches_bleu_90_on_held_out_demo_sentences(tmp_path):
             "128",
             "--maxout-dim",
             "64",
-            "--optimizer",
-            "adam",
-            "--lr",
-            "0.01",
-            "--clip-norm",
-            "1.0",
-            "--max-tokens",
-            "2000",
+            *OPTIMIZER,
             "--max-update",
             "500",
             "--disable-validation",

@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+from bahdanau_tools.demo_recipe import OPTIMIZER
+
 from .support.paths import PLUGIN
 from .support.tools import run, tool_on_bytes
 
@@ -45,14 +47,7 @@ def train_validation_loss(data_bin, save_dir, updates, *precision):
         "--cpu",
         "--seed",
         "1",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.01",
-        "--clip-norm",
-        "1.0",
-        "--max-tokens",
-        "2000",
+        *OPTIMIZER,
         "--max-update",
         updates,
         "--save-dir",

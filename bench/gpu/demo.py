@@ -5,6 +5,8 @@ import re
 from pathlib import Path
 from typing import List, Tuple
 
+from bahdanau_tools.demo_recipe import OPTIMIZER
+
 from .kit import PLUGIN, REPO, Kit
 
 # scripts/demo.sh's model and recipe; a dry run trains a tiny one for a few updates
@@ -61,14 +63,7 @@ def train(kit: Kit, name: str, precision: List[str]) -> Tuple[float, Path]:
             sizes["hidden"],
             "--maxout-dim",
             sizes["maxout"],
-            "--optimizer",
-            "adam",
-            "--lr",
-            "0.01",
-            "--clip-norm",
-            "1.0",
-            "--max-tokens",
-            "2000",
+            *OPTIMIZER,
             "--max-update",
             updates,
             "--validate-interval-updates",

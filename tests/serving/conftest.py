@@ -9,6 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bahdanau_tools.demo_recipe import OPTIMIZER
+
 from ..support.paths import PLUGIN
 from ..support.tools import fairseq_env, fairseq_tool, run
 
@@ -52,14 +54,7 @@ def serving_checkpoint(data_bin, tmp_path_factory) -> Path:
         "--cpu",
         "--seed",
         "1",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.01",
-        "--clip-norm",
-        "1.0",
-        "--max-tokens",
-        "2000",
+        *OPTIMIZER,
         "--max-update",
         "400",
         "--disable-validation",
