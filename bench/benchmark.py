@@ -111,8 +111,10 @@ def training_words_per_second(log, warmup):
 
 
 def fast_path_choices(log):
-    """The fast path's choices as a run logged them (cpu_fast_path/measured_choice.py)."""
-    return re.findall(r"measured_choice \| (.*)", log)
+    """The fast path's choices as a run logged them (cpu_fast_path/measured_choice.py), in
+    fairseq-train's log format (``... | measured_choice | ...``) or fairseq-generate's
+    (``INFO:...measured_choice:...``)."""
+    return re.findall(r"measured_choice(?: \| |:)(.*)", log)
 
 
 def measuring_budget_used(choices):

@@ -4,8 +4,8 @@ one or more kernels) a model runs for each target word, in training and in beam 
 
 Counted with torch.profiler as the difference between two target lengths, so that what a sentence
 costs once (the encoder, U_a h_j, a search's first steps) cancels out and only the decoder's
-per-position work remains, after a first run that does what a process does once (the measured
-choices, the weights' layout for generation):
+per-position work remains, after a first run at each length that does what a process does once
+(the measured choices, made per shape, the weights' layout for generation):
 
 - ``training forward`` and ``training backward``: a teacher-forced forward pass over targets of
   each length, and its backward pass from the log-probabilities;
@@ -53,7 +53,8 @@ def operators_per_target_position(
         ("training", _training_counts),
         ("beam step", _beam_step_counts),
     ):
-        count(model, device, sentences, source_length, short, beam)  # once-per-process work
+        for length in target_lengths:  # once-per-process work, at both lengths' shapes
+            count(model, device, sentences, source_length, length, beam)
         at_short = count(model, device, sentences, source_length, short, beam)
         at_long = count(model, device, sentences, source_length, long, beam)
         for name in at_short:

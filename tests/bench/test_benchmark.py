@@ -45,3 +45,17 @@ def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_
     choices = benchmark.fast_path_choices(log + "\n| INFO | train_inner | epoch 001")
     assert len(choices) == 2 and choices[1].endswith("budget is spent)")
     assert benchmark.measuring_budget_used(choices) == 12
+
+
+def test_fairseq_generate_s_log_lines_of_the_fast_path_s_choices_are_read_too():
+    log = (
+        "INFO:bahdanau_plugin.cpu_fast_path.measured_choice:products 256 -> 9642 x 256 rows, "
+        "forward: oneDNN 1.9 ms, ATen 2.5 ms: oneDNN (130 of the 200 ms measuring budget used)\n"
+        "INFO:fairseq_cli.generate:Translated 1,000 sentences (17,000 tokens) in 5.2s"
+    )
+    choices = benchmark.fast_path_choices(log)
+    assert choices == [
+        "products 256 -> 9642 x 256 rows, forward: oneDNN 1.9 ms, ATen 2.5 ms: oneDNN (130 of the "
+        "200 ms measuring budget used)"
+    ]
+    assert benchmark.measuring_budget_used(choices) == 130
