@@ -280,8 +280,10 @@ def test_the_plugin_bounds_onednn_s_kernel_caches():
 
 
 def test_onednn_s_default_caches_grow_with_every_row_count():
-    """What the bound above prevents (oneDNN's and ideep's defaults are 1024 entries each)."""
-    assert memory_growth_over_many_row_counts(cache_entries=1024) > 100
+    """What the bound above prevents (oneDNN's and ideep's defaults are 1024 entries each).
+    Measured on the project's machine: about 300 MiB alone, and once 85 MiB within a whole test run
+    (2026-11-24); the bound keeps it under 40."""
+    assert memory_growth_over_many_row_counts(cache_entries=1024) > 60
 
 
 def test_a_cache_size_the_user_chose_is_kept(monkeypatch):
