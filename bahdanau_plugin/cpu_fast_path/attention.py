@@ -5,7 +5,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from ..modules.attention import BahdanauAttention
-from .measured_choice import CHOOSER
+from .measured_choice import CHOOSER, probe
 from .onednn_linear import row_class, runs_in_cpu_float32
 
 
@@ -64,11 +64,7 @@ def sigmoid_identity_is_faster(projected_annotations: Tensor, training: bool) ->
         ]
 
         def run(energies):
-            def forward_and_backward():
-                with torch.enable_grad():
-                    torch.autograd.grad(energies(*inputs).sum(), inputs)
-
-            return forward_and_backward if training else lambda: energies(*inputs)
+            return probe(lambda: energies(*inputs), inputs, training)
 
         return run(AlignmentEnergies.apply), run(plain_energies)
 

@@ -40,6 +40,7 @@ class FusedRecurrence:
 
     def fused_recur(
         self,
+        weights: Weights,
         drives: Tensor,
         state: Tensor,
         attention: Optional[Attention],
@@ -50,7 +51,6 @@ class FusedRecurrence:
         (without attention)."""
         positions = drives.size(1)
         gru_steps = positions if keep_last_state else positions - 1
-        weights = self.weights()
         alphas = None
         if torch.is_grad_enabled():
             attention_inputs = vars(attention).values() if attention is not None else (None,) * 4
@@ -105,8 +105,9 @@ class FastRNNsearchDecoder(FusedRecurrence, RNNsearchDecoder):
         return cache
 
     def recur(self, input_drives, encoder_out, cache, keep_last_state):
+        weights = self.weights()
         if "activation" not in cache or not runs_in_cpu_float32(
-            input_drives, cache["state"], *self.weights().tensors()
+            input_drives, cache["state"], *weights.tensors()
         ):
             return super().recur(input_drives, encoder_out, cache, keep_last_state)
         attention = Attention(
@@ -115,7 +116,7 @@ class FastRNNsearchDecoder(FusedRecurrence, RNNsearchDecoder):
             cache["padding"],
             cache["activation"],
         )
-        return self.fused_recur(input_drives, cache["state"], attention, keep_last_state)
+        return self.fused_recur(weights, input_drives, cache["state"], attention, keep_last_state)
 
 
 class FastRNNencdecDecoder(FusedRecurrence, RNNencdecDecoder):
@@ -126,13 +127,13 @@ class FastRNNencdecDecoder(FusedRecurrence, RNNencdecDecoder):
 
     def recur(self, input_drives, encoder_out, cache, keep_last_state):
         context_drive = cache["context_drive"]  # C c, the same at every position
-        if not runs_in_cpu_float32(
-            input_drives, cache["state"], context_drive, *self.weights().tensors()
-        ):
+        weights = self.weights()
+        if not runs_in_cpu_float32(input_drives, cache["state"], context_drive, *weights.tensors()):
             return super().recur(input_drives, encoder_out, cache, keep_last_state)
         summary = encoder_out["summary"]
         contexts = summary.unsqueeze(1).expand(-1, input_drives.size(1), -1)
         return self.fused_recur(
+            weights,
             input_drives + context_drive.unsqueeze(1),
             cache["state"],
             None,

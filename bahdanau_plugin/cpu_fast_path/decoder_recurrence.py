@@ -4,7 +4,7 @@ operators, for CPU float32: the fast path's ``ConditionalGRUDecoder.recur``, wit
 The plain loop dispatches every operator of the formulas one by one, and autograd adds its own;
 each costs a few microseconds outside its arithmetic (a kernel launch on a GPU). Per target
 position, with the fast path's layers, that loop took 37 operators in the forward pass, 87 in the
-backward pass and 68 in a beam-search step; this recurrence takes 19, 28 and 43
+backward pass and 68 in a beam-search step; this recurrence takes 19, 28 and 42
 (``bench/operator_counts.py``, docs/performance.md), with the same functions:
 
 - the two products that read s_{i-1}, W_a s_{i-1} and [U_z; U_r] s_{i-1}, are one product;

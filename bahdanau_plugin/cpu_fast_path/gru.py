@@ -20,7 +20,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor, nn
 
-from .measured_choice import CHOOSER
+from .measured_choice import CHOOSER, probe
 from .onednn_linear import keep_packed_for_generation, linear, row_class, uses_onednn
 
 # The loops are timed over at most this many steps: each step costs the same.
@@ -52,24 +52,14 @@ def loop_is_faster(rnn: nn.GRU, inputs: Tensor) -> bool:
     training = torch.is_grad_enabled() and (inputs.requires_grad or rnn.weight_hh_l0.requires_grad)
 
     def probes():
-        probe = copy.deepcopy(rnn)  # its own parameters: no gradient reaches the model's
+        copied = copy.deepcopy(rnn)  # its own parameters: no gradient reaches the model's
         generator = torch.Generator().manual_seed(0)
         shape = (min(rows, 256), min(steps, PROBE_STEPS))
         x = torch.rand(*shape, rnn.input_size, generator=generator)
         upstream = torch.rand(*shape, rnn.hidden_size, generator=generator)
 
         def run(gru):
-            def forward_and_backward():
-                with torch.enable_grad():
-                    states = gru(probe, x)[0]  # a scalar below: no grad_outputs, whose first
-                    # use in a process imports sympy (0.3 s) in torch.autograd
-                    torch.autograd.grad((states * upstream).sum(), list(probe.parameters()))
-
-            def forward():
-                with torch.no_grad():
-                    gru(probe, x)
-
-            return forward_and_backward if training else forward
+            return probe(lambda: gru(copied, x)[0], list(copied.parameters()), training, upstream)
 
         return run(run_gru), run(nn.GRU.forward)
 

@@ -32,6 +32,7 @@ import time
 from typing import Callable, Dict, Optional, Tuple
 
 import torch
+from torch import Tensor
 
 from ..errors import ConfigurationError
 
@@ -135,6 +136,26 @@ class Chooser:
             1e3 * self.budget,
         )
         return chosen
+
+
+def probe(
+    compute: Callable[[], Tensor], wrt, training: bool, upstream: Optional[Tensor] = None
+) -> Callable[[], None]:
+    """One computation to time for a choice: ``compute()`` without gradients, or where
+    ``training`` with its backward pass to ``wrt`` (from its sum, each output weighted by
+    ``upstream`` if given)."""
+
+    def forward_and_backward():
+        with torch.enable_grad():  # a choice may be made where gradients are off
+            output = compute() if upstream is None else compute() * upstream
+            # a scalar, not grad_outputs, whose first use in a process imports sympy (0.3 s)
+            torch.autograd.grad(output.sum(), wrt)
+
+    def forward():
+        with torch.no_grad():
+            compute()
+
+    return forward_and_backward if training else forward
 
 
 def _decided(fast: float, plain: float) -> bool:

@@ -25,7 +25,7 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch.utils.weak import WeakIdKeyDictionary
 
-from .measured_choice import CHOOSER
+from .measured_choice import CHOOSER, probe
 
 _ONEDNN_LINEAR = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
 _ONEDNN_REORDER_WEIGHT = getattr(getattr(torch.ops, "mkldnn", None), "_reorder_linear_weight", None)
@@ -126,12 +126,7 @@ def onednn_is_faster(
         x, weight, upstream = _probe_tensors(features_out, features_in, rows, training)
 
         def run(product):
-            def forward_and_backward():
-                with torch.enable_grad():  # a choice may be made where gradients are off
-                    # a scalar: the first use of grad_outputs in a process imports sympy (0.3 s)
-                    torch.autograd.grad((product(x, weight) * upstream).sum(), (x, weight))
-
-            return forward_and_backward if training else lambda: product(x, weight)
+            return probe(lambda: product(x, weight), (x, weight), training, upstream)
 
         if packed:
             packed_weight = _ONEDNN_REORDER_WEIGHT(weight, None)
