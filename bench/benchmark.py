@@ -27,6 +27,7 @@ import time
 from datetime import date
 from pathlib import Path
 
+from bahdanau_plugin.cpu_fast_path.freed_memory import REUSE_BYTES
 from bench import machine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,6 +39,15 @@ SYSTEMS = {
     "rnnsearch": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "auto"}),
     "plain": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "plain"}),
     "lstm": ("lstm", {}),
+}
+# lstm trains with, set by glibc's own variables, the malloc thresholds that rnnsearch's first
+# training step sets (cpu_fast_path/freed_memory.py), so that the ratio compares the models, not
+# the allocator's settings; both decode with glibc's defaults, and plain keeps them throughout.
+TRAINING_ENVIRONMENT = {
+    "lstm": {
+        "MALLOC_MMAP_THRESHOLD_": str(REUSE_BYTES),
+        "MALLOC_TRIM_THRESHOLD_": str(REUSE_BYTES),
+    }
 }
 
 
@@ -279,7 +289,8 @@ def measure_class(cpu_class, sizes, data_bin, env):
         for name, (arch, system_env) in SYSTEMS.items():
             system_env = {**env, **system_env}
             save_dir = sizes.work_dir / f"checkpoints-{name}"
-            wps, memory, choices = train(arch, data_bin, save_dir, sizes, system_env)
+            training_env = {**system_env, **TRAINING_ENVIRONMENT.get(name, {})}
+            wps, memory, choices = train(arch, data_bin, save_dir, sizes, training_env)
             measured = {"train_wps": wps, "train_mem": memory, "train_choices": choices}
             budgets = [measuring_budget_used(choices)]
             for beam in BEAMS:

@@ -15,7 +15,9 @@ have faster equivalents (docs/performance.md):
 - ``attention.FastBahdanauAttention`` for the alignment model: tanh(x) as 2 sigmoid(2x) - 1, and
   its B x S x n' activations recomputed in the backward pass;
 - ``maxout_output.FastMaxoutOutput`` for the deep output without gradients: its sums folded into
-  its products.
+  its products;
+- ``freed_memory``: from a process's first training step, glibc's malloc keeps the large blocks a
+  step frees for the next step, instead of mapping and zeroing them afresh at every step.
 
 Which library or loop is faster depends on the CPU, the libraries, the thread count and the shapes,
 and CPU flags do not predict it; so each such choice is made by timing both once per process

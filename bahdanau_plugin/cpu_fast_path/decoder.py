@@ -20,6 +20,7 @@ from .decoder_recurrence import (
     run,
     stacked,
 )
+from . import freed_memory
 from .onednn_linear import keep_packed_for_generation, runs_in_cpu_float32
 
 
@@ -53,6 +54,7 @@ class FusedRecurrence:
         gru_steps = positions if keep_last_state else positions - 1
         alphas = None
         if torch.is_grad_enabled():
+            freed_memory.for_training()
             attention_inputs = vars(attention).values() if attention is not None else (None,) * 4
             outputs = Recurrence.apply(
                 drives, state, *vars(weights).values(), *attention_inputs, gru_steps

@@ -1,4 +1,4 @@
-"""bench/benchmark.py: where its tables go."""
+"""bench/benchmark.py: where its tables go, and what its systems run with."""
 
 import pytest
 
@@ -59,3 +59,15 @@ def test_fairseq_generate_s_log_lines_of_the_fast_path_s_choices_are_read_too():
         "200 ms measuring budget used)"
     ]
     assert benchmark.measuring_budget_used(choices) == 130
+
+
+def test_lstm_trains_with_the_malloc_thresholds_that_rnnsearch_s_training_sets():
+    from bahdanau_plugin.cpu_fast_path.freed_memory import REUSE_BYTES
+
+    lstm_training = benchmark.TRAINING_ENVIRONMENT["lstm"]
+    assert lstm_training["MALLOC_MMAP_THRESHOLD_"] == str(REUSE_BYTES)
+    assert lstm_training["MALLOC_TRIM_THRESHOLD_"] == str(REUSE_BYTES)
+    assert set(benchmark.TRAINING_ENVIRONMENT) == {"lstm"}  # plain keeps glibc's defaults
+    assert not any(
+        name.startswith("MALLOC_") for _, env in benchmark.SYSTEMS.values() for name in env
+    )

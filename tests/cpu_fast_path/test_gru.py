@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from bahdanau_plugin.cpu_fast_path import gru, onednn_linear
-from bahdanau_plugin.cpu_fast_path.gru import OneDNNGRU, run_gru
+from bahdanau_plugin.cpu_fast_path.gru import GRURecurrence, OneDNNGRU, run_gru
 from bahdanau_plugin.cpu_fast_path.measured_choice import Chooser
 
 
@@ -21,6 +21,23 @@ def test_run_gru_gives_nn_gru_s_states_and_gradients():
     theirs_grad = torch.autograd.grad((theirs[0] * upstream).sum() + theirs[1].sum(), parameters)
     for a, b in zip(ours_grad, theirs_grad):
         torch.testing.assert_close(a, b)
+
+
+def test_the_recurrence_s_written_out_backward_is_its_forward_s_gradient():
+    torch.manual_seed(0)
+    input_drives = torch.randn(4, 3, 6, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(6, 2, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(GRURecurrence.apply, (input_drives, weight, bias))
+
+
+def test_without_gradients_run_gru_gives_nn_gru_s_states():
+    torch.manual_seed(0)
+    rnn = torch.nn.GRU(5, 4, batch_first=True)
+    inputs = torch.randn(3, 6, 5)
+    with torch.no_grad():
+        for a, b in zip(run_gru(rnn, inputs), rnn(inputs)):
+            torch.testing.assert_close(a, b)
 
 
 @pytest.fixture
