@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Beam search with the beams of a sentence sharing its encoder outputs, against copying them at
-every step (the plugin's ``keeps_sentences`` answering no), in one process, alternating.
+"""Beam search with the beams of a sentence sharing its encoder outputs (``beam_rows``: one row per
+sentence for the tensors of source length, reordered only when sentences finish), against
+fairseq's layout, every tensor copied for every beam at every step (the plugin's
+``keeps_sentences`` and ``sentence_order`` answering no), in one process, alternating.
 
 - with --checkpoint and --data: that checkpoint on the test set (bench/benchmark.py leaves one in
   /tmp/bahdanau-bench), beam 5, batches of 50 sentences;
@@ -72,11 +74,14 @@ def main():
     generator, batches = (
         checkpoint_batches(args.checkpoint, args.data) if args.checkpoint else paper_size_batches()
     )
-    ways = {"shared": beam_rows.keeps_sentences, "copied": lambda rows, new_order: False}
+    ways = {
+        "shared": (beam_rows.keeps_sentences, beam_rows.sentence_order),
+        "copied": (lambda rows, new_order: False, lambda rows, source_rows, k: None),
+    }
     seconds, translations = {way: [] for way in ways}, {}
     for _ in range(args.repeats):
-        for way, keeps_sentences in ways.items():
-            beam_rows.keeps_sentences = keeps_sentences
+        for way, (keeps_sentences, sentence_order) in ways.items():
+            beam_rows.keeps_sentences, beam_rows.sentence_order = keeps_sentences, sentence_order
             elapsed, translations[way] = translate(generator, batches)
             seconds[way].append(elapsed)
     assert translations["shared"] == translations["copied"], "sharing changed the translations"

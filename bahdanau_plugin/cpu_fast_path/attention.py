@@ -10,8 +10,8 @@ from .onednn_linear import row_class, runs_in_cpu_float32
 
 
 class AlignmentEnergies(torch.autograd.Function):
-    """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n'), U_a h_j
-    (B x S x n') and v_a.
+    """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x k x n', k beams per
+    sentence), U_a h_j (B x S x n') and v_a: B x k x S.
 
     Two departures from the plain formula, both exact in float32 (not in half precision, where
     sigmoid(2x) near 1/2 cannot resolve the x of the paper's initialization: docs/precision.md):
@@ -34,19 +34,21 @@ class AlignmentEnergies(torch.autograd.Function):
     def backward(ctx, grad_energies: Tensor):
         projected_state, projected_annotations, v = ctx.saved_tensors
         gates = AlignmentEnergies._gates(projected_state, projected_annotations)  # sigmoid(2x)
-        grad_v = 2 * torch.einsum("bs,bsk->k", grad_energies, gates) - grad_energies.sum()
+        grad_v = 2 * torch.einsum("bks,bksn->n", grad_energies, gates) - grad_energies.sum()
         # d e_ij / d x = 2 v_a * 2 sigmoid(2x) (1 - sigmoid(2x))
-        grad_x = gates.sub_(gates * gates).mul_(4 * v).mul_(grad_energies.unsqueeze(2))
-        return grad_x.sum(dim=1), grad_x, grad_v
+        grad_x = gates.sub_(gates * gates).mul_(4 * v).mul_(grad_energies.unsqueeze(3))
+        return grad_x.sum(dim=2), grad_x.sum(dim=1), grad_v
 
     @staticmethod
     def _gates(projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
-        return torch.sigmoid_((projected_state.unsqueeze(1) + projected_annotations).mul_(2))
+        x = projected_state.unsqueeze(2) + projected_annotations.unsqueeze(1)
+        return torch.sigmoid_(x.mul_(2))
 
 
 def plain_energies(projected_state: Tensor, projected_annotations: Tensor, v: Tensor) -> Tensor:
     """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), as BahdanauAttention computes it."""
-    return torch.matmul(torch.tanh(projected_state.unsqueeze(1) + projected_annotations), v)
+    x = projected_state.unsqueeze(2) + projected_annotations.unsqueeze(1)
+    return torch.matmul(torch.tanh(x), v)
 
 
 def sigmoid_identity_is_faster(projected_annotations: Tensor, training: bool) -> bool:
@@ -60,7 +62,7 @@ def sigmoid_identity_is_faster(projected_annotations: Tensor, training: bool) ->
         shape = (min(rows, 32), min(sources, 16))
         inputs = [
             torch.rand(*size, generator=generator, requires_grad=training)
-            for size in (shape[:1] + (attention_dim,), shape + (attention_dim,), (attention_dim,))
+            for size in (shape[:1] + (1, attention_dim), shape + (attention_dim,), (attention_dim,))
         ]
 
         def run(energies):

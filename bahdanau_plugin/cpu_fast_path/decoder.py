@@ -16,6 +16,7 @@ from .decoder_recurrence import (
     Recurrence,
     Step,
     Weights,
+    by_row,
     layout,
     run,
     stacked,
@@ -55,7 +56,9 @@ class FusedRecurrence:
         alphas = None
         if torch.is_grad_enabled():
             freed_memory.for_training()
-            attention_inputs = vars(attention).values() if attention is not None else (None,) * 4
+            attention_inputs = (None,) * 4
+            if attention is not None:
+                attention_inputs = vars(attention.by_row(state.size(0))).values()
             outputs = Recurrence.apply(
                 drives, state, *vars(weights).values(), *attention_inputs, gru_steps
             )
@@ -67,7 +70,7 @@ class FusedRecurrence:
         step = Step(self._generation_layout(weights, activation), state.size(0), training=False)
         states, position_contexts, position_alphas = run(step, drives, state, attention, gru_steps)
         if attention is not None:
-            contexts, alphas = torch.cat(position_contexts, dim=1), stacked(position_alphas)
+            contexts, alphas = by_row(position_contexts), by_row(position_alphas)
         return stacked(states[:positions]), contexts, alphas, states[-1]
 
     def _generation_layout(self, weights: Weights, activation):
@@ -83,6 +86,8 @@ class FusedRecurrence:
 
 class FastRNNsearchDecoder(FusedRecurrence, RNNsearchDecoder):
     """RNNsearchDecoder, its recurrence fused where the fast path's rule holds."""
+
+    per_sentence = RNNsearchDecoder.per_sentence + ("scaled_projected_annotations", "padding")
 
     def weights(self) -> Weights:
         return Weights(

@@ -4,7 +4,7 @@ operators, for CPU float32: the fast path's ``ConditionalGRUDecoder.recur``, wit
 The plain loop dispatches every operator of the formulas one by one, and autograd adds its own;
 each costs a few microseconds outside its arithmetic (a kernel launch on a GPU). Per target
 position, with the fast path's layers, that loop took 37 operators in the forward pass, 87 in the
-backward pass and 68 in a beam-search step; this recurrence takes 19, 28 and 42
+backward pass and 68 in a beam-search step; this recurrence takes 18, 28 and 42
 (``bench/operator_counts.py``, docs/performance.md), with the same functions:
 
 - the two products that read s_{i-1}, W_a s_{i-1} and [U_z; U_r] s_{i-1}, are one product;
@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from ..modules.beam_rows import beams
 from .onednn_linear import Product
 
 
@@ -52,12 +53,25 @@ SIGMOID_IDENTITY = Activation(2.0, torch.sigmoid_, torch.ops.aten.sigmoid_backwa
 class Attention:
     """What the alignment model reads at every step, computed once per sentence: h_j (B x S x 2n),
     scale (U_a h_j + b_a) (B x S x n'), and the padding mask (B x S; None where no sentence is
-    padded)."""
+    padded). One row per sentence for its k rows of states (the beams of a beam search:
+    ``beam_rows``)."""
 
     annotations: Tensor
     scaled_projected_annotations: Tensor
     padding: Optional[Tensor]
     activation: Activation
+
+    def by_row(self, rows: int) -> "Attention":
+        """The same for ``rows`` rows of states, one row each: what ``Recurrence`` reads (it
+        runs with gradients, which fairseq's beam searches never ask for)."""
+        k = beams(rows, self.annotations)
+        if k == 1:
+            return self
+        tensors = (self.annotations, self.scaled_projected_annotations, self.padding)
+        return Attention(
+            *(t.repeat_interleave(k, dim=0) if t is not None else None for t in tensors),
+            self.activation,
+        )
 
 
 @dataclass
@@ -131,33 +145,36 @@ def run(
     gru_steps: int,
     trace: Optional[Trace] = None,
 ):
-    """From s_0 = ``state``, over the positions of ``drives`` (W E y_{i-1} + biases, B x T x 3n;
-    with C c included where there is no attention): the states s_0 ... s_{gru_steps} (B x n
-    each), and with attention c_i (B x 1 x 2n) and alpha_i (B x S) at every position (lists).
-    ``trace`` collects what the backward pass needs."""
+    """From s_0 = ``state``, over the positions of ``drives`` (W E y_{i-1} + biases, (B k) x T x 3n;
+    with C c included where there is no attention): the states s_0 ... s_{gru_steps} ((B k) x n
+    each), and with attention c_i (B x k x 2n) and alpha_i (B x k x S) at every position (lists),
+    for B sentences of k rows each. ``trace`` collects what the backward pass needs."""
     hidden, attention_dim = step.hidden, step.attention_dim
     states, contexts, alphas = [state], [], []
+    if attention is not None:  # the sentences' tensors, to broadcast over their k rows
+        sentences = attention.annotations.size(0)
+        projected = attention.scaled_projected_annotations.unsqueeze(1)  # B x 1 x S x n'
+        padding = attention.padding.unsqueeze(1) if attention.padding is not None else None
     for i, drive in enumerate(drives.unbind(dim=1)):
         if attention is None and i >= gru_steps:
             break
         gate_drive = step.state(state)  # [scale W_a; U_z; U_r] s_{i-1}
         if attention is not None:
             attention_input, gate_drive = gate_drive.split([attention_dim, 2 * hidden], dim=1)
-            hidden_units = attention.activation.function_(
-                attention.scaled_projected_annotations + attention_input.unsqueeze(1)
-            )
+            queries = attention_input.view(sentences, -1, 1, attention_dim)  # B x k x 1 x n'
+            hidden_units = attention.activation.function_(projected + queries)  # B x k x S x n'
             energies = torch.matmul(hidden_units, step.scaled_v)  # e_ij (+ a constant), Eq. (6)
-            if attention.padding is not None:
-                energies.masked_fill_(attention.padding, float("-inf"))
-            alpha = torch.softmax(energies, dim=1)  # Eq. (6)
-            context = torch.bmm(alpha.unsqueeze(1), attention.annotations)  # c_i, Eq. (5)
+            if padding is not None:
+                energies.masked_fill_(padding, float("-inf"))
+            alpha = torch.softmax(energies, dim=2)  # Eq. (6)
+            context = torch.bmm(alpha, attention.annotations)  # c_i, Eq. (5), B x k x 2n
             alphas.append(alpha)
             contexts.append(context)
             if trace is not None:
                 trace.attention_inputs.append(attention_input)
             if i >= gru_steps:
                 break
-            drive = step.context(context.squeeze(1), addend=drive)  # W E y_{i-1} + C c_i
+            drive = step.context(context.view(state.size(0), -1), addend=drive)  # W E y + C c_i
         gate_input, candidate_input = drive.split([2 * hidden, hidden], dim=1)
         gates = torch.add(gate_input, gate_drive).sigmoid_()  # z_i, r_i
         update, reset = gates.chunk(2, dim=1)
@@ -175,6 +192,14 @@ def run(
 def stacked(tensors: List[Tensor], dim: int = 1) -> Tensor:
     """torch.stack, as one view where there is one tensor (a beam-search step)."""
     return tensors[0].unsqueeze(dim) if len(tensors) == 1 else torch.stack(tensors, dim)
+
+
+def by_row(positions: List[Tensor]) -> Tensor:
+    """Per-position tensors of ``run`` (B x k x ...) as (B k) x T x ...: one view where there is
+    one position (a beam-search step, any k); concatenated where there are more (k = 1)."""
+    if len(positions) == 1:
+        return positions[0].view(-1, 1, positions[0].size(-1))
+    return torch.cat(positions, dim=1)
 
 
 class Recurrence(torch.autograd.Function):
@@ -214,7 +239,7 @@ class Recurrence(torch.autograd.Function):
         states, contexts, alphas = run(step, drives, state, attention, gru_steps, trace)
         states = torch.stack(states, dim=1)
         contexts = torch.cat(contexts, dim=1) if attention is not None else None
-        alphas = torch.stack(alphas, dim=1) if attention is not None else None
+        alphas = torch.cat(alphas, dim=1) if attention is not None else None
         ctx.step, ctx.attention, ctx.positions = step, attention, drives.size(1)
         kept = [trace.gates, trace.candidates, trace.reset_states, trace.attention_inputs]
         ctx.save_for_backward(

@@ -38,6 +38,8 @@ class RNNsearchEncoder(GRUEncoder):
 class RNNsearchDecoder(ConditionalGRUDecoder):
     """c_i = sum_j alpha_ij h_j, with alpha_ij from the alignment model (Eqs. 5 and 6)."""
 
+    per_sentence = ("annotations", "projected_annotations")
+
     def __init__(self, cfg, dictionary):
         annotation_dim = 2 * cfg.encoder_hidden_dim
         super().__init__(

@@ -49,21 +49,24 @@ class BahdanauAttention(nn.Module):
         projected_annotations: Tensor,
         padding_mask: Tensor,
     ) -> Tuple[Tensor, Tensor]:
-        """state s_{i-1}: B x n; annotations h_j: B x S x 2n in the alignment model's precision
-        (``own_precision``); returns context c_i and alpha_i, both in that precision."""
+        """state s_{i-1}: (B k) x n, k rows per sentence (the beams of a beam search, 1 outside
+        one: ``beam_rows``); annotations h_j (B x S x 2n) in the alignment model's precision
+        (``own_precision``), U_a h_j (B x S x n') and the padding mask (B x S): one row per
+        sentence. Returns context c_i ((B k) x 2n) and alpha_i ((B k) x S) in that precision."""
         with _autocast_off(state):
             projected_state = self.state_projection(state.to(annotations.dtype))  # W_a s_{i-1}
+            projected_state = projected_state.unflatten(0, (annotations.size(0), -1))
             energies = self.energies(projected_state, projected_annotations)  # e_ij, Eq. (6)
-            energies = energies.masked_fill(padding_mask, float("-inf"))
-            alpha = torch.softmax(energies, dim=1)  # alpha_ij, Eq. (6)
-            context = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # c_i, Eq. (5)
-        return context, alpha
+            energies = energies.masked_fill(padding_mask.unsqueeze(1), float("-inf"))
+            alpha = torch.softmax(energies, dim=2)  # alpha_ij, Eq. (6)
+            context = torch.bmm(alpha, annotations)  # c_i, Eq. (5): the k beams' in one product
+        return context.flatten(0, 1), alpha.flatten(0, 1)
 
     def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
-        """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x n') and U_a h_j
-        (B x S x n')."""
-        hidden = torch.tanh(projected_state.unsqueeze(1) + projected_annotations)
-        return self.energy(hidden).squeeze(2)
+        """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x k x n') and U_a h_j
+        (B x S x n'): B x k x S."""
+        hidden = torch.tanh(projected_state.unsqueeze(2) + projected_annotations.unsqueeze(1))
+        return self.energy(hidden).squeeze(3)
 
     def _apply(self, fn, recurse=True):
         """Conversions to half precision (model.half(), .bfloat16(), .to(dtype); fairseq's --fp16

@@ -21,6 +21,10 @@ from .maxout_output import MaxoutOutput
 class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     """Subclasses define ``context`` (how c_i is obtained) and may cache per-sentence tensors."""
 
+    # Cache entries computed from h_j (B x S x ...): in a beam search, one row per sentence for
+    # all of its beams (beam_rows), read with broadcasting.
+    per_sentence: Tuple[str, ...] = ()
+
     def __init__(self, cfg, dictionary, context_dim: int, summary_dim: int):
         super().__init__(dictionary)
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
@@ -129,5 +133,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         if cache is None:
             return
         # Only the state differs between the beams of a sentence; the rest comes from its source.
-        reordered = reorder_rows(cache, new_order, per_row=["state"])
+        reordered = reorder_rows(
+            cache, new_order, per_row=["state"], per_sentence=self.per_sentence
+        )
         self.set_incremental_state(incremental_state, "cache", reordered)

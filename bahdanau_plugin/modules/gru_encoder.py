@@ -126,4 +126,5 @@ class GRUEncoder(FairseqEncoder):
         return state_dict
 
     def reorder_encoder_out(self, encoder_out: Dict[str, Tensor], new_order: Tensor):
-        return reorder_rows(encoder_out, new_order)  # the same for all beams of a sentence
+        # the same for all beams of a sentence; h_j and the mask kept one row per sentence
+        return reorder_rows(encoder_out, new_order, per_sentence=("annotations", "padding_mask"))

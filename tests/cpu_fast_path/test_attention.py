@@ -8,9 +8,10 @@ from bahdanau_plugin.cpu_fast_path.attention import AlignmentEnergies, FastBahda
 
 
 def energy_inputs(seed=0):
-    """W_a s_{i-1} (B x n'), U_a h_j (B x S x n') and v_a, in float64 for gradcheck."""
+    """W_a s_{i-1} (B x k x n', 2 beams per sentence), U_a h_j (B x S x n') and v_a, in float64
+    for gradcheck."""
     generator = torch.Generator().manual_seed(seed)
-    shapes = [(3, 4), (3, 5, 4), (4,)]
+    shapes = [(3, 2, 4), (3, 5, 4), (4,)]
     return [
         torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True)
         for shape in shapes
@@ -18,7 +19,8 @@ def energy_inputs(seed=0):
 
 
 def plain_energies(projected_state, projected_annotations, v):
-    return torch.tanh(projected_state.unsqueeze(1) + projected_annotations) @ v  # Eq. (6)
+    x = projected_state.unsqueeze(2) + projected_annotations.unsqueeze(1)
+    return torch.tanh(x) @ v  # Eq. (6)
 
 
 def test_energies_are_v_a_tanh_of_the_projections():
@@ -28,7 +30,7 @@ def test_energies_are_v_a_tanh_of_the_projections():
 
 def test_energy_gradients_are_those_of_the_plain_formula():
     inputs = energy_inputs()
-    upstream = torch.randn(3, 5, dtype=torch.float64)
+    upstream = torch.randn(3, 2, 5, dtype=torch.float64)
     ours = torch.autograd.grad(AlignmentEnergies.apply(*inputs), inputs, upstream)
     expected = torch.autograd.grad(plain_energies(*inputs), inputs, upstream)
     for gradient, reference in zip(ours, expected):

@@ -101,7 +101,37 @@ def test_dropping_a_finished_sentence_keeps_the_rows_of_the_others(model_name):
     second_sentence = torch.tensor([4, 3, 5])
     reordered = model.encoder.reorder_encoder_out(encoder_out, second_sentence)
     for key, value in encoder_out.items():
-        assert torch.equal(reordered[key], value[second_sentence])
+        assert torch.equal(_by_row(reordered[key], 3), _by_row(value, 6)[second_sentence])
+
+
+def _by_row(tensor, rows):
+    """A tensor of the encoder output or the cache as one row for each of ``rows`` rows (those of
+    source length keep one row per sentence in a beam search)."""
+    return tensor.repeat_interleave(rows // tensor.size(0), dim=0)
+
+
+def test_a_beam_search_keeps_one_row_per_sentence_of_the_tensors_of_source_length(model_name):
+    model = _eval_model(model_name)
+    encoder_out, incremental_state = _beams(model)
+    cache = model.decoder.get_incremental_state(incremental_state, "cache")
+    assert encoder_out["annotations"].size(0) == encoder_out["padding_mask"].size(0) == len(SOURCES)
+    assert encoder_out["summary"].size(0) == cache["state"].size(0) == len(SOURCES) * BEAM
+    for key in model.decoder.per_sentence:
+        assert cache[key] is None or cache[key].size(0) == len(SOURCES)
+
+
+def test_a_reorder_that_does_not_keep_whole_sentences_gives_every_row_its_own_tensors(model_name):
+    model = _eval_model(model_name)
+    encoder_out, incremental_state = _beams(model)
+    cache = model.decoder.get_incremental_state(incremental_state, "cache")
+    interleaved = torch.tensor([0, 3, 1, 4, 2, 5])  # rows of both sentences, alternating
+    reordered = _reorder_both(model, encoder_out, incremental_state, interleaved)
+    reordered_cache = model.decoder.get_incremental_state(incremental_state, "cache")
+    for key, value in encoder_out.items():
+        assert torch.equal(reordered[key], _by_row(value, 6)[interleaved])
+    for key in model.decoder.per_sentence:
+        if cache[key] is not None:
+            assert torch.equal(reordered_cache[key], _by_row(cache[key], 6)[interleaved])
 
 
 def _translations(model):
@@ -118,7 +148,9 @@ def _translations(model):
 def test_beam_search_translates_as_if_every_step_copied_the_encoder_output(model_name, monkeypatch):
     model = _eval_model(model_name)
     shared = _translations(model)
+    # fairseq's layout: every tensor copied for every beam, at every step
     monkeypatch.setattr(beam_rows, "keeps_sentences", lambda rows, new_order: False)
+    monkeypatch.setattr(beam_rows, "sentence_order", lambda rows, source_rows, k: None)
     assert shared == _translations(model)
 
 

@@ -40,7 +40,9 @@ def _model_trace(model):
         projected_annotations = attention.project_annotations(annotations)
         energies = torch.stack(
             [
-                attention.energies(attention.state_projection(state), projected_annotations)
+                attention.energies(
+                    attention.state_projection(state).unsqueeze(1), projected_annotations
+                ).squeeze(1)
                 for state in prev_states.unbind(1)
             ],
             1,
