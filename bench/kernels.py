@@ -61,7 +61,8 @@ def energies(model):
         attention.energy(hidden).sum().backward()
 
     def plugin():
-        attention.energies(attention.state_projection(state), projected).sum().backward()
+        projected_state = attention.state_projection(state).unsqueeze(1)  # B x 1 beam x n'
+        attention.energies(projected_state, projected).sum().backward()
 
     return {"energies via tanh, fwd+bwd": with_tanh, "energies as the plugin, fwd+bwd": plugin}
 
