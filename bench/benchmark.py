@@ -183,11 +183,10 @@ def train(name, data_bin, save_dir, sizes, env, *more_options):
     return training_words_per_second(log, sizes.warmup), peak, fast_path_choices(log)
 
 
-def decode(name, data_bin, save_dir, beam, length, env):
-    """Generated tokens per second with every hypothesis forced to ``length`` tokens and EOS, so
-    that a model which stops early is not counted as faster."""
-    command = [
-        shutil.which("fairseq-generate", path=env["PATH"]),
+def generation_arguments(data_bin, save_dir, beam, length):
+    """fairseq-generate's arguments for the benchmark's decoding: the test set, batches of 50,
+    every hypothesis forced to ``length`` tokens and EOS."""
+    return [
         data_bin,
         "--cpu",
         "--path",
@@ -207,6 +206,15 @@ def decode(name, data_bin, save_dir, beam, length, env):
         # (they hold an argparse.Namespace) under torch >= 2.6.
         "--user-dir",
         PLUGIN,
+    ]
+
+
+def decode(name, data_bin, save_dir, beam, length, env):
+    """Generated tokens per second with every hypothesis forced to ``length`` tokens and EOS, so
+    that a model which stops early is not counted as faster."""
+    command = [
+        shutil.which("fairseq-generate", path=env["PATH"]),
+        *generation_arguments(data_bin, save_dir, beam, length),
     ]
     log, _, peak = run_measured(command, env)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", log)

@@ -12,10 +12,11 @@ every beam), rnnsearch in plain PyTorch, and fairseq's lstm. About 6 minutes aft
 ``python -m bench.benchmark`` has left its checkpoints in --work-dir."""
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
-import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,11 +46,6 @@ def handed_out_mib(libc) -> float:
     return (info.uordblks + info.hblkhd) / 2**20
 
 
-def peak_resident_mib() -> float:
-    status = Path("/proc/self/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
-
-
 def sampled(work, libc):
     """Run ``work``; the largest ``handed_out_mib`` seen meanwhile."""
     peak, done = [handed_out_mib(libc)], threading.Event()
@@ -74,27 +70,26 @@ def one_run(way, beam, length, work_dir, load_only):
     from fairseq import checkpoint_utils, options
     from fairseq_cli import generate
 
-    from bahdanau_plugin.modules import beam_rows
+    from bench.beam_sharing import fairseq_layout
+    from bench.benchmark import generation_arguments
 
     checkpoint, _, layout = WAYS[way]
-    if layout == "per beam" and checkpoint != "lstm":
-        beam_rows.keeps_sentences = lambda rows, new_order: False
-        beam_rows.sentence_order = lambda rows, source_rows, k: None
-    path = work_dir / f"checkpoints-{checkpoint}" / "checkpoint_last.pt"
+    save_dir = work_dir / f"checkpoints-{checkpoint}"
     libc = ctypes.CDLL("libc.so.6")
     libc.mallinfo2.restype = MallocInfo
     if load_only:
         import bahdanau_plugin  # noqa: F401  (its safe loading, as --user-dir gives fairseq)
 
-        handed_out = sampled(lambda: checkpoint_utils.load_model_ensemble([str(path)]), libc)
+        path = str(save_dir / "checkpoint_last.pt")
+        handed_out = sampled(lambda: checkpoint_utils.load_model_ensemble([path]), libc)
     else:
-        data = work_dir / "multi30k-bpe" / "data-bin"
-        argv = [str(data), "--cpu", "--path", str(path), "--beam", str(beam)]
-        argv += ["--batch-size", "50", "--min-len", str(length), "--max-len-a", "0"]
-        argv += ["--max-len-b", str(length), "--quiet", "--user-dir", str(REPO / "bahdanau_plugin")]
+        data_bin = work_dir / "multi30k-bpe" / "data-bin"
+        argv = [str(a) for a in generation_arguments(data_bin, save_dir, beam, length)]
         args = options.parse_args_and_arch(options.get_generation_parser(), argv)
-        handed_out = sampled(lambda: generate.main(args), libc)
-    print(json.dumps({"handed_out": handed_out, "resident": peak_resident_mib()}))
+        with fairseq_layout() if layout == "per beam" else contextlib.nullcontext():
+            handed_out = sampled(lambda: generate.main(args), libc)
+    resident = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"handed_out": handed_out, "resident": resident}))
 
 
 def run_in_fresh_process(way, beam, length, work_dir, load_only):
@@ -128,7 +123,11 @@ def main():
     if args.one:
         one_run(args.one, args.beam, args.length, args.work_dir, args.load_only)
         return
-    missing = [c for c in ("rnnsearch", "plain", "lstm") if not _checkpoint(args, c).exists()]
+    missing = [
+        name
+        for name in ("rnnsearch", "plain", "lstm")
+        if not (args.work_dir / f"checkpoints-{name}" / "checkpoint_last.pt").exists()
+    ]
     if missing:
         sys.exit(
             f"error: no checkpoints for {', '.join(missing)} in {args.work_dir}: run "
@@ -160,10 +159,6 @@ def main():
             f"({', '.join(f'{v:.0f}' for v in handed_out)}), {statistics.median(resident):.0f} "
             f"resident ({', '.join(f'{v:.0f}' for v in resident)})"
         )
-
-
-def _checkpoint(args, name):
-    return args.work_dir / f"checkpoints-{name}" / "checkpoint_last.pt"
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ class FusedRecurrence:
             freed_memory.for_training()
             attention_inputs = (None,) * 4
             if attention is not None:
-                attention_inputs = vars(attention.by_row(state.size(0))).values()
+                attention_inputs = vars(attention.repeated_for(state.size(0))).values()
             outputs = Recurrence.apply(
                 drives, state, *vars(weights).values(), *attention_inputs, gru_steps
             )

@@ -61,7 +61,7 @@ class Attention:
     padding: Optional[Tensor]
     activation: Activation
 
-    def by_row(self, rows: int) -> "Attention":
+    def repeated_for(self, rows: int) -> "Attention":
         """The same for ``rows`` rows of states, one row each: what ``Recurrence`` reads (it
         runs with gradients, which fairseq's beam searches never ask for)."""
         k = beams(rows, self.annotations)

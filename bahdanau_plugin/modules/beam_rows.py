@@ -61,9 +61,11 @@ def reorder_rows(
         }
         reordered[CHECKED] = True
         return reordered
-    sentence_rows = [rows[key] for key in per_sentence if isinstance(rows.get(key), Tensor)]
-    k = beams(rows[SENTENCES].numel(), sentence_rows[0]) if sentence_rows else 1
-    source_rows = new_order // k if k > 1 else new_order  # each new row's row in per_sentence
+    sentence_rows = next(
+        (rows[key] for key in per_sentence if isinstance(rows.get(key), Tensor)), None
+    )
+    k = beams(rows[SENTENCES].numel(), sentence_rows) if sentence_rows is not None else 1
+    source_rows = new_order // k  # each new row's row in the per_sentence tensors
     order = sentence_order(rows, source_rows, k)
     reordered = {}
     for key, value in rows.items():

@@ -145,12 +145,27 @@ def _translations(model):
     ]
 
 
+def _use_fairseqs_layout(monkeypatch):
+    """fairseq's layout of a beam search's rows: every tensor copied for every beam, at every
+    step."""
+    monkeypatch.setattr(beam_rows, "keeps_sentences", lambda rows, new_order: False)
+    monkeypatch.setattr(beam_rows, "sentence_order", lambda rows, source_rows, k: None)
+
+
 def test_beam_search_translates_as_if_every_step_copied_the_encoder_output(model_name, monkeypatch):
     model = _eval_model(model_name)
     shared = _translations(model)
-    # fairseq's layout: every tensor copied for every beam, at every step
-    monkeypatch.setattr(beam_rows, "keeps_sentences", lambda rows, new_order: False)
-    monkeypatch.setattr(beam_rows, "sentence_order", lambda rows, source_rows, k: None)
+    _use_fairseqs_layout(monkeypatch)
+    assert shared == _translations(model)
+
+
+def test_in_half_precision_beam_search_translates_as_if_every_step_copied_the_encoder_output(
+    monkeypatch,
+):
+    """The float32 alignment model of a bfloat16 model (its own energies) broadcasts too."""
+    model = _eval_model("rnnsearch").to(torch.bfloat16)
+    shared = _translations(model)
+    _use_fairseqs_layout(monkeypatch)
     assert shared == _translations(model)
 
 
