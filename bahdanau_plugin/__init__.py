@@ -2,13 +2,15 @@
 
 Pass this folder to fairseq with ``--user-dir``. Importing it registers the models (rnnsearch,
 rnnencdec and their paper architectures), the task ``translation_with_source_words``
-(--replace-unk, and fairseq-interactive's lines named when left out) and makes the few changes to
-fairseq, torch and Python that no option or hook can make, each with its reason, listed in
-fairseq_patches.CHANGES; none of them changes what fairseq computes.
+(--replace-unk, and fairseq-interactive's lines named when left out) and the CPU fast path, and
+makes the few changes to fairseq, torch and Python that no option or hook can make, each with its
+reason, listed in fairseq_patches.CHANGES: those that serve fairseq's command-line tools only when
+one of them runs. None of them changes what fairseq computes.
 """
 
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)
 from . import tasks  # noqa: F401  (registers translation_with_source_words)
+from . import cpu_fast_path  # noqa: F401  (registers the CPU fast path: modules/fast_path.py)
 from .fairseq_patches import apply_all
 
 apply_all()

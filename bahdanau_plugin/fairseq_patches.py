@@ -5,23 +5,48 @@ The plugin extends fairseq the way fairseq extends itself: it registers its mode
 the project's commands pass fairseq's own options (``--required-batch-size-multiple 1``,
 ``--skip-invalid-size-inputs-valid-test``, ``--data-buffer-size 0``: docs/fairseq_changes.md says
 why). What no registration or option can do is below, made by ``apply_all`` (which
-bahdanau_plugin/__init__.py calls) the same however often the plugin is imported. None of them
-changes what fairseq computes, for these models or any other.
+bahdanau_plugin/__init__.py calls) the same however often the plugin is imported. Those that serve
+fairseq's command-line tools are made only when one of them runs (``running_fairseq_tool``): a
+notebook or a script that imports the plugin keeps its own excepthook, standard input and malloc.
+None of them changes what fairseq computes, for these models or any other.
 """
 
 import codecs
 import functools
 import importlib.util
 import io
+import os
 import sys
+from typing import Optional
 
 import torch
 from fairseq.models import ARCH_MODEL_REGISTRY
 
 from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES
-from .cpu_fast_path import limit_onednn_caches
-from .errors import print_errors_as_one_line
+from .cpu_fast_path.freed_memory import keep_freed_memory_for_reuse
+from .cpu_fast_path.onednn_linear import limit_onednn_caches
+from .errors import ConfigurationError, print_errors_as_one_line
 from .models.common import RecurrentTranslationModel
+
+TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
+
+
+def running_fairseq_tool() -> Optional[str]:
+    """The fairseq command-line tool this process runs (``fairseq-train``, ``fairseq-interactive``,
+    ...), as its console script, as ``python -m fairseq_cli.NAME`` or in a worker process that one
+    of them started; None in any other program."""
+    module = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) or ""
+    if module.startswith("fairseq_cli."):
+        return "fairseq-" + module[len("fairseq_cli.") :].replace("_", "-")
+    command = os.path.splitext(os.path.basename(sys.argv[0]))[0] if sys.argv else ""
+    return command if command.startswith("fairseq-") else None
+
+
+def print_fairseq_tools_errors_as_one_line() -> None:
+    """A fairseq command that ends with an error the plugin explains (errors.py) prints one line
+    instead of a traceback; the project's own commands install the same hook themselves."""
+    if running_fairseq_tool() is not None:
+        print_errors_as_one_line()
 
 
 def allow_fairseq_checkpoint_types() -> None:
@@ -37,9 +62,12 @@ def decode_standard_input_leniently() -> None:
     """fairseq-interactive reads sys.stdin as it finds it. Under a strict UTF-8 decoder
     (PYTHONIOENCODING=utf-8, say) one line of invalid bytes ends the whole session; and UTF-8 keeps
     the byte-order mark that Windows editors write, glued to the first word, which then reads
-    <unk>. Standard input in UTF-8 is read as utf-8-sig instead, which drops that mark, with
-    undecodable bytes becoming U+FFFD (<unk>): the line is translated like any other. fairseq has
-    no option for the input's decoding, and no task sees the lines before they are decoded."""
+    <unk>. Where fairseq-interactive runs, standard input in UTF-8 is read as utf-8-sig instead,
+    which drops that mark, with undecodable bytes becoming U+FFFD (<unk>): the line is translated
+    like any other. fairseq has no option for the input's decoding, and no task sees the lines
+    before they are decoded."""
+    if running_fairseq_tool() != "fairseq-interactive":
+        return
     stdin = sys.stdin
     if not isinstance(stdin, io.TextIOWrapper) or codecs.lookup(stdin.encoding).name != "utf-8":
         return
@@ -48,6 +76,20 @@ def decode_standard_input_leniently() -> None:
         stdin.reconfigure(encoding="utf-8-sig", errors=errors)
     except io.UnsupportedOperation:  # something has read from it already: too late for the mark
         stdin.reconfigure(errors=errors)
+
+
+def keep_freed_memory_for_reuse_in_training() -> None:
+    """Where fairseq-train runs: glibc's malloc keeps the large blocks a training step frees for
+    the next step, instead of mapping and zeroing them afresh at every step, a third of a CPU
+    step's time (cpu_fast_path/freed_memory.py says which thresholds, and when not: a user's own
+    malloc tuning, the fast path set to plain). glibc reads them from its environment only at
+    start, and only mallopt sets them in a running process; fairseq has no hook before training."""
+    if running_fairseq_tool() not in TRAINING_TOOLS:
+        return
+    try:
+        keep_freed_memory_for_reuse()
+    except ConfigurationError:  # a setting the fast path refuses: said when the model is built
+        pass
 
 
 # fairseq-train's module: the plugin is imported while fairseq-train parses its arguments.
@@ -108,18 +150,25 @@ def _loaded_copies(module_name: str):
 
 
 CHANGES = (
-    # os.environ: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1 unless set; torch's
-    # defaults (1,024 kernels each) cost up to 280 MiB for no speed
+    # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
+    # unless set; torch's defaults (1,024 kernels each) cost up to 280 MiB for no speed
     # (cpu_fast_path/onednn_linear.py).
     # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
     limit_onednn_caches,
-    # sys.excepthook: a command that ends with an error the plugin explains (errors.py) prints one
-    # line instead of a traceback. fairseq has no hook for how its commands print errors.
-    print_errors_as_one_line,
-    allow_fairseq_checkpoint_types,  # torch.serialization.add_safe_globals([argparse.Namespace])
-    decode_standard_input_leniently,  # sys.stdin's decoding: utf-8-sig, errors="replace"
-    # fairseq_cli.train.convert_namespace_to_omegaconf: --bf16 is not taken for --tpu for these
-    # models. The function runs between fairseq-train's parsing and its training, for every model.
+    # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin
+    # explains (errors.py) prints one line instead of a traceback. fairseq has no hook for how its
+    # commands print errors.
+    print_fairseq_tools_errors_as_one_line,
+    # torch.serialization.add_safe_globals([argparse.Namespace]), in any process: fairseq's own
+    # loading of a checkpoint (its tools, the hub) calls torch.load.
+    allow_fairseq_checkpoint_types,
+    # sys.stdin's decoding, where fairseq-interactive runs: utf-8-sig, errors="replace".
+    decode_standard_input_leniently,
+    # glibc's mmap and trim thresholds (mallopt), where fairseq-train runs.
+    keep_freed_memory_for_reuse_in_training,
+    # fairseq_cli.train.convert_namespace_to_omegaconf, where fairseq-train's module is loaded:
+    # --bf16 is not taken for --tpu for these models. The function runs between fairseq-train's
+    # parsing and its training, for every model, and returns fairseq's own result for others.
     train_in_bfloat16_on_gpus_and_cpus,
 )
 

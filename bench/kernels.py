@@ -2,7 +2,7 @@
 """The kernel-level measurements behind docs/performance.md, at the benchmark's sizes.
 
 - torch.tanh against torch.sigmoid on the alignment model's B x S x n' tensor, and the energies
-  e_ij (forward and backward) written with tanh against the fast path's AlignmentEnergies;
+  e_ij (forward and backward) written with tanh against the alignment model's own;
 - rnnsearch's GRU encoder and fairseq lstm's (oneDNN) encoder, forward and backward, on batches
   with and without source padding;
 - one encoder direction, forward and backward: nn.GRU's own loop (MKL) against the fast path's

@@ -10,10 +10,12 @@ import argparse
 from pathlib import Path
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_tools.heatmaps import alignment_heatmaps
 
 
 def main():
+    print_errors_as_one_line()  # bad input ends the script with one line, not a traceback
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint_*.pt file")
     parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder")

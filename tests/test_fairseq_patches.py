@@ -6,16 +6,20 @@ and a run without fairseq's read-ahead thread (--data-buffer-size 0) exits clean
 
 import argparse
 import importlib
+import importlib.machinery
 import json
 import re
 import subprocess
 import sys
+import types
+
+import pytest
 
 from fairseq import utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 import bahdanau_plugin
-from bahdanau_plugin import errors, fairseq_patches
+from bahdanau_plugin import fairseq_patches
 
 from .support.demo_data import TEST_SENTENCES
 from .support.paths import PLUGIN
@@ -95,20 +99,68 @@ def training_batches(data_bin, plugin):
     return json.loads(completed.stdout.splitlines()[-1])
 
 
+# What a fresh Python that imports the plugin, as a notebook or a script does, finds of its
+# excepthook and its standard input: each as it was, or how it changed.
+IMPORT_IN_A_PROGRAM = """
+import sys
+hook, stdin, encoding, errors = sys.excepthook, sys.stdin, sys.stdin.encoding, sys.stdin.errors
+import bahdanau_plugin
+print(sys.excepthook is hook, sys.stdin is stdin, sys.stdin.encoding == encoding,
+      sys.stdin.errors == errors)
+"""
+
+
 def test_importing_the_plugin_makes_exactly_these_changes():
     assert [change.__name__ for change in fairseq_patches.CHANGES] == [
         "limit_onednn_caches",
-        "print_errors_as_one_line",
+        "print_fairseq_tools_errors_as_one_line",
         "allow_fairseq_checkpoint_types",
         "decode_standard_input_leniently",
+        "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",
     ]
 
 
-def test_importing_the_plugin_again_installs_the_one_line_errors_once(monkeypatch):
+def test_importing_the_plugin_in_a_program_leaves_its_excepthook_and_standard_input_alone():
+    completed = subprocess.run(
+        [sys.executable, "-c", IMPORT_IN_A_PROGRAM],
+        input="",
+        capture_output=True,
+        text=True,
+        env={**fairseq_env(), "PYTHONIOENCODING": "utf-8"},
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.split() == ["True"] * 4
+
+
+@pytest.mark.parametrize(
+    "argv0, main_module, tool",
+    [
+        ("/venv/bin/fairseq-interactive", "__main__", "fairseq-interactive"),
+        ("-m", "fairseq_cli.hydra_train", "fairseq-hydra-train"),
+        ("/home/me/train.py", "__main__", None),
+        ("", "__main__", None),
+    ],
+)
+def test_the_running_fairseq_tool_is_read_from_its_command_or_module(
+    argv0, main_module, tool, monkeypatch
+):
+    monkeypatch.setattr(sys, "argv", [argv0])
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert fairseq_patches.running_fairseq_tool() == tool
+
+
+def test_importing_the_plugin_again_in_a_fairseq_tool_installs_the_one_line_errors_once(
+    monkeypatch,
+):
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/fairseq-generate"])
     monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
-    errors.print_errors_as_one_line()
+    fairseq_patches.print_fairseq_tools_errors_as_one_line()
     installed = sys.excepthook
+    assert installed is not sys.__excepthook__
     importlib.reload(bahdanau_plugin)
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
     assert sys.excepthook is installed

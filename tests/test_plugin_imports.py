@@ -29,6 +29,7 @@ def _module_name(path: Path) -> str:
 
 
 TOOLS_MODULES = sorted(_module_name(path) for path in TOOLS.rglob("*.py"))
+PLUGIN_MODULES = sorted(_module_name(path) for path in Path(PLUGIN).rglob("*.py"))
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -109,10 +110,13 @@ def _tools_module(module: str) -> Optional[str]:
     return module if module in TOOLS_MODULES else None
 
 
-def _import_graph(node_of: Callable[[str], Optional[str]]) -> Dict[str, Set[str]]:
-    """Which node of the tools imports which other, a node being what node_of makes of a module."""
+def _import_graph(
+    node_of: Callable[[str], Optional[str]], root: Path = TOOLS
+) -> Dict[str, Set[str]]:
+    """Which node of the package at root imports which other, a node being what node_of makes of
+    a module."""
     graph = {}
-    for path in TOOLS.rglob("*.py"):
+    for path in root.rglob("*.py"):
         importer = node_of(_module_name(path))
         if importer is not None:
             imported = {node_of(module) for module in _imported_modules(path)}
@@ -152,6 +156,18 @@ def test_the_tools_modules_import_one_another_without_a_cycle():
 def test_the_tools_parts_depend_on_one_another_without_a_cycle():
     """The parts: data, evaluation, hub, alignment, words, heatmaps, figures, serving, errors..."""
     assert _find_cycle(_import_graph(_tools_part)) == []
+
+
+def test_the_plugin_s_modules_import_one_another_without_a_cycle():
+    """Imports inside functions count too: none may hide a cycle (the fast path plugs into the
+    modules by registration, modules/fast_path.py)."""
+    graph = {  # a module's own packages are imported before it: no edge back to them
+        module: {target for target in targets if not module.startswith(target + ".")}
+        for module, targets in _import_graph(
+            lambda name: name if name in PLUGIN_MODULES else None, root=Path(PLUGIN)
+        ).items()
+    }
+    assert _find_cycle(graph) == []
 
 
 def test_no_module_of_the_plugin_imports_the_tools_even_inside_a_function():

@@ -1,68 +1,51 @@
-"""The CPU float32 speed path: the same model, computed faster where that is exact.
+"""The CPU float32 fast path: the same model, computed faster where that is exact.
 
 The modules (``bahdanau_plugin/modules``) are written as the paper's equations with ordinary torch
-layers, and run as such on every device and in every precision. On a CPU in float32 these parts
-have faster equivalents (docs/performance.md):
+layers, and run as such on every device and in every precision. On a CPU in float32 this package
+computes parts of them faster (docs/performance.md), plugged in by registration
+(``modules/fast_path.py``) when the plugin is imported:
 
-- ``decoder.FastRNNsearchDecoder`` / ``FastRNNencdecDecoder``: the decoder's recurrence (Eqs. 4 to
-  6 of A.2.2) as one autograd function with its backward pass written out
-  (``decoder_recurrence``), so a target position dispatches a third of the operators;
-- ``onednn_linear.OneDNNLinear`` for nn.Linear: oneDNN's products instead of ATen's (MKL), and in
-  a model prepared for generation (fairseq's ``make_generation_fast_``) large weights kept in
-  oneDNN's layout instead of reordered at every product of the beam search;
-- ``gru.OneDNNGRU`` for the encoder's nn.GRU: nn.GRU's equations with those products, in a loop
-  written in Python;
-- ``attention.FastBahdanauAttention`` for the alignment model: tanh(x) as 2 sigmoid(2x) - 1, and
-  its B x S x n' activations recomputed in the backward pass;
-- ``maxout_output.FastMaxoutOutput`` for the deep output without gradients: its sums folded into
-  its products;
-- ``freed_memory``: from a process's first training step, glibc's malloc keeps the large blocks a
-  step frees for the next step, instead of mapping and zeroing them afresh at every step.
+- leaf layers that compute a torch layer's function, which the modules get when they build one:
+  ``onednn_linear.OneDNNLinear`` for nn.Linear (oneDNN's products instead of ATen's, and in a
+  model prepared for generation large weights kept in oneDNN's layout) and ``gru.OneDNNGRU`` for
+  nn.GRU (its equations as a Python loop over those products, its backward pass written out);
+- fused forms of the modules' own computations, which a decoder is given when it is built and
+  calls in place of its code: ``decoder.FusedAttentionRecurrence`` and
+  ``FusedFixedContextRecurrence`` for ``ConditionalGRUDecoder.recur`` (Eqs. 4 to 6 of A.2.2 as one
+  autograd function with its backward pass written out, ``decoder_recurrence``; the energies
+  through tanh(x) = 2 sigmoid(2x) - 1 where that is faster), and ``deep_output.FusedDeepOutput``
+  for ``MaxoutOutput`` without gradients (its sums folded into its products).
 
+Each fused form runs only where it computes what the modules compute: checked once per model on
+random inputs and parameters (``checks.py``), so that a change to ``modules/`` takes effect on the
+CPU too, with one warning that names the part that no longer matches and runs as plain PyTorch.
 Which library or loop is faster depends on the CPU, the libraries, the thread count and the shapes,
-and CPU flags do not predict it; so each such choice is made by timing both once per process
-(``measured_choice``, one rule, ``BAHDANAU_CPU_FAST_PATH=auto|fast|plain``).
-
-``install`` swaps these classes in when a model is built. Each one decides at every call, by one
-rule (``onednn_linear.runs_in_cpu_float32``: CPU, float32, autocast off, oneDNN present and
-working, not set to plain), whether to take the fast computation or its parent class's own
-forward; so a model moved to a GPU, converted to half precision or run under autocast computes
-exactly what the modules say. The parameters, their names and the checkpoints are the modules'.
-tests/cpu_fast_path holds each fast computation against the plain one.
+and CPU flags do not predict it; so each such choice is made by comparing and timing both once per
+process (``measured_choice``, one rule, ``BAHDANAU_CPU_FAST_PATH=auto|fast|plain``). Everything
+here decides at every call, by one rule (``onednn_linear.runs_in_cpu_float32``: CPU, float32,
+autocast off, oneDNN present and working, not set to plain), whether it applies; so a model moved to
+a GPU, converted to half precision or run under autocast computes exactly what the modules say.
+Set to plain, nothing of it is built. The parameters, their names and the checkpoints are the
+modules'. tests/cpu_fast_path holds each fast computation against the plain one.
 """
 
 from torch import nn
 
-from ..modules.attention import BahdanauAttention
-from ..modules.maxout_output import MaxoutOutput
-from .attention import FastBahdanauAttention
+from ..modules import fast_path
+from .decoder import FusedAttentionRecurrence, FusedFixedContextRecurrence
+from .deep_output import FusedDeepOutput
 from .gru import OneDNNGRU
-from .maxout_output import FastMaxoutOutput
-from .onednn_linear import OneDNNLinear, limit_onednn_caches
+from .measured_choice import CHOOSER
+from .onednn_linear import OneDNNLinear
 
-FAST_CLASSES = {
-    nn.Linear: OneDNNLinear,
-    nn.GRU: OneDNNGRU,
-    BahdanauAttention: FastBahdanauAttention,
-    MaxoutOutput: FastMaxoutOutput,
-}
+FAST_PATH = fast_path.FastPath(
+    layers={nn.Linear: OneDNNLinear, nn.GRU: OneDNNGRU},
+    forms={
+        fast_path.RECURRENCE_WITH_ATTENTION: FusedAttentionRecurrence,
+        fast_path.RECURRENCE_WITH_FIXED_CONTEXT: FusedFixedContextRecurrence,
+        fast_path.DEEP_OUTPUT: FusedDeepOutput,
+    },
+    enabled=lambda: CHOOSER.setting != "plain",
+)
 
-__all__ = ["install", "limit_onednn_caches"]
-
-
-def install(model: nn.Module) -> nn.Module:
-    """Give each of the model's modules of a class above its fast subclass (in place: same
-    parameters, same state dict; a subclass only adds a faster forward)."""
-    # The fast decoders subclass the models' decoders, whose package imports this one.
-    from .decoder import FastRNNencdecDecoder, FastRNNsearchDecoder
-
-    fast_classes = {
-        **FAST_CLASSES,
-        FastRNNsearchDecoder.__bases__[1]: FastRNNsearchDecoder,
-        FastRNNencdecDecoder.__bases__[1]: FastRNNencdecDecoder,
-    }
-    for module in model.modules():
-        fast_class = fast_classes.get(type(module))
-        if fast_class is not None:
-            module.__class__ = fast_class
-    return model
+fast_path.register(FAST_PATH)

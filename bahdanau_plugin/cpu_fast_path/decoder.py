@@ -1,44 +1,132 @@
-"""The models' decoders, with their recurrence through ``decoder_recurrence`` where the fast path's
-rule holds (``runs_in_cpu_float32``), and through the plain loop anywhere else."""
+"""The fused forms of the decoders' recurrence: ``ConditionalGRUDecoder.recur`` (Eqs. 4 to 6 of
+A.2.2) through ``decoder_recurrence``, for the decoders that ask for them (modules/fast_path.py:
+RNNsearch's with attention, RNNencdec's with a fixed context).
+
+A decoder calls its form through ``fast_path.run``: the form takes a call where the fast path's
+rule holds (``runs_in_cpu_float32``) and where it computes what the decoder's own ``recur``
+computes, checked once per model and training mode (``checks.py``); the decoder's ``recur`` runs
+anywhere else, so a model moved to a GPU, converted to half precision, run under autocast, or
+whose modules were edited, computes exactly what the modules say.
+"""
 
 from typing import Optional
 
 import torch
 from torch import Tensor
 
-from ..models.rnnencdec import RNNencdecDecoder
-from ..models.rnnsearch import RNNsearchDecoder
-from .attention import sigmoid_identity_is_faster
+from . import checks
 from .decoder_recurrence import (
     SIGMOID_IDENTITY,
     TANH,
+    Activation,
     Attention,
     Recurrence,
     Step,
     Weights,
     by_row,
+    hidden_units,
     layout,
     run,
     stacked,
 )
-from . import freed_memory
-from .onednn_linear import keep_packed_for_generation, runs_in_cpu_float32
+from .measured_choice import CHOOSER
+from .onednn_linear import keep_packed_for_generation, row_class, runs_in_cpu_float32
+
+# What a form keeps in a decoder's cache, once per batch; not tensors, so that the reorders of a
+# beam search keep them as they are.
+ACTIVATION = "fused: activation"
+PADDED = "fused: padded"
+# The decoder's layers of the vocabulary's size, which its recurrence does not read: the check
+# shares them rather than copying them.
+VOCABULARY_LAYERS = ("embed_tokens", "output_projection")
+# Where the check's results first differ, by label: the part of the paper that no longer matches.
+PARTS = (
+    ("alpha", "the alignment model (Eq. 6)"),
+    ("c_i", "the context (Eq. 5)"),
+    ("s_i", "the conditional GRU (Eq. 4)"),
+    ("gradient of attention.", "the alignment model's gradient (Eqs. 5 and 6)"),
+    ("gradient of gru.", "the conditional GRU's gradient (Eq. 4)"),
+    ("gradient of h_j", "the gradient of the annotations"),
+    ("gradient", "the recurrence's gradient"),
+)
 
 
-class FusedRecurrence:
-    """What both fast decoders share: the recurrence through ``decoder_recurrence``, and the
-    weights' layout for its products kept between the calls of a search (one call per word)."""
+def part_of(label: str) -> str:
+    return next(part for start, part in PARTS if label.startswith(start))
 
-    _layout = None  # (the weights' versions and storages, their Layout)
-    _packing = False  # whether the model was prepared for generation
+
+class FusedRecurrence(checks.FusedForm):
+    """What both forms share: when to take a call, the check, and the recurrence through
+    ``decoder_recurrence`` with the weights' layout for its products kept between the calls of a
+    search (one call per word)."""
+
+    name = "fused recurrence"
+
+    def __init__(self):
+        super().__init__()
+        self._layout = None  # (the weights' versions and storages, their Layout)
+        self._packing = False  # whether the model was prepared for generation
+
+    def weights(self, decoder) -> Weights:
+        """The decoder's parameters that the steps multiply by."""
+        raise NotImplementedError
+
+    def compute(self, decoder, input_drives, encoder_out, cache, keep_last_state):
+        """``decoder.recur(input_drives, encoder_out, cache, keep_last_state)``, fused."""
+        raise NotImplementedError
 
     def make_generation_fast_(self, **kwargs):
         """fairseq's preparation of a model for generation only: the layout's own weight
         ([scale W_a; U_z; U_r], a copy) is packed for oneDNN like the layers' (OneDNNLinear's)."""
         self._packing = True
 
-    def weights(self) -> Weights:
-        raise NotImplementedError
+    def takes(self, recur, input_drives, encoder_out, cache, keep_last_state) -> bool:
+        decoder = recur.__self__
+        return (
+            runs_in_cpu_float32(input_drives, cache["state"])
+            and self.allowed(
+                decoder,
+                lambda: self._compare(decoder, input_drives.size(-1), encoder_out),
+                part_of,
+            )
+            and runs_in_cpu_float32(*self.weights(decoder).tensors())
+        )
+
+    def forward(self, recur, input_drives, encoder_out, cache, keep_last_state):
+        return self.compute(recur.__self__, input_drives, encoder_out, cache, keep_last_state)
+
+    def _compare(self, decoder, drive_size: int, encoder_out) -> checks.Comparison:
+        """This form against the decoder's ``recur``, on a copy of the decoder with random
+        parameters and a random probe batch: with gradients (training: the states, contexts,
+        alphas and every gradient) and without (a search: the last state kept)."""
+        decoder = checks.random_copy(decoder, shared=VOCABULARY_LAYERS)
+        probe = checks.probe_encoder_out(encoder_out)
+        shape = (checks.SENTENCES_PER_PROBE, checks.TARGET_POSITIONS, drive_size)
+        drives = checks.randn(*shape, generator=checks.generator(checks.DRIVES), requires_grad=True)
+        parameters = {
+            name: parameter
+            for name, parameter in decoder.named_parameters()
+            if parameter.requires_grad and not name.startswith(VOCABULARY_LAYERS)
+        }
+        inputs = {"drives": drives, "h_j": probe["annotations"], "summary": probe["summary"]}
+        wrt = {**inputs, **parameters}
+
+        def results(recur):
+            with torch.enable_grad():
+                outputs = recur(drives, probe, decoder.initial_cache(probe), False)
+                grads = checks.gradients([t for t in outputs if t is not None], list(wrt.values()))
+            with torch.no_grad():
+                steps = recur(drives, probe, decoder.initial_cache(probe), True)
+            return _by_position(outputs, "") + _by_position(steps, " without gradients"), grads
+
+        def fused(drives, encoder_out, cache, keep_last_state):
+            return self.compute(decoder, drives, encoder_out, cache, keep_last_state)
+
+        (ours, our_grads), (theirs, their_grads) = results(fused), results(decoder.recur)
+        for (label, mine), (_, reference) in zip(ours, theirs):
+            yield label, mine, reference
+        for name, mine, reference in zip(wrt, our_grads, their_grads):
+            yield f"gradient of {name}", mine, reference
 
     def fused_recur(
         self,
@@ -55,7 +143,6 @@ class FusedRecurrence:
         gru_steps = positions if keep_last_state else positions - 1
         alphas = None
         if torch.is_grad_enabled():
-            freed_memory.for_training()
             attention_inputs = (None,) * 4
             if attention is not None:
                 attention_inputs = vars(attention.repeated_for(state.size(0))).values()
@@ -84,66 +171,110 @@ class FusedRecurrence:
         return self._layout[1]
 
 
-class FastRNNsearchDecoder(FusedRecurrence, RNNsearchDecoder):
-    """RNNsearchDecoder, its recurrence fused where the fast path's rule holds."""
+def _by_position(outputs, suffix: str):
+    """(label, tensor) for recur's results at each target position, in the order they are
+    computed: alpha_i, c_i, then s_i."""
+    prev_states, contexts, alphas, last_state = outputs
+    states = torch.cat([prev_states[:, 1:], last_state.unsqueeze(1)], dim=1)  # s_1 ...
+    labelled = []
+    for i in range(contexts.size(1)):
+        where = f" at target position {i + 1}{suffix}"
+        if alphas is not None:
+            labelled.append(("alpha_ij" + where, alphas[:, i]))
+        labelled += [("c_i" + where, contexts[:, i]), ("s_i" + where, states[:, i])]
+    return labelled
 
-    per_sentence = RNNsearchDecoder.per_sentence + ("scaled_projected_annotations", "padding")
 
-    def weights(self) -> Weights:
+class FusedAttentionRecurrence(FusedRecurrence):
+    """RNNsearch's recurrence: the alignment model (Eqs. 5 and 6) and the conditional GRU."""
+
+    bypassed = (
+        "attention",
+        "attention.state_projection",
+        "attention.energy",
+        "gru",
+        "gru.gate_weights",
+        "gru.candidate_weights",
+        "gru.context_weights",
+    )
+
+    def weights(self, decoder) -> Weights:
+        gru, attention = decoder.gru, decoder.attention
         return Weights(
-            self.gru.gate_weights.weight,
-            self.gru.candidate_weights.weight,
-            self.attention.state_projection.weight,
-            self.attention.energy.weight.view(-1),
-            self.gru.context_weights.weight,
+            gru.gate_weights.weight,
+            gru.candidate_weights.weight,
+            attention.state_projection.weight,
+            attention.energy.weight,
+            gru.context_weights.weight,
         )
 
-    def precompute(self, encoder_out):
-        cache = super().precompute(encoder_out)
-        projected = cache["projected_annotations"]
-        if runs_in_cpu_float32(projected, *self.weights().tensors()):
+    def compute(self, decoder, input_drives, encoder_out, cache, keep_last_state):
+        padding = encoder_out["padding_mask"]
+        if ACTIVATION not in cache:  # a new batch
+            projected = cache["projected_annotations"]
             training = torch.is_grad_enabled() and projected.requires_grad
-            faster = sigmoid_identity_is_faster(projected, training)
-            activation = SIGMOID_IDENTITY if faster else TANH
-            padding = encoder_out["padding_mask"]
-            cache["activation"] = activation
-            cache["scaled_projected_annotations"] = activation.scale * projected
-            cache["padding"] = padding if padding.any() else None  # read once
-        return cache
-
-    def recur(self, input_drives, encoder_out, cache, keep_last_state):
-        weights = self.weights()
-        if "activation" not in cache or not runs_in_cpu_float32(
-            input_drives, cache["state"], *weights.tensors()
-        ):
-            return super().recur(input_drives, encoder_out, cache, keep_last_state)
+            cache[ACTIVATION] = activation_for(projected, training)
+            cache[PADDED] = bool(padding.any())  # read once: no masking where none is padded
         attention = Attention(
             cache["annotations"],
-            cache["scaled_projected_annotations"],
-            cache["padding"],
-            cache["activation"],
+            cache["projected_annotations"],
+            padding if cache[PADDED] else None,
+            cache[ACTIVATION],
         )
+        weights = self.weights(decoder)
         return self.fused_recur(weights, input_drives, cache["state"], attention, keep_last_state)
 
 
-class FastRNNencdecDecoder(FusedRecurrence, RNNencdecDecoder):
-    """RNNencdecDecoder, its recurrence fused where the fast path's rule holds."""
+class FusedFixedContextRecurrence(FusedRecurrence):
+    """RNNencdec's recurrence: the conditional GRU driven by the same C c at every position."""
 
-    def weights(self) -> Weights:
-        return Weights(self.gru.gate_weights.weight, self.gru.candidate_weights.weight)
+    bypassed = ("gru", "gru.gate_weights", "gru.candidate_weights")
 
-    def recur(self, input_drives, encoder_out, cache, keep_last_state):
-        context_drive = cache["context_drive"]  # C c, the same at every position
-        weights = self.weights()
-        if not runs_in_cpu_float32(input_drives, cache["state"], context_drive, *weights.tensors()):
-            return super().recur(input_drives, encoder_out, cache, keep_last_state)
-        summary = encoder_out["summary"]
-        contexts = summary.unsqueeze(1).expand(-1, input_drives.size(1), -1)
+    def weights(self, decoder) -> Weights:
+        return Weights(decoder.gru.gate_weights.weight, decoder.gru.candidate_weights.weight)
+
+    def compute(self, decoder, input_drives, encoder_out, cache, keep_last_state):
+        context_drive = cache["context_drive"]  # C c
+        contexts = encoder_out["summary"].unsqueeze(1).expand(-1, input_drives.size(1), -1)
         return self.fused_recur(
-            weights,
+            self.weights(decoder),
             input_drives + context_drive.unsqueeze(1),
             cache["state"],
             None,
             keep_last_state,
             contexts,
         )
+
+
+def activation_for(projected_annotations: Tensor, training: bool) -> Activation:
+    """The energies' activation measured faster here for alignment vectors of this size
+    (``Activation``: forward and, when ``training``, the backward pass's work), once, on at most
+    32 sentences of 16 source positions."""
+    rows, sources, attention_dim = projected_annotations.shape
+
+    def probes():
+        draw = torch.Generator().manual_seed(0)
+        queries = torch.rand(min(rows, 32), 1, 1, attention_dim, generator=draw)
+        projected = torch.rand(min(rows, 32), 1, min(sources, 16), attention_dim, generator=draw)
+        v = torch.rand(attention_dim, generator=draw)
+        upstream = torch.rand(projected.shape[:3], generator=draw).unsqueeze(3)
+
+        def energies_through(activation: Activation):
+            scaled_queries, scaled_v = activation.scale * queries, activation.scale * v
+
+            def compute():
+                units = hidden_units(activation, scaled_queries, projected)
+                results = [torch.softmax(torch.matmul(units, scaled_v), dim=2)]  # alpha, Eq. (6)
+                if training:  # d e_ij / d x_ij, as the backward pass computes it
+                    grad = activation.backward(upstream * scaled_v, units)
+                    results.append(activation.scale * grad)
+                return results
+
+            return compute
+
+        return energies_through(SIGMOID_IDENTITY), energies_through(TANH)
+
+    passes = "forward and backward" if training else "forward"
+    choice = ("energies", attention_dim, "x", row_class(rows * sources), "positions,", passes)
+    names = ("2 sigmoid(2x) - 1", "torch.tanh")
+    return SIGMOID_IDENTITY if CHOOSER.fast(choice, probes, names=names) else TANH

@@ -1,5 +1,6 @@
 """The decoder's recurrence over the target positions (Eqs. 4 to 6, Appendix A.2.2) in few
-operators, for CPU float32: the fast path's ``ConditionalGRUDecoder.recur``, with the same values.
+operators, for CPU float32: the fused form of ``ConditionalGRUDecoder.recur`` (``decoder.py``), with
+the same values.
 
 The plain loop dispatches every operator of the formulas one by one, and autograd adds its own;
 each costs a few microseconds outside its arithmetic (a kernel launch on a GPU). Per target
@@ -12,14 +13,15 @@ backward pass and 68 in a beam-search step; this recurrence takes 18, 28 and 42
   candidate's sum): ATen's addmm, oneDNN's product with an addition (``Product``);
 - no masking where no sentence is padded;
 - the energies e_ij = v_a^T tanh(x_ij) through the measured activation (``Activation``), its
-  scale folded into W_a and, once per sentence, into U_a h_j;
+  scale folded into W_a and into the addition of U_a h_j (``hidden_units``);
 - the backward pass is written out (one autograd node for the whole recurrence, not one per
   operator), recomputes the energies' activations instead of keeping T of them (B x S x n' each),
   and computes each weight's gradient as one product over all positions at the end, instead of one
   small product and one accumulation of a whole weight-sized gradient per position.
 
 ``tests/cpu_fast_path/test_decoder_recurrence.py`` holds its values and gradients against the plain
-loop's; the paper-equation tests run through it in float32.
+loop's; the paper-equation tests run through it in float32; and a model checks it against its own
+decoder's ``recur`` before running it (``checks.py``).
 """
 
 from dataclasses import dataclass
@@ -38,7 +40,9 @@ class Activation:
     """The energies e_ij = v_a^T tanh(x_ij) as (scale v_a)^T f(y_ij) with y = scale x, up to a
     constant that softmax does not see: f = tanh (scale 1), or through the sigmoid identity
     tanh(x) = 2 sigmoid(2x) - 1, f = sigmoid (scale 2; e_ij + sum(v_a), the same alpha_ij). The
-    scale is folded into W_a and, once per sentence, into U_a h_j."""
+    scale is folded into W_a and into the addition of U_a h_j (``hidden_units``). torch's CPU tanh
+    was measured up to 10 times slower than its sigmoid, and y is the largest tensor of every step:
+    which one runs is measured (``decoder.activation_for``)."""
 
     scale: float
     function_: Callable[[Tensor], Tensor]  # f, in place
@@ -49,15 +53,22 @@ TANH = Activation(1.0, torch.tanh_, torch.ops.aten.tanh_backward)
 SIGMOID_IDENTITY = Activation(2.0, torch.sigmoid_, torch.ops.aten.sigmoid_backward)
 
 
+def hidden_units(activation: Activation, queries: Tensor, projected_annotations: Tensor) -> Tensor:
+    """f(y_ij), y_ij = scale (W_a s_{i-1} + U_a h_j + b_a), the alignment model's hidden layer
+    (Eq. 6), from the queries scale W_a s_{i-1} and U_a h_j + b_a (broadcast against each other):
+    one addition that scales the second, then f in place."""
+    y = torch.add(queries, projected_annotations, alpha=activation.scale)
+    return activation.function_(y)
+
+
 @dataclass
 class Attention:
     """What the alignment model reads at every step, computed once per sentence: h_j (B x S x 2n),
-    scale (U_a h_j + b_a) (B x S x n'), and the padding mask (B x S; None where no sentence is
-    padded). One row per sentence for its k rows of states (the beams of a beam search:
-    ``beam_rows``)."""
+    U_a h_j + b_a (B x S x n'), and the padding mask (B x S; None where no sentence is padded).
+    One row per sentence for its k rows of states (the beams of a beam search: ``beam_rows``)."""
 
     annotations: Tensor
-    scaled_projected_annotations: Tensor
+    projected_annotations: Tensor
     padding: Optional[Tensor]
     activation: Activation
 
@@ -67,7 +78,7 @@ class Attention:
         k = beams(rows, self.annotations)
         if k == 1:
             return self
-        tensors = (self.annotations, self.scaled_projected_annotations, self.padding)
+        tensors = (self.annotations, self.projected_annotations, self.padding)
         return Attention(
             *(t.repeat_interleave(k, dim=0) if t is not None else None for t in tensors),
             self.activation,
@@ -82,7 +93,7 @@ class Weights:
     gate_weight: Tensor  # [U_z; U_r]
     candidate_weight: Tensor  # U
     attention_weight: Optional[Tensor] = None  # W_a
-    energy_weight: Optional[Tensor] = None  # v_a, flat
+    energy_weight: Optional[Tensor] = None  # v_a (1 x n')
     context_weight: Optional[Tensor] = None  # [C_z; C_r; C]
 
     def tensors(self) -> List[Tensor]:
@@ -108,7 +119,7 @@ def layout(weights: Weights, activation: Optional[Activation]) -> Layout:
         torch.cat([activation.scale * weights.attention_weight, weights.gate_weight]),
         weights.candidate_weight,
         weights.context_weight,
-        activation.scale * weights.energy_weight,
+        activation.scale * weights.energy_weight.view(-1),
     )
 
 
@@ -153,7 +164,7 @@ def run(
     states, contexts, alphas = [state], [], []
     if attention is not None:  # the sentences' tensors, to broadcast over their k rows
         sentences = attention.annotations.size(0)
-        projected = attention.scaled_projected_annotations.unsqueeze(1)  # B x 1 x S x n'
+        projected = attention.projected_annotations.unsqueeze(1)  # B x 1 x S x n'
         padding = attention.padding.unsqueeze(1) if attention.padding is not None else None
     for i, drive in enumerate(drives.unbind(dim=1)):
         if attention is None and i >= gru_steps:
@@ -162,8 +173,8 @@ def run(
         if attention is not None:
             attention_input, gate_drive = gate_drive.split([attention_dim, 2 * hidden], dim=1)
             queries = attention_input.view(sentences, -1, 1, attention_dim)  # B x k x 1 x n'
-            hidden_units = attention.activation.function_(projected + queries)  # B x k x S x n'
-            energies = torch.matmul(hidden_units, step.scaled_v)  # e_ij (+ a constant), Eq. (6)
+            units = hidden_units(attention.activation, queries, projected)  # B x k x S x n'
+            energies = torch.matmul(units, step.scaled_v)  # e_ij (+ a constant), Eq. (6)
             if padding is not None:
                 energies.masked_fill_(padding, float("-inf"))
             alpha = torch.softmax(energies, dim=2)  # Eq. (6)
@@ -206,8 +217,8 @@ class Recurrence(torch.autograd.Function):
     """``run`` over all target positions with gradients, its backward pass written out.
 
     Inputs: the drives (B x T x 3n), s_0, the ``Weights``' tensors in their order, h_j,
-    scale (U_a h_j + b_a), the padding mask (B x S or None), the ``Activation`` and the number of
-    GRU steps; without attention, None in each of the attention's places. Outputs: the states
+    U_a h_j + b_a, the padding mask (B x S or None), the ``Activation`` and the number of GRU
+    steps; without attention, None in each of the attention's places. Outputs: the states
     s_0 ... s_{gru_steps}, and with attention c_i (B x T x 2n) and alpha_i (B x T x S).
     """
 
@@ -222,7 +233,7 @@ class Recurrence(torch.autograd.Function):
         energy_weight,
         context_weight,
         annotations,
-        scaled_projected_annotations,
+        projected_annotations,
         padding,
         activation,
         gru_steps,
@@ -233,7 +244,7 @@ class Recurrence(torch.autograd.Function):
         )
         attention = None
         if annotations is not None:
-            attention = Attention(annotations, scaled_projected_annotations, padding, activation)
+            attention = Attention(annotations, projected_annotations, padding, activation)
         step = Step(layout(weights, activation), state.size(0), training=True)
         trace = Trace([], [], [], [])
         states, contexts, alphas = run(step, drives, state, attention, gru_steps, trace)
@@ -368,7 +379,7 @@ class _AlignmentBackward:
         self.attention_inputs = attention_inputs.unbind(1)  # scale W_a s_{i-1}
         # d alpha_ij = h_j^T d c_i as a batch of 1-row products: the layout bmm runs fast
         self.annotations_t = attention.annotations.transpose(1, 2)
-        self.grad_projected = torch.zeros_like(attention.scaled_projected_annotations)
+        self.grad_projected = torch.zeros_like(attention.projected_annotations)
         # sum over positions and sources of d e_ij f(y_ij), per sentence: v_a's gradient
         self.energy = alphas.new_zeros(alphas.size(0), 1, step.attention_dim)
         self.context_grads = []
@@ -385,18 +396,17 @@ class _AlignmentBackward:
             grad_alpha, self.position_alphas[i], 1, grad_alpha.dtype
         )
         # f(y_ij), recomputed rather than kept for every position
-        hidden_units = attention.activation.function_(
-            attention.scaled_projected_annotations + self.attention_inputs[i].unsqueeze(1)
+        activation = attention.activation
+        units = hidden_units(
+            activation, self.attention_inputs[i].unsqueeze(1), attention.projected_annotations
         )
-        self.energy.baddbmm_(grad_energies.unsqueeze(1), hidden_units)
-        grad_y = attention.activation.backward(
-            grad_energies.unsqueeze(2) * self.step.scaled_v, hidden_units
-        )
-        self.grad_projected.add_(grad_y)
+        self.energy.baddbmm_(grad_energies.unsqueeze(1), units)
+        grad_y = activation.backward(grad_energies.unsqueeze(2) * self.step.scaled_v, units)
+        self.grad_projected.add_(grad_y, alpha=activation.scale)  # y = ... + scale U_a h_j
         torch.sum(grad_y, dim=1, out=grad_attention_input)
 
     def energy_weight_gradient(self) -> Tensor:
-        return self.attention.activation.scale * self.energy.sum(dim=(0, 1))
+        return self.attention.activation.scale * self.energy.sum(dim=(0, 1)).view(1, -1)
 
     def annotations_gradient(self) -> Tensor:
         """Through c_i = sum_j alpha_ij h_j at every position: one batched product."""

@@ -12,17 +12,18 @@ REUSE_BYTES the same blocks are reused from the heap, already mapped.
 
 The peak stays what the step needs; what changes is that freed memory up to REUSE_BYTES stays
 with the process for the next step instead of going back to the kernel in between. The setting is
-the process's, made at the first training step of a model of this plugin (``for_training``, which
-the fast decoders call): a process that only translates (fairseq-generate, fairseq-interactive, the
+the process's: fairseq_patches.CHANGES makes it when fairseq-train (or fairseq-hydra-train) runs
+with the plugin. A process that only translates (fairseq-generate, fairseq-interactive, the
 server), whose large blocks glibc already reuses (under 32 MiB at a search's row counts) and which
-should give memory back between requests, and a process that runs only fairseq's own models keep
-glibc's defaults.
+should give memory back between requests, and any other program keep glibc's defaults.
 """
 
 import ctypes
 import logging
 import os
 from typing import Optional
+
+from .measured_choice import CHOOSER
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +32,6 @@ M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 
 REUSE_BYTES = 1 << 30
-
-_set_for_training = False  # whether for_training has run in this process
 
 # Where a user tunes glibc's malloc themselves (its environment variables and tunables, or another
 # allocator preloaded), their choice is kept.
@@ -66,8 +65,6 @@ def glibc() -> Optional[ctypes.CDLL]:
 def keep_freed_memory_for_reuse(libc: Optional[ctypes.CDLL] = None, environ=os.environ) -> bool:
     """Sets glibc's mmap and trim thresholds to REUSE_BYTES, unless the user tuned malloc or the
     fast path is set to plain (then the plugin changes nothing about speed); whether it did."""
-    from .measured_choice import CHOOSER
-
     if CHOOSER.setting == "plain" or malloc_tuned_by_user(environ):
         return False
     libc = libc if libc is not None else glibc()
@@ -80,11 +77,3 @@ def keep_freed_memory_for_reuse(libc: Optional[ctypes.CDLL] = None, environ=os.e
         return False
     libc.mallopt(M_TRIM_THRESHOLD, REUSE_BYTES)
     return True
-
-
-def for_training() -> None:
-    """``keep_freed_memory_for_reuse`` at the first training step of a process; then nothing."""
-    global _set_for_training
-    if not _set_for_training:
-        _set_for_training = True
-        keep_freed_memory_for_reuse()

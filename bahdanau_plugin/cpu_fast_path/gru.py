@@ -153,7 +153,9 @@ def loop_is_faster(rnn: nn.GRU, inputs: Tensor) -> bool:
 
 
 class OneDNNGRU(nn.GRU):
-    """nn.GRU, through ``run_gru`` where it applies and is faster (the fast path swaps it in)."""
+    """nn.GRU, through ``run_gru`` where it applies, is faster and computes what nn.GRU computes
+    (measured_choice compares both): the layer the modules get for nn.GRU (modules/fast_path.py)
+    where the fast path is on."""
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None):
         if (

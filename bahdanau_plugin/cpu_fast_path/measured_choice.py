@@ -8,9 +8,12 @@ MKL's 178, on an AVX-512 EPYC capped at AVX2 it ran at 206 to 223 against 182 to
 at twice MKL's rate (docs/performance.md). So each choice is made by timing both computations, once
 per process, at the shapes and thread count it is asked for:
 
-- both run once untimed (oneDNN builds its kernel for a shape on its first call), then in
-  alternating order for up to ``ROUNDS`` rounds, two once one is ``DECISIVE`` times faster;
-  each keeps its best time (interference from other work only ever adds time);
+- both run once untimed (oneDNN builds its kernel for a shape on its first call), and their
+  results (values, and gradients where the choice is for training) are compared: the fast
+  computation is taken only where they agree (``first_difference``), else the choice is plain and
+  a warning says what differs;
+- then both run in alternating order for up to ``ROUNDS`` rounds, two once one is ``DECISIVE``
+  times faster; each keeps its best time (interference from other work only ever adds time);
 - the fast computation is kept only if its best time is at least ``MARGIN`` below the plain
   one's: on a tie the plain computation, PyTorch's own, wins;
 - all measurements of a process share ``BUDGET_SECONDS``: once it is spent, a choice not yet made
@@ -19,17 +22,22 @@ per process, at the shapes and thread count it is asked for:
 - each choice is logged once, when it is made, with both times and the budget used.
 
 ``BAHDANAU_CPU_FAST_PATH``, read once per process, sets the rule: ``auto`` (the default)
-measures as above, ``fast`` takes every fast computation unmeasured, ``plain`` turns the whole fast
-path off (the model then computes with the modules' own PyTorch code,
-``onednn_linear.runs_in_cpu_float32``). Under ``auto`` two
-processes may choose differently where both computations take about the same time, and their
-results then differ within float32 rounding; ``fast`` or ``plain`` make runs bitwise repeatable.
+measures as above, ``fast`` takes every fast computation that agrees with the plain one, untimed,
+``plain`` turns the whole fast path off (nothing of it is built: the model computes with the
+modules' own PyTorch code). Under ``auto`` two processes may choose differently where both
+computations take about the same time, and their results then differ within float32 rounding;
+``fast`` or ``plain`` make runs bitwise repeatable.
+
+While a fused form is checked against the modules (``checks.py``), the choices met inside it are
+plain and not remembered: the check compares formulas, at shapes of its own.
 """
 
+import contextlib
 import logging
+import math
 import os
 import time
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -42,8 +50,15 @@ BUDGET_SECONDS = 0.2
 ROUNDS = 3
 MARGIN = 0.05
 DECISIVE = 1.5
+# Two results agree where they differ by at most this much of the larger of 1 and the plain
+# result's largest magnitude: float32 rounding at the paper's sizes stays two orders below, an edit
+# to a formula shows orders above.
+RELATIVE_TOLERANCE = 1e-4
 
 logger = logging.getLogger(__name__)
+
+# What a probe returns: its output, and where it runs backward the gradients, in a fixed order.
+Results = List[Tensor]
 
 
 def setting_from_environment() -> str:
@@ -68,6 +83,7 @@ class Chooser:
         self.spent = 0.0
         self.choices: Dict[Tuple, bool] = {}
         self._setting = setting
+        self._checks = 0  # fused forms being checked (``checking``)
 
     @property
     def setting(self) -> str:
@@ -79,23 +95,33 @@ class Chooser:
     def fast(
         self,
         choice: Tuple,
-        probes: Callable[[], Tuple[Callable[[], object], Callable[[], object]]],
+        probes: Callable[[], Tuple[Callable[[], Results], Callable[[], Results]]],
         names: Tuple[str, str] = ("fast", "plain"),
     ) -> bool:
         """Whether to take the fast computation for ``choice``, a tuple that names what is chosen
-        and the shapes it is chosen for (one measurement per choice and thread count). ``probes``
-        makes, when a measurement is needed, the two computations to time: each runs the fast or
-        the plain computation once on data of those shapes. ``names`` name them in the log."""
-        if self.setting != "auto":
-            return self.setting == "fast"
+        and the shapes it is chosen for (one choice per thread count). ``probes`` makes, when a
+        choice is to be made, the two computations to compare and time: each runs the fast or the
+        plain computation once on data of those shapes and returns its results (``probe``).
+        ``names`` name them in the log."""
+        if self.setting == "plain" or self._checks:
+            return False
         key = (choice, torch.get_num_threads())
         chosen = self.choices.get(key)
         if chosen is None:
-            chosen = self.choices[key] = self._measure(" ".join(map(str, choice)), probes, names)
+            chosen = self.choices[key] = self._choose(" ".join(map(str, choice)), probes, names)
         return chosen
 
-    def _measure(self, choice, probes, names) -> bool:
-        if self.spent >= self.budget:
+    @contextlib.contextmanager
+    def checking(self):
+        """While a fused form is checked: every choice is plain, unmeasured, unremembered."""
+        self._checks += 1
+        try:
+            yield
+        finally:
+            self._checks -= 1
+
+    def _choose(self, choice, probes, names) -> bool:
+        if self.setting == "auto" and self.spent >= self.budget:
             logger.info(
                 "%s: %s (the %.0f ms measuring budget is spent)",
                 choice,
@@ -106,12 +132,25 @@ class Chooser:
         spent_before, start = self.spent, self.clock()
         fast, plain = probes()
         try:
-            fast()  # untimed: oneDNN builds its kernel for a shape on its first call
+            fast_results = fast()  # untimed: oneDNN builds its kernel for a shape on its first call
         except RuntimeError as error:
             self.spent = spent_before + self.clock() - start
             logger.info("%s: %s (%s failed: %s)", choice, names[1], names[0], error)
             return False
-        plain()
+        difference = first_difference(fast_results, plain())
+        self.spent = spent_before + self.clock() - start
+        if difference is not None:
+            logger.warning(
+                "%s: %s no longer computes what %s computes (%s %s): %s runs",
+                choice,
+                names[0],
+                names[1],
+                *difference,
+                names[1],
+            )
+            return False
+        if self.setting == "fast":
+            return True
         best = {fast: float("inf"), plain: float("inf")}
         for round in range(ROUNDS):
             for computation in (fast, plain) if round % 2 == 0 else (plain, fast):
@@ -140,22 +179,50 @@ class Chooser:
 
 def probe(
     compute: Callable[[], Tensor], wrt, training: bool, upstream: Optional[Tensor] = None
-) -> Callable[[], None]:
-    """One computation to time for a choice: ``compute()`` without gradients, or where
-    ``training`` with its backward pass to ``wrt`` (from its sum, each output weighted by
-    ``upstream`` if given)."""
+) -> Callable[[], Results]:
+    """One computation to compare and time for a choice: ``compute()`` without gradients, or
+    where ``training`` with its backward pass to ``wrt`` (from its sum, each output weighted by
+    ``upstream`` if given); returns the output and the gradients."""
 
     def forward_and_backward():
-        with torch.enable_grad():  # a choice may be made where gradients are off
-            output = compute() if upstream is None else compute() * upstream
+        # a choice may be made where gradients are off, or in inference mode
+        with torch.inference_mode(False), torch.enable_grad():
+            output = compute()
+            weighted = output if upstream is None else output * upstream
             # a scalar, not grad_outputs, whose first use in a process imports sympy (0.3 s)
-            torch.autograd.grad(output.sum(), wrt)
+            return [output.detach(), *torch.autograd.grad(weighted.sum(), wrt)]
 
     def forward():
         with torch.no_grad():
-            compute()
+            return [compute()]
 
     return forward_and_backward if training else forward
+
+
+def first_difference(
+    fast: Sequence[Optional[Tensor]],
+    plain: Sequence[Optional[Tensor]],
+    labels: Optional[Iterable[str]] = None,
+) -> Optional[Tuple[str, str]]:
+    """None where each result of ``fast`` agrees with the same of ``plain`` (RELATIVE_TOLERANCE);
+    else the first that does not (its label, or its place) and how it differs."""
+    labels = list(labels) if labels is not None else [f"result {i + 1}" for i in range(len(plain))]
+    if len(fast) != len(plain):
+        return "the results", f"{len(fast)} against {len(plain)}"
+    for label, ours, reference in zip(labels, fast, plain):
+        if ours is None and reference is None:
+            continue
+        if ours is None or reference is None or ours.shape != reference.shape:
+            return label, f"of shape {_shape(ours)} against {_shape(reference)}"
+        error = (ours.double() - reference.double()).abs().max().item() if ours.numel() else 0.0
+        scale = max(1.0, reference.abs().max().item() if reference.numel() else 0.0)
+        if not error <= RELATIVE_TOLERANCE * scale:  # also where either is not a number
+            return label, f"off by {error:.3g}" if math.isfinite(error) else f"off by {error}"
+    return None
+
+
+def _shape(tensor: Optional[Tensor]) -> str:
+    return "none" if tensor is None else "x".join(map(str, tensor.shape)) or "a scalar"
 
 
 def _decided(fast: float, plain: float) -> bool:

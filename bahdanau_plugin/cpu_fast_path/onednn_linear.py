@@ -130,7 +130,7 @@ def onednn_is_faster(
 
         if packed:
             packed_weight = _ONEDNN_REORDER_WEIGHT(weight, None)
-            return (lambda: _onednn_linear(x, packed_weight, None)), run(F.linear)
+            return (lambda: [_onednn_linear(x, packed_weight, None)]), run(F.linear)
         return run(lambda x, w: _OneDNNLinear.apply(x, w, None)), run(F.linear)
 
     passes = "forward and backward" if training else "forward"
@@ -264,7 +264,8 @@ def rows_of(input: Tensor) -> Tensor:
 
 
 class OneDNNLinear(nn.Linear):
-    """nn.Linear, through oneDNN where it applies (the fast path swaps it in for nn.Linear)."""
+    """nn.Linear, through oneDNN where it applies and is faster: the layer the modules get for
+    nn.Linear (modules/fast_path.py) where the fast path is on."""
 
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)

@@ -10,7 +10,6 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
 from omegaconf import II
 
-from .. import cpu_fast_path
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
 from ..options import positive_int
@@ -141,7 +140,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         check_right_padded_targets(task)
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
-        return cpu_fast_path.install(cls(cfg, encoder, decoder))
+        return cls(cfg, encoder, decoder)
 
     def train(self, mode: bool = True):
         # fairseq's trainer sets training mode before each update, outside the update's own error

@@ -11,6 +11,7 @@ from fairseq.models import register_model
 from torch import nn
 
 from ..errors import ConfigurationError
+from ..modules import fast_path
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
 from ..modules.initialization import normal_, zero_
@@ -29,7 +30,9 @@ class RNNencdecConfig(RecurrentTranslationConfig):
 class RNNencdecEncoder(GRUEncoder):
     def __init__(self, cfg, dictionary):
         super().__init__(cfg, dictionary, bidirectional=False)
-        self.summary_projection = nn.Linear(cfg.encoder_hidden_dim, cfg.decoder_hidden_dim)  # V
+        self.summary_projection = fast_path.layer(
+            nn.Linear, cfg.encoder_hidden_dim, cfg.decoder_hidden_dim
+        )  # V
         normal_(self.summary_projection.weight)
         zero_(self.summary_projection.bias)
 
@@ -38,6 +41,8 @@ class RNNencdecEncoder(GRUEncoder):
 
 
 class RNNencdecDecoder(ConditionalGRUDecoder):
+    fused_recurrence_form = fast_path.RECURRENCE_WITH_FIXED_CONTEXT
+
     def __init__(self, cfg, dictionary):
         hidden = cfg.decoder_hidden_dim
         super().__init__(cfg, dictionary, context_dim=hidden, summary_dim=hidden)

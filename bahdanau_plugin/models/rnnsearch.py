@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from fairseq.models import register_model
 
+from ..modules import fast_path
 from ..modules.attention import BahdanauAttention
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
@@ -26,7 +27,7 @@ class RNNsearchConfig(RecurrentTranslationConfig):
 
 
 class RNNsearchEncoder(GRUEncoder):
-    """Bidirectional GRU (Appendix A.1.1): nn.GRU concatenates ->h_j and <-h_j into h_j."""
+    """Bidirectional GRU (Appendix A.2.1): nn.GRU concatenates ->h_j and <-h_j into h_j."""
 
     def __init__(self, cfg, dictionary):
         super().__init__(cfg, dictionary, bidirectional=True)
@@ -39,6 +40,7 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
     """c_i = sum_j alpha_ij h_j, with alpha_ij from the alignment model (Eqs. 5 and 6)."""
 
     per_sentence = ("annotations", "projected_annotations")
+    fused_recurrence_form = fast_path.RECURRENCE_WITH_ATTENTION
 
     def __init__(self, cfg, dictionary):
         annotation_dim = 2 * cfg.encoder_hidden_dim

@@ -12,8 +12,9 @@ from fairseq.models import FairseqIncrementalDecoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
-from .conditional_gru import ConditionalGRUCell
+from . import fast_path
 from .beam_rows import SENTENCES, reorder_rows
+from .conditional_gru import ConditionalGRUCell
 from .initialization import build_embedding, normal_, zero_
 from .maxout_output import MaxoutOutput
 
@@ -24,6 +25,8 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     # Cache entries computed from h_j (B x S x ...): in a beam search, one row per sentence for
     # all of its beams (beam_rows), read with broadcasting.
     per_sentence: Tuple[str, ...] = ()
+    # The fused form of ``recur`` that a fast path may offer for this decoder (fast_path.py).
+    fused_recurrence_form: Optional[str] = None
 
     def __init__(self, cfg, dictionary, context_dim: int, summary_dim: int):
         super().__init__(dictionary)
@@ -31,15 +34,19 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         self.embed_tokens = build_embedding(
             len(dictionary), cfg.decoder_embed_dim, dictionary.pad()
         )
-        self.initial_state = nn.Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
+        self.initial_state = fast_path.layer(nn.Linear, summary_dim, cfg.decoder_hidden_dim)  # W_s
         self.gru = ConditionalGRUCell(cfg.decoder_embed_dim, context_dim, cfg.decoder_hidden_dim)
         self.deep_output = MaxoutOutput(
             cfg.decoder_hidden_dim, cfg.decoder_embed_dim, context_dim, cfg.maxout_dim
         )
-        self.output_projection = nn.Linear(cfg.maxout_dim, len(dictionary))  # W_o
+        self.output_projection = fast_path.layer(nn.Linear, cfg.maxout_dim, len(dictionary))  # W_o
         for layer in (self.initial_state, self.output_projection):
             normal_(layer.weight)
             zero_(layer.bias)
+        # Faster forms of ``recur`` and of the deep output, where a fast path offers them: each
+        # computes in their place only where it computes what they compute (fast_path.run).
+        self.fused_recurrence = fast_path.form(self.fused_recurrence_form)
+        self.fused_deep_output = fast_path.form(fast_path.DEEP_OUTPUT)
 
     def context(
         self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
@@ -68,13 +75,16 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))  # E y_{i-1}
         cache = self._cache(encoder_out, incremental_state)
         input_drives = self.gru.project_inputs(embedded)  # W E y_{i-1} for all positions at once
-        prev_states, contexts, alphas, state = self.recur(
-            input_drives, encoder_out, cache, keep_last_state=incremental_state is not None
+        keep_last_state = incremental_state is not None
+        prev_states, contexts, alphas, state = fast_path.run(
+            self.fused_recurrence, self.recur, input_drives, encoder_out, cache, keep_last_state
         )
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)
-        maxout = self.deep_output(prev_states, embedded, contexts)
+        maxout = fast_path.run(
+            self.fused_deep_output, self.deep_output, prev_states, embedded, contexts
+        )
         if embedded.size(1) == 1 and incremental_state is None and torch.is_grad_enabled():
             maxout = maxout + self._unused_step(input_drives[:, 0], contexts[:, 0], cache, state)
         return self.dropout_module(maxout), {"attn": [alphas]}
@@ -118,15 +128,19 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     def output_layer(self, features: Tensor) -> Tensor:
         return self.output_projection(features)  # W_o t_i, Eq. (A.2.2); softmax in the criterion
 
+    def initial_cache(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
+        """What the steps read, computed once per batch: the per-sentence tensors (``precompute``)
+        and the initial state s_0 = tanh(W_s summary) (A.2.2)."""
+        cache = self.precompute(encoder_out)
+        cache[SENTENCES] = encoder_out[SENTENCES]
+        cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0
+        return cache
+
     def _cache(self, encoder_out, incremental_state) -> Dict[str, Tensor]:
         cache = None
         if incremental_state is not None:
             cache = self.get_incremental_state(incremental_state, "cache")
-        if cache is None:
-            cache = self.precompute(encoder_out)
-            cache[SENTENCES] = encoder_out[SENTENCES]
-            cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0
-        return cache
+        return self.initial_cache(encoder_out) if cache is None else cache
 
     def reorder_incremental_state(self, incremental_state, new_order: Tensor):
         cache = self.get_incremental_state(incremental_state, "cache")

@@ -14,6 +14,7 @@ from pathlib import Path
 import uvicorn
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 
 from .api import MAX_BEAM, create_app
@@ -85,6 +86,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main(argv=None) -> None:
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     arguments = parser()
     args = arguments.parse_args(argv)
     _check(arguments, args)

@@ -5,13 +5,12 @@ import pytest
 import torch
 
 from bahdanau_plugin.cpu_fast_path import decoder as fast_decoder
-from bahdanau_plugin.cpu_fast_path.decoder import FastRNNencdecDecoder, FastRNNsearchDecoder
+from bahdanau_plugin.cpu_fast_path.decoder import PADDED
 from bahdanau_plugin.cpu_fast_path.decoder_recurrence import (
     SIGMOID_IDENTITY,
     TANH,
     Recurrence,
 )
-from bahdanau_plugin.modules.conditional_decoder import ConditionalGRUDecoder
 
 from ..support.tiny import build_tiny_model, randomize_
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
@@ -41,9 +40,9 @@ def test_the_fused_recurrence_gives_the_plain_loop_s_values_and_gradients(
     model_name, sources, monkeypatch
 ):
     model = randomize_(build_tiny_model(model_name)).train()
-    assert isinstance(model.decoder, (FastRNNsearchDecoder, FastRNNencdecDecoder))
+    assert model.decoder.fused_recurrence is not None
     fused = _outputs_and_gradients(model, sources)
-    monkeypatch.setattr(type(model.decoder), "recur", ConditionalGRUDecoder.recur)
+    monkeypatch.setattr(model.decoder, "fused_recurrence", None)  # the decoder's own recur
     plain = _outputs_and_gradients(model, sources)
     for ours, reference in zip(fused, plain):
         torch.testing.assert_close(ours, reference, **TOLERANCE)
@@ -52,10 +51,9 @@ def test_the_fused_recurrence_gives_the_plain_loop_s_values_and_gradients(
 @pytest.mark.parametrize("activation", [SIGMOID_IDENTITY, TANH], ids=["sigmoid", "tanh"])
 def test_either_activation_gives_the_same_values_and_gradients(activation, monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch")).train()
-    monkeypatch.setattr(fast_decoder, "sigmoid_identity_is_faster", lambda *args: True)
+    monkeypatch.setattr(fast_decoder, "activation_for", lambda *args: SIGMOID_IDENTITY)
     expected = _outputs_and_gradients(model, SOURCES)
-    faster = activation is SIGMOID_IDENTITY
-    monkeypatch.setattr(fast_decoder, "sigmoid_identity_is_faster", lambda *args: faster)
+    monkeypatch.setattr(fast_decoder, "activation_for", lambda *args: activation)
     for ours, reference in zip(_outputs_and_gradients(model, SOURCES), expected):
         torch.testing.assert_close(ours, reference, **TOLERANCE)
 
@@ -76,7 +74,7 @@ def _recurrence_inputs(attention: bool, padded: bool, gru_steps: int):
         padding[0, :1] = padded
         inputs += [
             tensor(attention_dim, hidden),
-            tensor(attention_dim),
+            tensor(1, attention_dim),
             tensor(3 * hidden, 2 * hidden),
         ]
         inputs += [tensor(rows, sources, 2 * hidden), tensor(rows, sources, attention_dim)]
@@ -94,16 +92,21 @@ def test_the_written_out_backward_pass_passes_gradcheck(attention, padded, gru_s
     assert torch.autograd.gradcheck(lambda *inputs: Recurrence.apply(*inputs), inputs)
 
 
-def _decoder_cache(model, sources):
+def _padded(model, sources):
+    """Whether the fused recurrence masks the padding of these sources in a search."""
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, sources)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
     encoder_out = model.encoder(src_tokens, src_lengths)
-    return model.decoder._cache(encoder_out, incremental_state=None)
+    incremental_state = {}
+    with torch.no_grad():
+        model.decoder(prev_tokens[:, :1], encoder_out, incremental_state=incremental_state)
+    return model.decoder.get_incremental_state(incremental_state, "cache")[PADDED]
 
 
 def test_a_batch_without_padding_is_not_masked():
-    model = randomize_(build_tiny_model("rnnsearch"))
-    assert _decoder_cache(model, [[4, 5, 6], [9, 4, 10]])["padding"] is None
-    assert _decoder_cache(model, SOURCES)["padding"] is not None
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    assert not _padded(model, [[4, 5, 6], [9, 4, 10]])
+    assert _padded(model, SOURCES)
 
 
 def test_beam_search_lays_the_weights_out_once_and_again_after_a_change():
@@ -118,7 +121,7 @@ def test_beam_search_lays_the_weights_out_once_and_again_after_a_change():
         with torch.no_grad():
             for i in range(2):
                 decoder(prev_tokens[:, : i + 1], encoder_out, incremental_state=incremental_state)
-        return decoder._layout[1]
+        return decoder.fused_recurrence._layout[1]
 
     layout = decode_two_steps()
     assert decode_two_steps() is layout

@@ -1,7 +1,6 @@
-"""cpu_fast_path/freed_memory.py: from the first training step of a model of the plugin, glibc
-keeps large freed blocks for reuse, so a step's large tensors are not mapped and zeroed afresh at
-every step; a process that only translates or runs no model of the plugin, a user's own malloc
-tuning and the plain setting are left alone."""
+"""cpu_fast_path/freed_memory.py: where fairseq-train runs with the plugin, glibc keeps large
+freed blocks for reuse, so a training step's large tensors are not mapped and zeroed afresh at
+every step; any other program, a user's own malloc tuning and the plain setting are left alone."""
 
 import os
 import subprocess
@@ -19,20 +18,19 @@ from bahdanau_plugin.cpu_fast_path.freed_memory import (
 from tests.support.paths import REPO
 
 # The page faults of allocating and writing a 64 MiB tensor again after freeing it (the logits of
-# a training batch are of that size), in a fresh interpreter where a tiny rnnsearch (sys.argv[1]):
-# "trained" took a training step, "translated" a forward pass without gradients, "absent" was not
-# built.
+# a training batch are of that size), in a fresh interpreter that stands for the program named by
+# sys.argv[1] (fairseq-train's console script, or a script of the user's) and trains a tiny
+# rnnsearch for a step.
 FAULTS_OF_A_REUSED_BLOCK = """
 import resource
 import sys
+sys.argv[0] = sys.argv[1]
 import torch
 from tests.support.tiny import build_tiny_model
 
-if sys.argv[1] != "absent":
-    model = build_tiny_model("rnnsearch")
-    source, previous = torch.tensor([[4, 5, 2]]), torch.tensor([[2, 6, 7]])
-    with torch.set_grad_enabled(sys.argv[1] == "trained"):
-        model(source, torch.tensor([3]), previous)
+model = build_tiny_model("rnnsearch")
+source, previous = torch.tensor([[4, 5, 2]]), torch.tensor([[2, 6, 7]])
+model(source, torch.tensor([3]), previous)[0].sum().backward()
 
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -46,7 +44,7 @@ print(faults() - before)
 PAGES_OF_64_MIB = (64 << 20) // os.sysconf("SC_PAGE_SIZE")
 
 
-def faults_of_a_reused_block(setting, model="trained"):
+def faults_of_a_reused_block(setting, program="/usr/bin/fairseq-train"):
     env = {
         name: value
         for name, value in os.environ.items()
@@ -54,7 +52,7 @@ def faults_of_a_reused_block(setting, model="trained"):
     }
     env[measured_choice.SETTING] = setting
     completed = subprocess.run(
-        [sys.executable, "-c", FAULTS_OF_A_REUSED_BLOCK, model],
+        [sys.executable, "-c", FAULTS_OF_A_REUSED_BLOCK, program],
         capture_output=True,
         text=True,
         env=env,
@@ -69,18 +67,17 @@ needs_glibc = pytest.mark.skipif(freed_memory.glibc() is None, reason="glibc's m
 
 
 @needs_glibc
-def test_after_a_training_step_a_freed_large_block_is_reused_without_mapping_it_again():
+def test_where_fairseq_train_runs_a_freed_large_block_is_reused_without_mapping_it_again():
     assert faults_of_a_reused_block("auto") < PAGES_OF_64_MIB // 100
 
 
 @needs_glibc
-@pytest.mark.parametrize("model", ["translated", "absent"])
-def test_a_process_that_trains_no_model_of_the_plugin_keeps_glibc_s_defaults(model):
-    assert faults_of_a_reused_block("auto", model) >= PAGES_OF_64_MIB
+def test_another_program_keeps_glibc_s_defaults_even_where_it_trains():
+    assert faults_of_a_reused_block("auto", program="train_my_model.py") >= PAGES_OF_64_MIB
 
 
 @needs_glibc
-def test_with_the_fast_path_set_to_plain_glibc_maps_a_large_block_afresh_each_time():
+def test_with_the_fast_path_set_to_plain_fairseq_train_keeps_glibc_s_defaults():
     assert faults_of_a_reused_block("plain") >= PAGES_OF_64_MIB
 
 
@@ -138,12 +135,3 @@ def test_the_fast_path_set_to_plain_leaves_malloc_alone(monkeypatch):
 def test_without_glibc_nothing_is_set(auto_setting, monkeypatch):
     monkeypatch.setattr(freed_memory, "glibc", lambda: None)
     assert not keep_freed_memory_for_reuse(environ={})
-
-
-def test_only_the_first_training_step_of_a_process_sets_the_thresholds(monkeypatch):
-    calls = []
-    monkeypatch.setattr(freed_memory, "_set_for_training", False)
-    monkeypatch.setattr(freed_memory, "keep_freed_memory_for_reuse", lambda: calls.append(1))
-    freed_memory.for_training()
-    freed_memory.for_training()
-    assert calls == [1]

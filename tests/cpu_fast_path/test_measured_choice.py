@@ -1,5 +1,5 @@
-"""cpu_fast_path/measured_choice.py: each choice is made by timing both computations once, with a
-fake clock here (a computation's time is what it adds to the clock)."""
+"""cpu_fast_path/measured_choice.py: each choice is made by comparing and timing both computations
+once, with a fake clock here (a computation's time is what it adds to the clock)."""
 
 import logging
 
@@ -24,20 +24,25 @@ def chooser(budget=0.2, setting="auto"):
     return Chooser(clock=clock, budget=budget, setting=setting), clock
 
 
-def probes(clock, fast_seconds, plain_seconds, runs=None):
-    """Computations that take these times (lists: one time per run, the last repeated)."""
+def probes(clock, fast_seconds, plain_seconds, runs=None, fast_results=(1.0,)):
+    """Computations that take these times (lists: one time per run, the last repeated); the plain
+    one's result is 1, the fast one's ``fast_results``."""
 
-    def computation(name, seconds):
+    def computation(name, seconds, results):
         seconds = list(seconds) if isinstance(seconds, (list, tuple)) else [seconds]
 
         def run():
             clock.now += seconds.pop(0) if len(seconds) > 1 else seconds[0]
             if runs is not None:
                 runs.append(name)
+            return [torch.tensor(result) for result in results]
 
         return run
 
-    return lambda: (computation("fast", fast_seconds), computation("plain", plain_seconds))
+    return lambda: (
+        computation("fast", fast_seconds, fast_results),
+        computation("plain", plain_seconds, (1.0,)),
+    )
 
 
 def test_the_fast_computation_is_kept_where_it_is_measured_faster():
@@ -101,7 +106,7 @@ def test_a_measurement_made_inside_another_is_counted_once():
 
         def fast_with_an_inner_choice():
             rule.fast(("inner",), probes(clock, 0.001, 0.002))
-            fast()
+            return fast()
 
         return fast_with_an_inner_choice, plain
 
@@ -115,15 +120,48 @@ def test_a_fast_computation_that_fails_makes_the_choice_plain():
     def failing():
         raise RuntimeError("could not create a primitive")
 
-    assert not rule.fast(("a choice",), lambda: (failing, lambda: None))
+    assert not rule.fast(("a choice",), lambda: (failing, lambda: []))
 
 
-@pytest.mark.parametrize("setting, taken", [("fast", True), ("plain", False)])
-def test_the_fast_and_plain_settings_choose_without_measuring(setting, taken):
+@pytest.mark.parametrize("setting", ["auto", "fast"])
+def test_a_fast_computation_whose_results_differ_makes_the_choice_plain_with_a_warning(
+    setting, caplog
+):
     rule, clock = chooser(setting=setting)
+    with caplog.at_level(logging.WARNING, logger=measured_choice.__name__):
+        assert not rule.fast(
+            ("a choice",), probes(clock, 0.001, 0.002, fast_results=(1.5,)), ("A", "B")
+        )
+    assert [record.getMessage() for record in caplog.records] == [
+        "a choice: A no longer computes what B computes (result 1 off by 0.5): B runs"
+    ]
+
+
+def test_results_within_float32_rounding_agree():
+    rule, clock = chooser()
+    assert rule.fast(("a choice",), probes(clock, 0.001, 0.002, fast_results=(1.0 + 1e-6,)))
+
+
+def test_the_fast_setting_compares_both_and_times_neither():
+    rule, clock = chooser(setting="fast")
     runs = []
-    assert rule.fast(("a choice",), probes(clock, 0.002, 0.001, runs)) is taken
+    assert rule.fast(("a choice",), probes(clock, 0.002, 0.001, runs))
+    assert runs == ["fast", "plain"]
+
+
+def test_the_plain_setting_runs_neither():
+    rule, clock = chooser(setting="plain")
+    runs = []
+    assert not rule.fast(("a choice",), probes(clock, 0.001, 0.002, runs))
     assert runs == []
+
+
+def test_while_a_fused_form_is_checked_every_choice_is_plain_and_not_remembered():
+    rule, clock = chooser()
+    runs = []
+    with rule.checking():
+        assert not rule.fast(("a choice",), probes(clock, 0.001, 0.002, runs))
+    assert runs == [] and rule.choices == {}
 
 
 def test_the_setting_is_read_from_the_environment(monkeypatch):

@@ -1,5 +1,5 @@
 """A plain, step-by-step transcription of the encoder and decoder equations of Bahdanau et al.
-(2015), Appendix A.1.1 and A.2.2, for one unpadded sentence, with one loop per sum. It shares no
+(2015), Appendix A.2.1 and A.2.2, for one unpadded sentence, with one loop per sum. It shares no
 code with the plugin: it reads the parameters by name and recomputes everything from the
 equations."""
 
@@ -72,7 +72,7 @@ def decode_step_by_step(
 
 
 def encode_step_by_step(rnn, embedded: torch.Tensor) -> torch.Tensor:
-    """The states h_1..h_S of one direction of the encoder (A.1.1) over E x_1..E x_S (S x m), read
+    """The states h_1..h_S of one direction of the encoder (A.2.1) over E x_1..E x_S (S x m), read
     in that order, from h_0 = 0, with the parameters of the torch.nn.GRU that holds them.
 
     The paper omits biases "to make the equations less cluttered"; nn.GRU has two per gate, added

@@ -5,7 +5,6 @@ import copy
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path.attention import FastBahdanauAttention
 from bahdanau_plugin.cpu_fast_path.decoder_recurrence import Recurrence
 from bahdanau_plugin.cpu_fast_path.onednn_linear import runs_in_cpu_float32
 
@@ -111,11 +110,12 @@ def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(qua
 @pytest.mark.cpu_only
 def test_the_float32_runs_above_take_the_cpu_fast_path(monkeypatch):
     model = build_tiny_model("rnnsearch")
-    assert type(model.decoder.attention) is FastBahdanauAttention
+    assert model.decoder.fused_recurrence is not None
     assert runs_in_cpu_float32(model.decoder.attention.energy.weight)
+    _model_trace(randomize_(model))  # the first run also checks the fused form (cpu_fast_path)
     original, fused = Recurrence.apply, []
     monkeypatch.setattr(Recurrence, "apply", lambda *inputs: fused.append(1) or original(*inputs))
-    _model_trace(randomize_(model))
+    _model_trace(model)
     assert fused == [1]
 
 
@@ -133,7 +133,7 @@ def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first
 @DTYPES
 @pytest.mark.parametrize("left_pad", [True, False], ids=["left-padded", "right-padded"])
 def test_rnnsearch_annotations_match_the_papers_bidirectional_encoder(dtype, left_pad):
-    """h_j = [->h_j ; <-h_j] (A.1.1): the forward GRU reads x_1..x_S, the backward one x_S..x_1."""
+    """h_j = [->h_j ; <-h_j] (A.2.1): the forward GRU reads x_1..x_S, the backward one x_S..x_1."""
     model = randomize_(build_tiny_model("rnnsearch")).to(dtype).eval()
     encoder = model.encoder
     src_tokens, _ = source_batch(encoder.dictionary, SOURCES, left_pad)

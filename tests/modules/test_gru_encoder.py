@@ -1,4 +1,4 @@
-"""The encoder reads each sentence's real tokens only, in both directions (Appendix A.1.1)."""
+"""The encoder reads each sentence's real tokens only, in both directions (Appendix A.2.1)."""
 
 import pytest
 import torch
