@@ -46,15 +46,16 @@ def generator(seed: int) -> torch.Generator:
 
 
 def randn(*shape: int, generator: torch.Generator, requires_grad: bool = False) -> Tensor:
-    return torch.randn(*shape, generator=generator).requires_grad_(requires_grad)
+    """A check's random tensor, on the CPU (where fused forms run) whatever torch's default."""
+    return torch.randn(*shape, generator=generator, device="cpu").requires_grad_(requires_grad)
 
 
 def random_copy(module: nn.Module, shared: Iterable[str] = ()) -> nn.Module:
     """A copy of ``module`` whose parameters are random, each weight scaled by its fan-in so that
-    every pre-activation is of order 1 (neither saturated nor vanishing), each bias half of that.
-    The submodules named in
-    ``shared`` (large layers that the check does not read, the fused forms) and those without
-    parameters are the module's own, not copied."""
+    every pre-activation is of order 1 (neither saturated nor vanishing), each bias half of that,
+    and which has none of the module's hooks. The submodules named in ``shared`` (large layers the
+    check does not read) and those without parameters (the fused forms) are the module's own, not
+    copied."""
     kept = {name: getattr(module, name) for name in shared if hasattr(module, name)}
     kept.update(
         (name, child)
@@ -73,8 +74,7 @@ def random_copy(module: nn.Module, shared: Iterable[str] = ()) -> nn.Module:
         for parameter in copied.parameters():
             if id(parameter) not in own:
                 fan_in = parameter.size(-1) if parameter.dim() > 1 else 4
-                values = torch.randn(parameter.shape, generator=draw) / fan_in**0.5
-                parameter.copy_(values)
+                parameter.copy_(randn(*parameter.shape, generator=draw) / fan_in**0.5)
     return copied
 
 
@@ -82,7 +82,9 @@ def probe_encoder_out(encoder_out) -> dict:
     """Random annotations h_j and summary, of the sizes of ``encoder_out``'s, for the probe
     batch; fairseq's left padding in the first sentence."""
     draw = generator(INPUTS)
-    padding_mask = torch.zeros(SENTENCES_PER_PROBE, SOURCE_POSITIONS, dtype=torch.bool)
+    padding_mask = torch.zeros(
+        SENTENCES_PER_PROBE, SOURCE_POSITIONS, dtype=torch.bool, device="cpu"
+    )
     padding_mask[0, 0] = True
     shape = (SENTENCES_PER_PROBE, SOURCE_POSITIONS, encoder_out["annotations"].size(-1))
     return {
@@ -91,7 +93,7 @@ def probe_encoder_out(encoder_out) -> dict:
         "summary": randn(
             SENTENCES_PER_PROBE, encoder_out["summary"].size(-1), generator=draw, requires_grad=True
         ),
-        SENTENCES: torch.arange(SENTENCES_PER_PROBE),
+        SENTENCES: torch.arange(SENTENCES_PER_PROBE, device="cpu"),
     }
 
 
@@ -174,5 +176,5 @@ def _has_hooks(module: nn.Module, name: str) -> bool:
 def gradients(outputs, wrt) -> Tuple[Optional[Tensor], ...]:
     """The gradients of a fixed random weighting of ``outputs`` (None where one does not reach)."""
     draw = generator(WEIGHTING)
-    loss = sum((output * torch.randn(output.shape, generator=draw)).sum() for output in outputs)
+    loss = sum((output * randn(*output.shape, generator=draw)).sum() for output in outputs)
     return torch.autograd.grad(loss, wrt, allow_unused=True)
