@@ -1,17 +1,17 @@
-"""The tooling beside the plugin, used by scripts/ and the console commands: everything a training
+"""The tooling beside the plugin, behind the console commands (bahdanau-*): everything a training
 job does not need.
 
-data            raw parallel text to fairseq binaries (bahdanau-prepare-data, scripts/prepare_*.py)
+data            raw parallel text to fairseq binaries (bahdanau-prepare-data)
 evaluation      BLEU as the paper reports it, on All and No UNK sentences and by length
-                (scripts/evaluate.py)
+                (bahdanau-evaluate)
 averaging       one checkpoint averaging several (bahdanau-average-checkpoints)
 unk_dictionary  the --replace-unk dictionary from a model's attention (bahdanau-unk-dictionary)
 hub             a trained model (or an ensemble) behind the plugin's hub interface
 alignment       the soft alignment alpha_ij of a translation, from fairseq's hypotheses
 words           BPE pieces merged into words and Moses escapes undone, for people
-heatmaps        a soft alignment drawn as the paper's Figure 3 (scripts/plot_alignment.py)
+heatmaps        a soft alignment drawn as the paper's Figure 3
+plot_alignment  bahdanau-plot-alignment: heatmaps of sentences a model translates
 figures         matplotlib without a display, PNG output
-precision       gradients in half precision against float64 (bench/half_precision.py, the tests)
 serving         bahdanau-serve: a checkpoint behind a browser page with live alignments and a JSON
                 API (no figures: the page draws them)
 errors          DataError, EvaluationError and AveragingError, the one-line errors for bad input

@@ -23,15 +23,22 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
 from bahdanau_plugin.cpu_fast_path.freed_memory import REUSE_BYTES
 from bench import machine
+from bench.common import (
+    REPO,
+    average_lengths,
+    fast_path_choices,
+    generation_arguments,
+    prepare_multi30k,
+    rnnsearch_training_flops_per_target_word,
+    run_measured,
+    train,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-PLUGIN = str(REPO / "bahdanau_plugin")
 CPU_CLASSES = {"native": {}, "avx2": machine.AVX2_SWITCHES}
 BEAMS = (5, 12)
 # The systems, in the order each repeat runs them: (architecture, environment).
@@ -40,9 +47,9 @@ SYSTEMS = {
     "plain": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "plain"}),
     "lstm": ("lstm", {}),
 }
-# lstm trains with, set by glibc's own variables, the malloc thresholds that rnnsearch's first
-# training step sets (cpu_fast_path/freed_memory.py), so that the ratio compares the models, not
-# the allocator's settings; both decode with glibc's defaults, and plain keeps them throughout.
+# lstm trains with, set by glibc's own variables, the malloc thresholds that fairseq-train sets
+# with the plugin (cpu_fast_path/freed_memory.py), so that the ratio compares the models, not the
+# allocator's settings; both decode with glibc's defaults, and plain keeps them throughout.
 TRAINING_ENVIRONMENT = {
     "lstm": {
         "MALLOC_MMAP_THRESHOLD_": str(REUSE_BYTES),
@@ -51,162 +58,10 @@ TRAINING_ENVIRONMENT = {
 }
 
 
-def model_flags(name, sizes):
-    """Matched sizes: embeddings, encoder hidden (per direction), decoder hidden, output layer."""
-    if name == "rnnsearch":
-        return [
-            "--arch",
-            "rnnsearch",
-            "--encoder-embed-dim",
-            sizes.embed,
-            "--decoder-embed-dim",
-            sizes.embed,
-            "--encoder-hidden-dim",
-            sizes.hidden,
-            "--decoder-hidden-dim",
-            sizes.hidden,
-            "--attention-dim",
-            sizes.hidden,
-            "--maxout-dim",
-            sizes.maxout,
-        ]
-    return [
-        "--arch",
-        "lstm",
-        "--encoder-bidirectional",
-        "--encoder-embed-dim",
-        sizes.embed,
-        "--decoder-embed-dim",
-        sizes.embed,
-        "--encoder-hidden-size",
-        sizes.hidden,
-        "--decoder-hidden-size",
-        sizes.hidden,
-        "--decoder-out-embed-dim",
-        sizes.maxout,
-    ]
-
-
-def run_measured(command, env):
-    """Run a command; its output, wall time and peak resident memory in MiB."""
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [str(part) for part in command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    output = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        sys.exit(f"error: {command[0]} failed ({process.returncode}):\n{output[-3000:]}")
-    return output, time.perf_counter() - start, usage.ru_maxrss / 1024
-
-
-def training_words_per_second(log, warmup):
-    """Target words over time for the logged intervals after the warm-up updates."""
-    words = seconds = 0.0
-    previous = 0
-    for match in re.finditer(r"train_inner .*?wpb=([\d.]+), .*?num_updates=(\d+)", log):
-        line = log[match.start() : log.index("\n", match.start())]
-        ups = float(re.search(r"ups=([\d.]+)", line).group(1))
-        wpb, updates = float(match.group(1)), int(match.group(2))
-        if previous >= warmup:
-            words += wpb * (updates - previous)
-            seconds += (updates - previous) / ups
-        previous = updates
-    return words / seconds
-
-
-def fast_path_choices(log):
-    """The fast path's choices as a run logged them (cpu_fast_path/measured_choice.py), in
-    fairseq-train's log format (``... | measured_choice | ...``) or fairseq-generate's
-    (``INFO:...measured_choice:...``)."""
-    return re.findall(r"measured_choice(?: \| |:)(.*)", log)
-
-
 def measuring_budget_used(choices):
     """The most the fast path's measurements took in a run, in ms (each choice's line says)."""
     used = [re.search(r"\((\d+) of the \d+ ms measuring budget used\)", line) for line in choices]
     return max((int(found.group(1)) for found in used if found), default=0)
-
-
-def timed_training_flags(batch_size, updates, log_interval, save_dir):
-    """fairseq-train's options for a run timed from its own log: Adam, no dropout, no validation,
-    a train_inner line every ``log_interval`` updates, one checkpoint at the end."""
-    return [
-        "--seed",
-        "1",
-        "--dropout",
-        "0",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.002",
-        "--clip-norm",
-        "1.0",
-        "--batch-size",
-        batch_size,
-        "--max-update",
-        updates,
-        "--data-buffer-size",
-        "0",
-        "--log-interval",
-        log_interval,
-        "--log-format",
-        "simple",
-        "--disable-validation",
-        "--no-epoch-checkpoints",
-        "--save-dir",
-        save_dir,
-    ]
-
-
-def train(name, data_bin, save_dir, sizes, env, *more_options):
-    """Target words per second after the warm-up, and peak memory; more_options win."""
-    shutil.rmtree(save_dir, ignore_errors=True)
-    command = [
-        shutil.which("fairseq-train", path=env["PATH"]),
-        data_bin,
-        *model_flags(name, sizes),
-        "--user-dir",
-        PLUGIN,
-        "--cpu",
-        *timed_training_flags(
-            sizes.batch_size, sizes.warmup + sizes.updates, sizes.log_interval, save_dir
-        ),
-        *more_options,
-    ]
-    log, _, peak = run_measured(command, env)
-    return training_words_per_second(log, sizes.warmup), peak, fast_path_choices(log)
-
-
-def generation_arguments(data_bin, save_dir, beam, length):
-    """fairseq-generate's arguments for the benchmark's decoding: the test set, batches of 50,
-    every hypothesis forced to ``length`` tokens and EOS."""
-    return [
-        data_bin,
-        "--cpu",
-        "--path",
-        save_dir / "checkpoint_last.pt",
-        "--beam",
-        beam,
-        "--batch-size",
-        "50",
-        "--min-len",
-        length,
-        "--max-len-a",
-        "0",
-        "--max-len-b",
-        length,
-        "--quiet",
-        # Both load through the plugin: fairseq's own lstm checkpoints need its safe loading
-        # (they hold an argparse.Namespace) under torch >= 2.6.
-        "--user-dir",
-        PLUGIN,
-    ]
 
 
 def decode(name, data_bin, save_dir, beam, length, env):
@@ -222,58 +77,6 @@ def decode(name, data_bin, save_dir, beam, length, env):
     if tokens != sentences * (length + 1):
         sys.exit(f"error: {name} decoded {tokens:.0f} tokens, not {length + 1} per sentence")
     return tokens / seconds, peak, fast_path_choices(log)
-
-
-def rnnsearch_training_flops_per_target_word(sizes, source_words, target_words):
-    """Multiply-adds x 2 of one training step per target token: backward = 2 x forward."""
-    embed, hidden, attention, maxout, vocab = (
-        sizes.embed,
-        sizes.hidden,
-        sizes.hidden,
-        sizes.maxout,
-        sizes.vocab,
-    )
-    annotation = 2 * hidden
-    ratio = source_words / target_words  # source tokens per target token
-    encoder = ratio * 2 * 2 * (3 * hidden * embed + 3 * hidden * hidden)
-    projected_annotations = ratio * 2 * attention * annotation
-    attention_step = 2 * attention * hidden + source_words * (2 * attention + 2 * annotation)
-    gru = 2 * (3 * hidden * embed + 3 * hidden * annotation + 3 * hidden * hidden)
-    deep_output = 2 * (2 * maxout) * (hidden + embed + annotation) + 2 * vocab * maxout
-    forward = encoder + projected_annotations + attention_step + gru + deep_output
-    return 3 * forward
-
-
-def average_lengths(data_bin, split="train"):
-    from fairseq.data import data_utils
-
-    lengths = []
-    for language in ("en", "fr"):
-        dataset = data_utils.load_indexed_dataset(str(data_bin / f"{split}.en-fr.{language}"))
-        lengths.append(float(dataset.sizes.mean()))
-    return lengths
-
-
-def prepare_data(work_dir, env):
-    out = work_dir / "multi30k-bpe"
-    if not (out / "data-bin" / "test.en-fr.en.bin").exists():
-        subprocess.run(
-            [
-                sys.executable,
-                REPO / "scripts" / "prepare_multi30k.py",
-                "--from-dir",
-                REPO.parent / "shared" / "data" / "multi30k",
-                "--out",
-                out,
-                "--bpe",
-                "10000",
-                "--max-len",
-                "50",
-            ],
-            check=True,
-            env=env,
-        )
-    return out / "data-bin"
 
 
 def measure_class(cpu_class, sizes, data_bin, env):
@@ -322,7 +125,8 @@ def outside_products(sizes, env):
     """bench/profile_step.py's split of a training step and a beam-search step of both models."""
     command = [
         sys.executable,
-        REPO / "bench" / "profile_step.py",
+        "-m",
+        "bench.profile_step",
         "--json",
         "--steps",
         "5",
@@ -340,7 +144,12 @@ def outside_products(sizes, env):
         sizes.decode_length,
     ]
     output = subprocess.run(
-        [str(part) for part in command], env=env, check=True, capture_output=True, text=True
+        [str(part) for part in command],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -489,7 +298,7 @@ def main():
     sizes = parser.parse_args()
     check_writable(sizes.document)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    data_bin = prepare_data(sizes.work_dir, env)
+    data_bin = prepare_multi30k(sizes.work_dir, env)
     sizes.vocab = sum(1 for _ in open(data_bin / "dict.fr.txt", encoding="utf-8")) + 4
     sizes.decode_length = sizes.decode_length or round(average_lengths(data_bin, "test")[1])
     flops = rnnsearch_training_flops_per_target_word(sizes, *average_lengths(data_bin))

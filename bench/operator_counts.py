@@ -28,7 +28,7 @@ import torch
 from fairseq.sequence_generator import EnsembleModel
 from torch.profiler import ProfilerActivity, profile
 
-from bench import profile_step  # the benchmark's models and sizes (main)
+from bench.common import build, dictionary  # the benchmark's models (main)
 
 OPERATOR_PREFIXES = ("aten::", "mkldnn::")
 PHASES = ("training forward", "training backward", "beam step")
@@ -168,10 +168,10 @@ def main():
     parser.add_argument("--maxout", type=int, default=256)
     parser.add_argument("--vocab", type=int, default=9642)
     sizes = parser.parse_args()
-    dictionary = profile_step.dictionary(sizes.vocab)
-    task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
+    symbols = dictionary(sizes.vocab)
+    task = Namespace(source_dictionary=symbols, target_dictionary=symbols)
     for name in sizes.models:
-        counts = operators_per_target_position(profile_step.build(name, sizes, task), sizes.device)
+        counts = operators_per_target_position(build(name, sizes, task), sizes.device)
         for phase, measured in counts.items():
             kernels = "" if measured["kernels"] is None else f", {measured['kernels']:.1f} kernels"
             operators = f"{measured['operators']:.1f} operators{kernels}"

@@ -18,53 +18,9 @@ import time
 from argparse import Namespace
 
 import torch
-from fairseq.data import Dictionary
-from fairseq.models.lstm import LSTMModel, base_architecture
 from fairseq.sequence_generator import SequenceGenerator
 
-import bahdanau_plugin  # noqa: F401
-from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
-
-
-def dictionary(size):
-    d = Dictionary()
-    for i in range(size - 4):
-        d.add_symbol(f"w{i}")
-    return d
-
-
-def build(name, sizes, task):
-    """rnnsearch, rnnencdec or fairseq's lstm at the benchmark's matched sizes."""
-    if name in ("rnnsearch", "rnnencdec"):
-        model_class, config_class = {
-            "rnnsearch": (RNNsearchModel, RNNsearchConfig),
-            "rnnencdec": (RNNencdecModel, RNNencdecConfig),
-        }[name]
-        cfg = config_class(
-            encoder_embed_dim=sizes.embed,
-            decoder_embed_dim=sizes.embed,
-            encoder_hidden_dim=sizes.hidden,
-            decoder_hidden_dim=sizes.hidden,
-            maxout_dim=sizes.maxout,
-        )
-        if name == "rnnsearch":
-            cfg.attention_dim = sizes.hidden
-        return model_class.build_model(cfg, task)
-    args = Namespace(
-        encoder_embed_dim=sizes.embed,
-        decoder_embed_dim=sizes.embed,
-        encoder_hidden_size=sizes.hidden,
-        decoder_hidden_size=sizes.hidden,
-        encoder_bidirectional=True,
-        decoder_out_embed_dim=sizes.maxout,
-        dropout=0.0,
-        max_source_positions=1024,
-        max_target_positions=1024,
-        criterion="cross_entropy",
-    )
-    base_architecture(args)
-    return LSTMModel.build_model(args, task)
+from bench.common import build, dictionary
 
 
 def batch(task, sizes, generator):

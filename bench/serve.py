@@ -35,10 +35,8 @@ from pathlib import Path
 import httpx
 import torch
 
-from bench import benchmark  # Multi30k preparation and rnnsearch training at matched sizes
+from bench.common import MULTI30K, PLUGIN, prepare_multi30k, train
 
-REPO = Path(__file__).resolve().parents[1]
-MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
 READY = "Type the input sentence and press return"
 LATENCY_WORDS = 15
 
@@ -80,7 +78,7 @@ def trained_model(args, env):
     """(checkpoint, data-bin, BPE codes): the given ones, or one trained under --work-dir."""
     if args.checkpoint is not None:
         return args.checkpoint, args.data, args.bpe_codes
-    data_bin = benchmark.prepare_data(args.work_dir, env)
+    data_bin = prepare_multi30k(args.work_dir, env)
     save_dir = args.work_dir / "checkpoints-serve"
     if not (save_dir / "checkpoint_last.pt").exists():
         sizes = Namespace(
@@ -92,7 +90,7 @@ def trained_model(args, env):
             updates=args.train_updates,
             log_interval=50,
         )
-        benchmark.train("rnnsearch", data_bin, save_dir, sizes, env)
+        train("rnnsearch", data_bin, save_dir, sizes, env)
     return save_dir / "checkpoint_last.pt", data_bin, data_bin.parent / "bpe.codes"
 
 
@@ -124,7 +122,7 @@ def interactive(checkpoint, data_bin, bpe_codes, sentences, beam, env):
             "fairseq-interactive",
             str(data_bin),
             "--user-dir",
-            benchmark.PLUGIN,
+            PLUGIN,
             "--path",
             str(checkpoint),
             "--beam",
@@ -274,7 +272,7 @@ def screenshot(url, sentence, word, path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    from bahdanau_tools.serving.browser import headless_chromium, type_and_wait_for_translation
+    from tests.support.browser import headless_chromium, type_and_wait_for_translation
 
     with headless_chromium(width=1000, height=1060) as driver:
         type_and_wait_for_translation(driver, url + "/", sentence)

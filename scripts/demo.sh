@@ -41,7 +41,7 @@ fairseq-interactive "$out/data-bin" --user-dir "$plugin" \
 # The longest of them has the most adjectives to reorder, so the most crossing alignments.
 longest=$(awk 'NF > most { most = NF; line = $0 } END { print line }' <<< "$sentences")
 echo "== 5/5 alignment heatmap of \"$longest\" -> $out/figures"
-python scripts/plot_alignment.py --checkpoint "$out/checkpoints/checkpoint_last.pt" \
+bahdanau-plot-alignment --checkpoint "$out/checkpoints/checkpoint_last.pt" \
   --data "$out/data-bin" --out-dir "$out/figures" "$longest" 2>/dev/null
 
 echo "== serve this model (a page with live alignments, and a JSON API), then open http://127.0.0.1:8000/ :"

@@ -3,7 +3,7 @@
 #   DIM=256             embedding, hidden (per direction in the encoders), alignment and maxout size
 #   OPTIMIZER=adam LR=3e-3 DROPOUT=0.2 BATCH=80   the optimizer, learning rate, dropout and sentences per batch
 #   MULTI30K=<repo>/../shared/data/multi30k       the raw Multi30k files
-#   EVALUATE_OPTIONS=""  more scripts/evaluate.py options (a quick check: "--beam 2 --max-len-b 20")
+#   EVALUATE_OPTIONS=""  more bahdanau-evaluate options (a quick check: "--beam 2 --max-len-b 20")
 DIM=${DIM:-256}
 OPTIMIZER=${OPTIMIZER:-adam} LR=${LR:-3e-3} DROPOUT=${DROPOUT:-0.2} BATCH=${BATCH:-80}
 MULTI30K=${MULTI30K:-$repo/../shared/data/multi30k}

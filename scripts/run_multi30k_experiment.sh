@@ -2,7 +2,7 @@
 # The real result of docs/results.md: Multi30k English->French (BPE) on the CPU. RNNsearch,
 # RNNencdec and fairseq's own `lstm` (bidirectional encoder) at the same sizes, on the same data,
 # each trained for the same wall-clock budget with the same recipe (and, with PAPER_RECIPE=1,
-# RNNsearch once more with the paper's Adadelta recipe); then scripts/evaluate.py on
+# RNNsearch once more with the paper's Adadelta recipe); then bahdanau-evaluate on
 # test_2016_flickr: BLEU All and No UNK, BLEU by length (Figure 2), alignment heatmaps (Figure 3).
 #
 # Usage: bash scripts/run_multi30k_experiment.sh [OUT]      (default OUT: /tmp/multi30k-experiment)
@@ -43,10 +43,10 @@ cd "$repo"
 
 if [ ! -f "$DATA/data-bin/dict.en.txt" ]; then
   echo "== preparing Multi30k (BPE, 10,000 merges) -> $DATA"
-  python scripts/prepare_multi30k.py --from-dir "$MULTI30K" --out "$DATA" --bpe 10000 --max-len 50
+  bahdanau-prepare-data multi30k --from-dir "$MULTI30K" --out "$DATA" --bpe 10000 --max-len 50
 fi
 
-# Training pairs are already at most 50 words per side (prepare_multi30k.py --max-len 50, the
+# Training pairs are already at most 50 words per side (bahdanau-prepare-data multi30k --max-len 50, the
 # paper's RNNsearch-50 limit, counted in words), so the models get no further limit in BPE units.
 lstm_sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-size "$DIM"
             --decoder-hidden-size "$DIM" --decoder-out-embed-dim "$DIM")
@@ -88,6 +88,6 @@ echo "== $(date +%T) evaluating on test_2016_flickr -> $out/evaluation"
 # shellcheck disable=SC2086  # HEATMAPS and EVALUATE_OPTIONS are lists
 # Multi30k's sentences are short (test sources: 13 words on average, the longest 35), so Figure 2
 # gets buckets of 5 words; the longest 16 sentences (26 to 35 words) share the last one.
-OMP_NUM_THREADS=$cores python scripts/evaluate.py --data "$DATA/data-bin" --out-dir "$out/evaluation" \
+OMP_NUM_THREADS=$cores bahdanau-evaluate --data "$DATA/data-bin" --out-dir "$out/evaluation" \
   "${models[@]}" --bucket-width 5 --min-bucket-sentences 15 --heatmaps $HEATMAPS $EVALUATE_OPTIONS
 echo "== done: $out/commands.txt, $out/evaluation/{bleu.txt,bleu_by_length.csv,bleu_by_length.png,heatmaps/}"

@@ -47,12 +47,12 @@ echo "== $(date +%T) the --replace-unk dictionary, from seed 1's attention on th
 bahdanau-unk-dictionary --checkpoint "$out/seed1/checkpoint_best.pt" --data "$data/data-bin" \
   --source "$data/tok/train.en" --target "$data/tok/train.fr" --output "$out/unk-dictionary.txt"
 
-evaluate() {  # OUT_NAME, then scripts/evaluate.py options
+evaluate() {  # OUT_NAME, then bahdanau-evaluate options
   local name=$1
   shift
   echo "== $(date +%T) evaluating: $name"
   # shellcheck disable=SC2086  # EVALUATE_OPTIONS is a list
-  python scripts/evaluate.py --data "$data/data-bin" --out-dir "$out/evaluation/$name" "$@" $EVALUATE_OPTIONS
+  bahdanau-evaluate --data "$data/data-bin" --out-dir "$out/evaluation/$name" "$@" $EVALUATE_OPTIONS
 }
 best1=$out/seed1/checkpoint_best.pt best2=$out/seed2/checkpoint_best.pt
 evaluate models --model "seed1_best=$best1" --model "seed1_average_last5=$out/seed1/average_last5.pt" \

@@ -9,7 +9,7 @@ import torch
 os.environ.setdefault("BAHDANAU_CPU_FAST_PATH", "fast")  # before the plugin is imported
 
 from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words  # noqa: E402
-from .support.tiny import MODELS  # noqa: E402
+from .support.models import MODELS  # noqa: E402
 from .support.training import ARCHITECTURES, train  # noqa: E402
 
 

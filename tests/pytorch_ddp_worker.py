@@ -11,7 +11,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from .support.tiny import build_tiny_model
+from .support.models import build_tiny_model
 from .models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 ONE_TOKEN_TARGETS = [[] for _ in SOURCES]

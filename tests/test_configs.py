@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from .support.paths import REPO
-from .support.tiny import tiny_flags
+from .support.models import tiny_flags
 from .support.tools import fairseq_env, run
 from .support.training import ARCHITECTURES
 

@@ -10,7 +10,7 @@ from fairseq.sequence_generator import EnsembleModel
 from .support.assertions import assert_one_line_error
 from .support.demo_data import TEST_SENTENCES
 from .support.paths import PLUGIN
-from .support.tiny import randomize_
+from .support.models import randomize_
 from .support.tools import run, tool_on_bytes
 
 LINES = ["the dog sees a cat", "a small red car"]

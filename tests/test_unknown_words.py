@@ -22,7 +22,7 @@ from bahdanau_plugin.unknown_words import (
 from .support.assertions import assert_one_line_error
 from .support.demo_data import binarize_test_split
 from .support.paths import PLUGIN
-from .support.tiny import make_dictionary
+from .support.models import dictionary
 from .support.tools import tool_on_bytes
 
 UNKNOWN = "zyzzyva"  # no dictionary of the demo corpus has it
@@ -195,7 +195,7 @@ def test_a_word_with_two_translations_is_an_error_naming_both_lines(tmp_path):
 
 
 def test_each_unk_is_the_translation_of_the_word_with_the_largest_alpha_or_the_word_itself():
-    target = make_dictionary(5)
+    target = dictionary(5)
     unk, eos, pad = target.unk(), target.eos(), target.pad()
     # source left-padded as fairseq batches it: <pad> le chat noir </s>; alpha: source x target
     source = torch.tensor([pad, 10, 11, 12, eos])

@@ -1,14 +1,14 @@
 """glibc's malloc told to keep large freed blocks for reuse instead of returning them to the kernel.
 
 By default glibc serves every block over its mmap threshold (dynamic, at most 32 MiB) with a fresh
-mapping, and returns free memory at the top of its heap to the kernel past its trim threshold
-(twice the mmap threshold). A training step on CPU allocates and frees the same large tensors at
-every step: the output layer's logits, fairseq's log-softmax over them and their gradients are
-each 52 MiB at the benchmark's sizes (1,360 target words x 9,642 words), 480 MiB at the paper's.
-Each fresh mapping is then faulted in and zeroed by the kernel page by page as it is first
-written, at every step, which took a third of a training step's time, for fairseq's lstm as much
-as for these models (docs/performance.md, "Freed memory kept for reuse"). With both thresholds at
-REUSE_BYTES the same blocks are reused from the heap, already mapped.
+mapping, and returns free memory at the top of its heap to the kernel past its trim threshold (twice
+the mmap threshold). A training step on CPU allocates and frees the same large tensors at every
+step: the output layer's logits, fairseq's log-softmax over them and their gradients are each 52 MiB
+at the benchmark's sizes (1,360 target words x 9,642 words), 480 MiB at the paper's. Each fresh
+mapping is then faulted in and zeroed by the kernel page by page as it is first written, at every
+step, which took a third of a training step's time, for fairseq's lstm as much as for these models
+(docs/performance-log.md, "freed memory kept for reuse"). With both thresholds at REUSE_BYTES the
+same blocks are reused from the heap, already mapped.
 
 The peak stays what the step needs; what changes is that freed memory up to REUSE_BYTES stays
 with the process for the next step instead of going back to the kernel in between. The setting is

@@ -1,12 +1,12 @@
 """The fast path's one rule for its choices: time both computations here, keep the faster.
 
-Each choice the fast path makes (oneDNN or ATen products, the Python GRU loop or nn.GRU, the
-sigmoid identity or torch.tanh for the energies, weights packed for generation or not) has a
-winner that depends on the CPU, the libraries, the thread count and the shapes, and CPU flags do
-not predict it: on a real AVX2-only AMD EPYC oneDNN's float32 product ran at 136 GFLOP/s against
-MKL's 178, on an AVX-512 EPYC capped at AVX2 it ran at 206 to 223 against 182 to 196, and uncapped
-at twice MKL's rate (docs/performance.md). So each choice is made by timing both computations, once
-per process, at the shapes and thread count it is asked for:
+Each choice the fast path makes (oneDNN or ATen products, the Python GRU loop or nn.GRU, the sigmoid
+identity or torch.tanh for the energies, weights packed for generation or not) has a winner that
+depends on the CPU, the libraries, the thread count and the shapes, and CPU flags do not predict it:
+on a real AVX2-only AMD EPYC oneDNN's float32 product ran at 136 GFLOP/s against MKL's 178, on an
+AVX-512 EPYC capped at AVX2 it ran at 206 to 223 against 182 to 196, and uncapped at twice MKL's
+rate (docs/performance-log.md). So each choice is made by timing both computations, once per
+process, at the shapes and thread count it is asked for:
 
 - both run once untimed (oneDNN builds its kernel for a shape on its first call), and their
   results (values, and gradients where the choice is for training) are compared: the fast

@@ -1,13 +1,13 @@
 """nn.Linear whose float32 products run through oneDNN on CPU, where that is faster.
 
 torch computes a CPU float32 ``F.linear`` with ATen's GEMM (MKL's), which on AMD CPUs with AVX-512
-runs about half as fast as oneDNN's, and on a real AVX2-only AMD CPU faster (docs/performance.md):
-so each product's library is chosen by timing both at its shapes (``onednn_is_faster``, by
-measured_choice's rule). oneDNN's linear kernel is torch's own (the one torch.compile uses on CPU);
-this module calls it in the forward pass and for both products of the backward pass. Anything else
-(CUDA, other dtypes, autocast, strided weights, oneDNN disabled or absent, the fast path set to
-plain) goes to ``F.linear``. Same parameters and state-dict keys as nn.Linear; values equal within
-float32 rounding.
+runs about half as fast as oneDNN's, and on a real AVX2-only AMD CPU faster
+(docs/performance-log.md): so each product's library is chosen by timing both at its shapes
+(``onednn_is_faster``, by measured_choice's rule). oneDNN's linear kernel is torch's own (the one
+torch.compile uses on CPU); this module calls it in the forward pass and for both products of the
+backward pass. Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or
+absent, the fast path set to plain) goes to ``F.linear``. Same parameters and state-dict keys as
+nn.Linear; values equal within float32 rounding.
 
 A model prepared for generation only (fairseq's ``make_generation_fast_``, which fairseq-generate,
 fairseq-interactive and the hub interface call) keeps its large weights reordered into oneDNN's
@@ -34,7 +34,7 @@ _ONEDNN_REORDER_WEIGHT = getattr(getattr(torch.ops, "mkldnn", None), "_reorder_l
 # torch's layer over it, keeps another 1024 of its own objects around them. Sentence lengths and
 # finished beams change the row count from batch to batch and step to step: with those defaults a
 # training run grew by about 280 MiB and fairseq-generate by 130 to 240 MiB. oneDNN's cache of 16
-# keeps the speed; ideep's adds none (docs/performance.md).
+# keeps the speed; ideep's adds none (docs/performance-log.md).
 ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACITY": "1"}
 
 
@@ -54,7 +54,7 @@ _generation_weights = WeakIdKeyDictionary()
 # (9,642 x 256) is the one whose reorder costs most of its product at beam-search row counts;
 # packing the smaller ones too (at most 768 x 512 here) gained little and raised fairseq-generate's
 # peak memory by 70 to 130 MiB at beam 12, as oneDNN's threads then allocate in heaps of their own
-# (docs/performance.md).
+# (docs/performance-log.md).
 PACKED_WEIGHT_MIN_ELEMENTS = 1 << 20
 
 
@@ -64,8 +64,8 @@ def keep_packed_for_generation(weight: Tensor) -> None:
     instead of oneDNN reordering the plain weight at every call; whether they run through oneDNN so
     is measured against ATen (``onednn_is_faster`` with ``packed``). In a beam search each decoder
     product runs once per target word on a few rows, and for a large weight that reorder is most of
-    its cost (docs/performance.md). The copy is made on first use and made again when the weight is
-    written in place (its version changes) or replaced (its storage changes)."""
+    its cost (docs/performance-log.md). The copy is made on first use and made again when the weight
+    is written in place (its version changes) or replaced (its storage changes)."""
     if weight.numel() >= PACKED_WEIGHT_MIN_ELEMENTS:
         _generation_weights.setdefault(weight, None)
 

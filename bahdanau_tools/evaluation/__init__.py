@@ -5,7 +5,7 @@ binarized_split the binarized test set: <unk> per sentence, source length in wor
 generate        fairseq-generate as a subprocess, and its detokenized hypotheses in order
 bleu            sacrebleu's corpus BLEU and signature, on All and No UNK
 length_buckets  BLEU by source length for several models: CSV and PNG
-command_line    scripts/evaluate.py: all of the above for several checkpoints
+command_line    bahdanau-evaluate: all of the above for several checkpoints
 
 Bad input raises bahdanau_tools.errors.EvaluationError.
 """

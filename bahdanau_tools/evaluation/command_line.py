@@ -1,4 +1,23 @@
-"""scripts/evaluate.py: translate a test set with several checkpoints, report as the paper does."""
+"""bahdanau-evaluate: translate a binarized test set with one or more checkpoints
+(fairseq-generate, beam search) and report as the paper does:
+
+  bleu.json, bleu.txt   sacrebleu BLEU (detokenized, cased) with its signature, on All sentences
+                        and on No UNK: the sentences whose source and reference have no <unk> word
+                        (Table 1; with BPE data nearly every sentence)
+  bleu_by_length.csv    BLEU by source length in words, for every model (Figure 2), and
+  bleu_by_length.png    its plot, one line per model
+  heatmaps/NAME/sentence_ID.png
+                        soft alignments of the chosen sentences (Figure 3), for models with
+                        attention
+  NAME/generate-SUBSET.txt, NAME/SUBSET.hyp
+                        fairseq-generate's output, and the detokenized translations one per line
+
+example (data from bahdanau-prepare-data multi30k --out /tmp/multi30k-bpe10k):
+  bahdanau-evaluate --data /tmp/multi30k-bpe10k/data-bin --out-dir results \\
+      --model rnnsearch=ckpt/rnnsearch/checkpoint_best.pt \\
+      --model rnnencdec=ckpt/rnnencdec/checkpoint_best.pt \\
+      --heatmaps 0 17
+"""
 
 import argparse
 import json
@@ -9,6 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
+from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 
 from ..alignment import NoAttentionError, translate_with_alignment
@@ -37,15 +57,17 @@ def named_checkpoint(text: str) -> Tuple[str, Path]:
     return name, Path(path)
 
 
-def evaluation_parser(description: str) -> argparse.ArgumentParser:
+def evaluation_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="bahdanau-evaluate",
+        description=__doc__.split("\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--data",
         type=Path,
         required=True,
-        help="the fairseq data-bin folder (OUT/data-bin of scripts/prepare_*.py)",
+        help="the fairseq data-bin folder (OUT/data-bin of bahdanau-prepare-data)",
     )
     parser.add_argument(
         "--model",
@@ -324,8 +346,9 @@ def evaluate(arguments: argparse.Namespace) -> None:
     draw_heatmaps(arguments, split, arguments.out_dir / "heatmaps")
 
 
-def main(description: str, argv: Optional[Sequence[str]] = None) -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     # importing fairseq sets the root logger to DEBUG (its text_to_speech task calls basicConfig),
     # and the models loaded here for the heatmaps would then print their whole configuration
     logging.basicConfig(level=logging.WARNING, force=True)
-    evaluate(evaluation_parser(description).parse_args(argv))
+    evaluate(evaluation_parser().parse_args(argv))

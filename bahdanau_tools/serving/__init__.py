@@ -4,6 +4,5 @@ translator    the model through fairseq's hub interface: translations, scores, w
 batching      one thread owns the model and translates the sentences that arrive together at once
 api           the FastAPI application: the page, POST /translate, GET /health, JSON errors
 command_line  the bahdanau-serve command (uvicorn)
-browser       headless Chromium for the page's test and its screenshot
 static/       the page's HTML, JavaScript and CSS, served by the package itself (no CDN)
 """

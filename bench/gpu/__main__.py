@@ -8,7 +8,8 @@ from pathlib import Path
 
 from . import environment, equivalence, paper_size, precision_training, report, step_profile
 from . import unit_tests
-from .kit import REPO, Kit
+from ..common import REPO
+from .kit import Kit
 
 SECTIONS = {  # in this order: equivalence translates with precision_training's float32 model
     "unit_tests": unit_tests.run,

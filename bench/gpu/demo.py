@@ -7,7 +7,8 @@ from typing import List, Tuple
 
 from bahdanau_tools.demo_recipe import OPTIMIZER
 
-from .kit import PLUGIN, REPO, Kit
+from ..common import PLUGIN, REPO
+from .kit import Kit
 
 # scripts/demo.sh's model and recipe; a dry run trains a tiny one for a few updates
 SIZES = {"embed": 64, "hidden": 128, "maxout": 64}

@@ -13,7 +13,7 @@ import copy
 import torch
 from fairseq.data import data_utils
 
-from bahdanau_tools import synthetic
+from tests.support import models
 
 from . import demo
 from .kit import Kit, print_result, result_of
@@ -26,7 +26,7 @@ TARGETS = [[5, 6, 7, 8, 9], [12, 4, 14], []]
 
 
 def _model(name: str):
-    model = synthetic.build(name, 36, **SIZES)
+    model = models.build(name, 36, **SIZES)
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():  # away from the paper's start, where the alignment is uniform
         for parameter in model.parameters():
@@ -62,7 +62,7 @@ def _values_and_gradients(model, batch, device):
 
 def compare(device: str) -> dict:
     results = {}
-    for name in synthetic.MODELS:
+    for name in models.MODELS:
         model = _model(name)
         batch = _batch(model.decoder.dictionary)
         cpu_values, cpu_gradients = _values_and_gradients(model, batch, "cpu")

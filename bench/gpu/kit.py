@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
-REPO = Path(__file__).resolve().parents[2]
-PLUGIN = str(REPO / "bahdanau_plugin")
+from ..common import REPO
 
 
 @dataclass

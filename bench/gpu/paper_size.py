@@ -1,6 +1,6 @@
 """Section 4: rnnsearch_50 against fairseq's lstm at the paper's sizes, on the GPU.
 
-Both at matched sizes (bench/benchmark.py's ``model_flags``: embeddings 620, encoder GRU/LSTM 1000
+Both at matched sizes (bench/common.py's ``model_flags``: embeddings 620, encoder GRU/LSTM 1000
 per direction, decoder 1000, alignment 1000, an output layer of 500 before the softmax) on a
 synthetic corpus of the paper's shape (vocabulary 30,000, sentences of 10 to 50 words), batches of
 80 sentences, in float32 and bfloat16, alternating the models:
@@ -8,7 +8,7 @@ synthetic corpus of the paper's shape (vocabulary 30,000, sentences of 10 to 50 
   memory (``python -m bench.gpu.train``, fairseq-train in one process);
 - decoding: beam 12 with every hypothesis forced to the same length, generated tokens per second
   and peak GPU memory (``python -m bench.gpu.paper_size decode``, fairseq's SequenceGenerator);
-- rnnsearch's training FLOPs per target word (bench/benchmark.py's formula) over the GPU's
+- rnnsearch's training FLOPs per target word (bench/common.py's formula) over the GPU's
   measured matrix-multiply peak in that precision.
 """
 
@@ -21,22 +21,22 @@ from types import SimpleNamespace
 
 import torch
 
-from bench.benchmark import (
+from ..common import (
+    PLUGIN,
     average_lengths,
     model_flags,
     rnnsearch_training_flops_per_target_word,
     timed_training_flags,
     training_words_per_second,
 )
-
-from .kit import PLUGIN, Kit, print_result, result_of
+from .kit import Kit, print_result, result_of
 from .train import PEAK_LINE
 
 MODELS = ("rnnsearch", "lstm")
 PRECISIONS = {"float32": [], "bfloat16": ["--bf16"]}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 BEAM = 12
-# sizes (bench/benchmark.py's names), corpus (pairs of `lengths` words), batches, and updates
+# sizes (bench/common.py's names), corpus (pairs of `lengths` words), batches, and updates
 PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=5000, lengths=(10, 50),
              batch=80, warmup=10, updates=50, log_interval=5, decode_length=30,
              test=400)  # fmt: skip

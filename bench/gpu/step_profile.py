@@ -17,12 +17,12 @@ from fairseq.sequence_generator import SequenceGenerator
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
-from bahdanau_tools import synthetic
+from tests.support import models
 from bench.operator_counts import operators_per_target_position
 
 from .kit import Kit
 
-DRY_RUN_SIZES = dict.fromkeys(synthetic.PAPER_SIZES, 8)
+DRY_RUN_SIZES = dict.fromkeys(models.PAPER_SIZES, 8)
 SHAPES = {
     "paper": dict(words=30000, sentences=80, length=50, beam=12, decoded=20),
     "dry run": dict(words=50, sentences=4, length=6, beam=3, decoded=4),
@@ -30,12 +30,12 @@ SHAPES = {
 
 
 def _model(kit: Kit, words: int, name: str = "rnnsearch"):
-    sizes = DRY_RUN_SIZES if kit.dry_run else synthetic.PAPER_SIZES
-    return synthetic.build(name, words, **sizes).to(kit.device)
+    sizes = DRY_RUN_SIZES if kit.dry_run else models.PAPER_SIZES
+    return models.build(name, words, **sizes).to(kit.device)
 
 
 def _batch(model, sentences: int, length: int, device: str):
-    tokens = synthetic.sentences(model, sentences, length, device)
+    tokens = models.sentences(model, sentences, length, device)
     prev = torch.cat([tokens[:, -1:], tokens[:, :-1]], dim=1)
     return tokens, torch.full((sentences,), length + 1, device=device), prev
 

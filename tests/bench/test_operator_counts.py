@@ -8,7 +8,7 @@ import pytest
 
 from bench.operator_counts import PHASES, operators_per_target_position
 
-from ..support.tiny import build_tiny_model
+from ..support.models import build_tiny_model
 
 HELD = {
     "rnnsearch": {"training forward": 18, "training backward": 28, "beam step": 41},

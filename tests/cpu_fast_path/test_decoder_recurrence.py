@@ -12,7 +12,7 @@ from bahdanau_plugin.cpu_fast_path.decoder_recurrence import (
     Recurrence,
 )
 
-from ..support.tiny import build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)

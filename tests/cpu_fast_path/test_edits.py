@@ -17,7 +17,7 @@ from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
 from bahdanau_plugin.modules.maxout_output import MaxoutOutput
 
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
-from ..support.tiny import build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 

@@ -26,7 +26,7 @@ import resource
 import sys
 sys.argv[0] = sys.argv[1]
 import torch
-from tests.support.tiny import build_tiny_model
+from tests.support.models import build_tiny_model
 
 model = build_tiny_model("rnnsearch")
 source, previous = torch.tensor([[4, 5, 2]]), torch.tensor([[2, 6, 7]])

@@ -21,7 +21,7 @@ from bahdanau_plugin.modules.maxout_output import MaxoutOutput
 
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from ..support.paths import PLUGIN
-from ..support.tiny import MODELS, build_tiny_model, randomize_
+from ..support.models import MODELS, build_tiny_model, randomize_
 
 SETTINGS = pytest.mark.parametrize("setting", ["auto", "fast", "plain"])
 PAPER_CLASSES = {

@@ -47,7 +47,7 @@ def _prepare_multi30k(multi30k_slice, tmp_path_factory, vocabulary: str) -> Path
     """The pipeline on the slice, with --bpe 1000 or --shortlist 1000."""
     out = tmp_path_factory.mktemp(f"multi30k-{vocabulary}")
     run_pipeline(
-        "prepare_multi30k.py",
+        "multi30k",
         out,
         "--from-dir",
         multi30k_slice,
@@ -78,7 +78,7 @@ def wmt14_release(tmp_path_factory) -> Path:
 def wmt14_bpe(wmt14_release, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wmt14-bpe")
     run_pipeline(
-        "prepare_wmt14.py",
+        "wmt14",
         out,
         "--from-dir",
         wmt14_release,

@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import List
 
@@ -10,17 +9,6 @@ from fairseq.data import Dictionary, data_utils
 
 from ..support.paths import REPO
 from ..support.tools import fairseq_env, fairseq_tool
-
-
-def run_script(script: str, *arguments) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / script), *map(str, arguments)],
-        cwd=REPO,
-        env=fairseq_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def run_command(command: str, *arguments) -> subprocess.CompletedProcess:
@@ -35,9 +23,14 @@ def run_command(command: str, *arguments) -> subprocess.CompletedProcess:
     )
 
 
-def run_pipeline(script: str, out: Path, *arguments) -> dict:
-    """Run a script that must succeed; return the summary.json it wrote."""
-    completed = run_script(script, "--out", out, "--workers", 2, *arguments)
+def run_preset(preset: str, *arguments) -> subprocess.CompletedProcess:
+    """bahdanau-prepare-data with one of its presets (multi30k, wmt14)."""
+    return run_command("bahdanau-prepare-data", preset, *arguments)
+
+
+def run_pipeline(preset: str, out: Path, *arguments) -> dict:
+    """Run a preset that must succeed; return the summary.json it wrote."""
+    completed = run_preset(preset, "--out", out, "--workers", 2, *arguments)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return read_summary(out)
 

@@ -1,5 +1,5 @@
-"""prepare_multi30k.py on a slice of the real Multi30k: binaries, cleaning, case, vocabulary, round
-trip."""
+"""bahdanau-prepare-data multi30k on a slice of the real Multi30k: binaries, cleaning, case,
+vocabulary, round trip."""
 
 import gzip
 from collections import Counter

@@ -1,4 +1,5 @@
-"""prepare_wmt14.py --from-dir on a small release with the real file names and formats."""
+"""bahdanau-prepare-data wmt14 --from-dir on a small release with the real file names and
+formats."""
 
 import pytest
 

@@ -1,13 +1,12 @@
 """One evaluation run on a test set with unknown words, shared by the evaluation tests."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ..support.paths import REPO
-from ..support.tools import fairseq_env
+from ..support.tools import fairseq_env, fairseq_tool
 
 HEATMAP_SENTENCES = [0, 7]
 MODELS = {"rnnsearch": "rnnsearch_50", "rnnencdec": "rnnencdec_30"}  # name -> architecture
@@ -17,7 +16,7 @@ MIN_BUCKET_SENTENCES = 2
 
 def run_evaluate(*arguments) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "evaluate.py"), *map(str, arguments)],
+        [fairseq_tool("bahdanau-evaluate"), *map(str, arguments)],
         cwd=REPO,
         env=fairseq_env(),
         capture_output=True,
@@ -28,7 +27,7 @@ def run_evaluate(*arguments) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
-    """scripts/evaluate.py on two tiny models: its output folder."""
+    """bahdanau-evaluate on two tiny models: its output folder."""
     out = tmp_path_factory.mktemp("evaluation")
     models = [
         argument

@@ -1,4 +1,4 @@
-"""scripts/evaluate.py: the table it prints, the heatmaps it draws, and one-line errors for bad
+"""bahdanau-evaluate: the table it prints, the heatmaps it draws, and one-line errors for bad
 input."""
 
 import pytest

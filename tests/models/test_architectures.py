@@ -6,7 +6,7 @@ from fairseq import options
 from bahdanau_plugin.errors import ConfigurationError
 
 from ..support.paths import REPO
-from ..support.tiny import build_tiny_model
+from ..support.models import build_tiny_model
 
 PAPER_SIZES = dict(
     encoder_embed_dim=620,

@@ -5,7 +5,7 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from bahdanau_plugin.modules import beam_rows
 
-from ..support.tiny import build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from .host_reads import HostReads
 

@@ -9,9 +9,9 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from bahdanau_tools.precision import MODES, batch, build, relative_errors
+from ..support.precision import MODES, batch, build, relative_errors
 
-from ..support.tiny import build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 # bfloat16 keeps 8 bits of mantissa (relative step 4e-3) and the model's inputs to the alignment

@@ -8,7 +8,7 @@ import torch
 from bahdanau_plugin.cpu_fast_path.decoder_recurrence import Recurrence
 from bahdanau_plugin.cpu_fast_path.onednn_linear import runs_in_cpu_float32
 
-from ..support.tiny import build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from .paper_equations import decode_step_by_step, encode_step_by_step
 

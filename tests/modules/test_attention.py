@@ -5,7 +5,7 @@ import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 
-from ..support.tiny import build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 from ..models.batches import SOURCES, source_batch
 
 

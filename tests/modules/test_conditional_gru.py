@@ -4,7 +4,7 @@ import torch
 
 from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
 
-from ..support.tiny import randomize_
+from ..support.models import randomize_
 
 INPUT, CONTEXT, HIDDEN = 5, 6, 4
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from ..support.tiny import MODELS, build_tiny_model
+from ..support.models import MODELS, build_tiny_model
 
 SIZES = dict(
     encoder_embed_dim=40,

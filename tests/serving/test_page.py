@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from bahdanau_tools.serving.browser import (
+from ..support.browser import (
     headless_chromium,
     missing_programs,
     type_and_wait_for_translation,

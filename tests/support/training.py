@@ -1,7 +1,7 @@
 """The fairseq-train command that makes the tests' checkpoints."""
 
 from .paths import PLUGIN
-from .tiny import tiny_flags
+from .models import tiny_flags
 from .tools import run
 
 ARCHITECTURES = ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"]

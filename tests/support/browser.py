@@ -2,7 +2,8 @@
 
 Chromium and its driver are Debian's packages (`apt-get install chromium chromium-driver`; `make
 test` installs them when they are missing): Selenium is given both programs, so it downloads
-nothing. Selenium is a test dependency (`pip install -e '.[test]'`), imported only here.
+nothing. Selenium is a test dependency (`pip install -e '.[test]'`): the page's test and
+`python -m bench.serve --screenshot` import this.
 """
 
 import shutil

@@ -1,7 +1,8 @@
-"""Bad input ends a script with one line that names what is wrong; a non-UTF-8 line is dropped."""
+"""Bad input ends bahdanau-prepare-data's presets with one line that names what is wrong; a
+non-UTF-8 line is dropped."""
 
 from .corpora import INVALID_UTF8, sentence_pairs, write_multi30k, write_wmt14_release
-from .scripts import run_pipeline, run_script
+from .scripts import run_pipeline, run_preset
 
 MULTI30K_STEMS = ("train", "val", "test_2016_flickr")
 
@@ -21,9 +22,7 @@ def error_lines(completed):
 def test_a_missing_multi30k_file_is_a_one_line_error_naming_it(tmp_path):
     folder = small_multi30k(tmp_path / "multi30k")
     (folder / "val.fr.gz").unlink()
-    completed = run_script(
-        "prepare_multi30k.py", "--from-dir", folder, "--out", tmp_path / "out", "--bpe", 10
-    )
+    completed = run_preset("multi30k", "--from-dir", folder, "--out", tmp_path / "out", "--bpe", 10)
     [line] = error_lines(completed)
     assert "missing file" in line and str(folder / "val.fr.gz") in line
 
@@ -31,9 +30,7 @@ def test_a_missing_multi30k_file_is_a_one_line_error_naming_it(tmp_path):
 def test_a_missing_wmt14_archive_is_a_one_line_error_naming_it(tmp_path):
     release = write_wmt14_release(tmp_path / "release")
     (release / "test-full.tgz").unlink()
-    completed = run_script(
-        "prepare_wmt14.py", "--from-dir", release, "--out", tmp_path / "out", "--bpe", 10
-    )
+    completed = run_preset("wmt14", "--from-dir", release, "--out", tmp_path / "out", "--bpe", 10)
     [line] = error_lines(completed)
     assert "missing file" in line and str(release / "test-full.tgz") in line
 
@@ -42,17 +39,13 @@ def test_sides_with_different_line_counts_are_a_one_line_error_with_both_counts(
     folder = small_multi30k(tmp_path / "multi30k")
     write_multi30k(tmp_path / "short", {"train": sentence_pairs(11)})
     (tmp_path / "short" / "train.fr.gz").replace(folder / "train.fr.gz")
-    completed = run_script(
-        "prepare_multi30k.py", "--from-dir", folder, "--out", tmp_path / "out", "--bpe", 10
-    )
+    completed = run_preset("multi30k", "--from-dir", folder, "--out", tmp_path / "out", "--bpe", 10)
     [line] = error_lines(completed)
     assert f"{folder / 'train.en.gz'} has 12 lines but {folder / 'train.fr.gz'} has 11" in line
 
 
 def test_a_line_that_is_not_utf8_is_dropped_and_counted(tmp_path):
     folder = small_multi30k(tmp_path / "multi30k", train=sentence_pairs(12) + [INVALID_UTF8])
-    summary = run_pipeline(
-        "prepare_multi30k.py", tmp_path / "out", "--from-dir", folder, "--shortlist", 50
-    )
+    summary = run_pipeline("multi30k", tmp_path / "out", "--from-dir", folder, "--shortlist", 50)
     cleaning = summary["splits"]["train"]["cleaning"]
     assert (cleaning["read"], cleaning["invalid_utf8"], cleaning["kept"]) == (13, 1, 12)

@@ -1,5 +1,5 @@
 """How far a precision moves rnnsearch's gradients from float64's, at the paper's initialization
-(Appendix B.1), on CPU: used by bench/half_precision.py (docs/precision.md) and the tests.
+(Appendix B.1), on CPU: tests/models/test_half_precision.py holds docs/precision.md's rules with it.
 
 One teacher-forced batch, loss = cross-entropy summed over the target tokens; for each parameter
 the relative error ||g - g64|| / ||g64|| of its gradient. W_a's and U_a's gradients are
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from bahdanau_plugin.models.rnnsearch import RNNsearchModel
 
-from . import synthetic
+from . import models
 
 # the sizes that build() sets to one value (the maxout layer gets half of it)
 SIZES = (
@@ -52,7 +52,7 @@ def build(sizes: int, vocabulary: int, v_a_std: float = 0.0, seed: int = 0) -> R
     """rnnsearch at the paper's initialization, every size ``sizes``; v_a ~ N(0, v_a_std^2) if
     v_a_std."""
     torch.manual_seed(seed)
-    model = synthetic.build(
+    model = models.build(
         "rnnsearch", vocabulary, **dict.fromkeys(SIZES, sizes), maxout_dim=sizes // 2
     )
     if v_a_std:

@@ -1,9 +1,13 @@
-#!/usr/bin/env python3
-"""Translate sentences with a trained model and draw each soft alignment (the paper's Figure 3).
+"""bahdanau-plot-alignment: translate sentences with a trained model and draw each soft alignment
+(the paper's Figure 3).
 
 Sentences are raw text: they are tokenized with fairseq's Moses tokenizer and, given --bpe-codes,
 segmented as the training data was. The heatmap shows words: BPE pieces merged back (a source
 word's attention summed over its pieces, a target word's averaged over its pieces).
+
+example:
+  bahdanau-plot-alignment --checkpoint checkpoints/checkpoint_best.pt --data prepared/data-bin \\
+      --bpe-codes prepared/bpe.codes --out-dir figures "a man is reading ."
 """
 
 import argparse
@@ -11,12 +15,17 @@ from pathlib import Path
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
-from bahdanau_tools.heatmaps import alignment_heatmaps
+
+from .heatmaps import alignment_heatmaps
 
 
-def main():
-    print_errors_as_one_line()  # bad input ends the script with one line, not a traceback
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv=None):
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    parser = argparse.ArgumentParser(
+        prog="bahdanau-plot-alignment",
+        description=__doc__.split("\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint_*.pt file")
     parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder")
     parser.add_argument("--out-dir", type=Path, required=True, help="where alignment_N.png go")
@@ -30,7 +39,7 @@ def main():
         "--target-lang", default="fr", help="for the Moses tokenizer (default: %(default)s)"
     )
     parser.add_argument("sentences", nargs="+", help="source sentences, one argument each")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if path is not None and not path.exists():
             parser.error(f"{path} does not exist")
