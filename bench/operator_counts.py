@@ -135,13 +135,26 @@ class _counting:
         self.profiler.__exit__(*exc)
         events = self.profiler.events()
         operators = sum(1 for event in events if _is_outermost_operator(event))
-        kernels = None
-        if self.cuda:
-            kernels = sum(
-                1 for event in events if event.device_type == torch.autograd.DeviceType.CUDA
-            )
+        kernels = len(device_kernels(events)) if self.cuda else None
         self.counts = {"operators": operators, "kernels": kernels}
         return False
+
+
+class NoKernelsRecorded(RuntimeError):
+    """The profiler saw operators run on the GPU but recorded none of their kernels."""
+
+
+def device_kernels(events) -> list:
+    """The GPU kernels among the profiler's events. None at all, where operators ran, is the
+    profiler's failure, not a count: CUDA's profiling interface (CUPTI) is missing or refused,
+    as it is under some sandboxes."""
+    kernels = [event for event in events if event.device_type == torch.autograd.DeviceType.CUDA]
+    if not kernels and any(_is_operator(event) for event in events):
+        raise NoKernelsRecorded(
+            "the profiler recorded no GPU kernel although operators ran: CUDA's profiling "
+            "interface (CUPTI) is not available here, so kernels cannot be counted"
+        )
+    return kernels
 
 
 def _is_operator(event) -> bool:

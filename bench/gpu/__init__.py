@@ -15,7 +15,9 @@ gathered into ``.gpu-kit/`` where registries are reachable, then runs ``python -
 5. ``step_profile``: kernels launched per target position in a training step and a beam-search
    step, the share of each step the GPU sits idle, and host synchronizations in the beams' reorders.
 
-Each section writes its results as JSON beside the report, which is rebuilt from all of them, so a
-run may be split over several calls (``--sections``). ``--dry-run`` runs every section on the CPU
-at tiny sizes, as the test suite does (tests/bench/test_gpu_kit.py), so that none of it rots.
+On a GPU the sections run in two calls of the device tool (``--part 1``, the default, then
+``--part 2``); each section computes afresh in a folder of its own and writes its result as JSON
+beside the report as soon as it ends (and to ``$OUT``), the report being rebuilt from every result
+present (``__main__.py``). ``--dry-run`` runs every section on the CPU at tiny sizes, as the test
+suite does (tests/bench/test_gpu_kit.py), so that none of it rots.
 """

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The GPU kit in one command, on a machine with a CUDA build of torch (make gpu-check):
-#   bash bench/gpu/run.sh [python -m bench.gpu options, e.g. --sections paper_size step_profile]
-# Without fairseq importable, it installs .gpu-kit/ (bench/gpu/gather.sh) into a folder of its own,
-# offline; then it runs every check, writing docs/gpu.md and the sections' results in docs/gpu/,
-# and with $OUT set (the device tool's folder that comes back) copies them there too.
+# The GPU kit, on a machine with a CUDA build of torch (make gpu-check), in two calls of under 9
+# minutes each (docs/gpu-kit.md):
+#   bash bench/gpu/run.sh            # part 1: unit_tests precision_training equivalence
+#   bash bench/gpu/run.sh --part 2   # part 2: paper_size step_profile
+# (any python -m bench.gpu options, e.g. --sections paper_size). Without fairseq importable, it
+# installs .gpu-kit/ (bench/gpu/gather.sh) into a folder of its own, offline; then it runs the
+# sections, writing docs/gpu.md and the sections' results in docs/gpu/, and with $OUT set (the
+# device tool's folder that comes back) copies each result there as soon as its section ends.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-python3}
@@ -18,9 +21,4 @@ if ! "$python" -c "import fairseq" 2> /dev/null; then
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONUNBUFFERED=1
-status=0
-"$python" -m bench.gpu "$@" || status=$?
-if [ -n "${OUT:-}" ]; then
-  cp docs/gpu.md docs/gpu/*.json "$OUT"/ 2> /dev/null || true
-fi
-exit "$status"
+exec "$python" -m bench.gpu "$@"

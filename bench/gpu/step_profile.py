@@ -14,11 +14,10 @@ On a CPU (a dry run) it counts top-level operators instead of kernels, at tiny s
 
 import torch
 from fairseq.sequence_generator import SequenceGenerator
-from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 from tests.support import models
-from bench.operator_counts import operators_per_target_position
+from bench.operator_counts import device_kernels, operators_per_target_position
 
 from .kit import Kit
 
@@ -56,7 +55,7 @@ def _profiled(kit: Kit, step, positions: int) -> dict:
             torch.cuda.synchronize()
     events = profiler.events()
     if kit.device == "cuda":
-        launched = [e for e in events if e.device_type == DeviceType.CUDA]
+        launched = device_kernels(events)
     else:
         launched = [e for e in events if e.cpu_parent is None and e.name.startswith("aten::")]
     spans = sorted((e.time_range.start, e.time_range.end) for e in launched)

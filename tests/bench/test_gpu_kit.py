@@ -1,52 +1,65 @@
 """The GPU kit (bench/gpu) runs every one of its sections end to end: on the CPU at tiny sizes,
-its dry run, so that what only a lent GPU machine runs cannot rot."""
+its dry run, so that what only a lent GPU machine runs cannot rot; and what would lose a real
+run's results there (a test that assumes the CPU, a leftover reused, a command stopped at its
+limit, a profiler that records nothing) is held here."""
 
+import ast
+import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from types import SimpleNamespace
 
 import pytest
+import torch
 
+from bench.gpu import unit_tests
+from bench.gpu.__main__ import errors_in
 from bench.gpu.report import TITLES
+from bench.operator_counts import NoKernelsRecorded, device_kernels
 
 from ..support.paths import REPO
 from ..support.tools import fairseq_env
 
 
+def kit(*arguments, env=None, **kwargs):
+    """python -m bench.gpu with these arguments, as a user starts it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.gpu", *map(str, arguments)],
+        cwd=REPO,
+        env={**fairseq_env(), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def finished(process, timeout=900):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, stdout, stderr
+
+
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("gpu-kit")
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.gpu",
-            "--dry-run",
-            "--results",
-            root / "results",
-            "--report",
-            root / "gpu.md",
-            "--work",
-            root / "work",
-        ],
-        cwd=REPO,
-        env=fairseq_env(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    arguments = ["--dry-run", "--results", root / "results", "--report", root / "gpu.md"]
+    returncode, _, stderr = finished(kit(*arguments, "--work", root / "work"))
+    assert returncode == 0, stderr[-3000:]
     results = {name: json.loads((root / "results" / f"{name}.json").read_text()) for name in TITLES}
-    return results, (root / "gpu.md").read_text()
+    return results, (root / "gpu.md").read_text(), root
 
 
 def test_every_section_runs_without_error(dry_run):
-    results, _ = dry_run
+    results, _, _ = dry_run
     assert {name: run.get("error") for name, run in results.items()} == dict.fromkeys(TITLES)
 
 
 def test_the_report_has_a_part_for_every_section_and_says_it_is_a_dry_run(dry_run):
-    _, report = dry_run
+    _, report, _ = dry_run
     assert all(f"## {title}" in report for title in TITLES.values())
     assert report.count("not GPU numbers") == len(TITLES)
 
@@ -89,3 +102,118 @@ def test_the_profile_reports_the_operator_counts_of_both_models(dry_run):
     for phases in counts.values():
         assert set(phases) == {"training forward", "training backward", "beam step"}
         assert all(measured["operators"] > 0 for measured in phases.values())
+
+
+def test_each_section_computes_in_a_work_folder_of_its_own_per_device(dry_run):
+    _, _, root = dry_run
+    assert sorted(path.name for path in (root / "work").iterdir()) == ["cpu"]
+    assert sorted(path.name for path in (root / "work" / "cpu").iterdir()) == sorted(TITLES)
+
+
+def test_a_second_run_in_the_same_work_folder_computes_afresh(dry_run, tmp_path):
+    _, _, root = dry_run
+    returncode, _, stderr = finished(
+        kit(
+            "--dry-run",
+            "--sections",
+            "paper_size",
+            "--work",
+            root / "work",
+            "--results",
+            tmp_path,
+            "--report",
+            tmp_path / "gpu.md",
+        )
+    )
+    assert returncode == 0, stderr[-3000:]
+    again = json.loads((tmp_path / "paper_size.json").read_text())
+    first = dry_run[0]["paper_size"]
+    assert errors_in(again) == []
+    assert again["result"].keys() == first["result"].keys()
+    for precision, row in again["result"]["results"].items():
+        assert row.keys() == first["result"]["results"][precision].keys()
+
+
+def test_a_run_stopped_after_a_section_has_that_section_s_result_and_report_in_out(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    process = kit(
+        "--dry-run",
+        "--sections",
+        "unit_tests",
+        "equivalence",
+        "--work",
+        tmp_path / "work",
+        env={"OUT": str(out)},
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 600
+    while not (out / "unit_tests.json").exists() and process.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)  # as the device tool stops a command at its limit
+    process.communicate()
+    assert sorted(path.name for path in out.iterdir()) == ["gpu.md", "unit_tests.json"]
+    assert TITLES["unit_tests"] in (out / "gpu.md").read_text()
+
+
+def test_a_dry_run_with_the_default_paths_writes_nothing_git_tracks(tmp_path):
+    def status():
+        git = ["git", "status", "--porcelain", "--untracked-files=all"]
+        return subprocess.run(git, cwd=REPO, capture_output=True, text=True, check=True).stdout
+
+    before = status()
+    returncode, _, stderr = finished(
+        kit("--dry-run", "--sections", "unit_tests", "--work", tmp_path / "work")
+    )
+    assert returncode == 0, stderr[-3000:]
+    assert status() == before
+    assert (tmp_path / "work" / "cpu" / "results" / "unit_tests.json").exists()
+
+
+def test_an_error_recorded_in_a_measurement_fails_the_kit():
+    run = {"result": {"results": {"float32": {"lstm": {"error": "division by zero"}}}}}
+    assert errors_in(run) == ["division by zero"]
+    assert errors_in({"error": "RuntimeError: no GPU"}) == ["RuntimeError: no GPU"]
+
+
+def test_a_profile_that_records_no_gpu_kernel_is_an_error_not_a_count_of_0():
+    operator = SimpleNamespace(name="aten::mm", device_type=torch.autograd.DeviceType.CPU)
+    with pytest.raises(NoKernelsRecorded, match="no GPU kernel"):
+        device_kernels([operator])
+    kernel = SimpleNamespace(name="gemm", device_type=torch.autograd.DeviceType.CUDA)
+    assert device_kernels([operator, kernel]) == [kernel]
+
+
+def _files_run_on_the_gpu():
+    """The test files the kit's first section runs with --device cuda, and the modules of tests/
+    they import."""
+    files = []
+    for test in unit_tests.TESTS:
+        path = REPO / test
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    for path in files:  # grows as imports are found
+        package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                module = importlib.util.resolve_name(
+                    "." * node.level + (node.module or ""), package
+                )
+                found = REPO.joinpath(*module.split(".")).with_suffix(".py")
+                if found.exists() and found not in files:
+                    files.append(found)
+    return files
+
+
+def test_the_tests_run_on_the_gpu_make_every_random_generator_on_a_device_they_name():
+    """torch.Generator() is the CPU's: with --device cuda a draw from it onto the default device
+    fails (Expected a 'cuda' device type for generator), which a CPU run never shows."""
+    unnamed = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in _files_run_on_the_gpu()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and ast.unparse(node.func) == "torch.Generator"
+        and not any(keyword.arg == "device" for keyword in node.keywords)
+    ]
+    assert unnamed == []

@@ -83,7 +83,7 @@ def build_tiny_model(name: str, vocabulary: int = 11, **overrides) -> torch.nn.M
 
 def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Appendix B's start (v_a = 0, tiny W_a) makes attention uniform; tests need it to vary."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)  # the same values on any device
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.copy_(
