@@ -10,7 +10,7 @@ one of them runs. None of them changes what fairseq computes.
 
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)
 from . import tasks  # noqa: F401  (registers translation_with_source_words)
-from . import cpu_fast_path  # noqa: F401  (registers the CPU fast path: modules/fast_path.py)
+from . import speed  # noqa: F401  (registers the fast path: modules/fast_path.py)
 from .fairseq_patches import apply_all
 
 apply_all()

@@ -23,8 +23,8 @@ import torch
 from fairseq.models import ARCH_MODEL_REGISTRY
 
 from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES
-from .cpu_fast_path.freed_memory import keep_freed_memory_for_reuse
-from .cpu_fast_path.onednn_linear import limit_onednn_caches
+from .speed.cpu.freed_memory import keep_freed_memory_for_reuse
+from .speed.cpu.onednn_linear import limit_onednn_caches
 from .errors import ConfigurationError, print_errors_as_one_line
 from .models.common import RecurrentTranslationModel
 
@@ -81,7 +81,7 @@ def decode_standard_input_leniently() -> None:
 def keep_freed_memory_for_reuse_in_training() -> None:
     """Where fairseq-train runs: glibc's malloc keeps the large blocks a training step frees for
     the next step, instead of mapping and zeroing them afresh at every step, a third of a CPU
-    step's time (cpu_fast_path/freed_memory.py says which thresholds, and when not: a user's own
+    step's time (speed/cpu/freed_memory.py says which thresholds, and when not: a user's own
     malloc tuning, the fast path set to plain). glibc reads them from its environment only at
     start, and only mallopt sets them in a running process; fairseq has no hook before training."""
     if running_fairseq_tool() not in TRAINING_TOOLS:
@@ -152,7 +152,7 @@ def _loaded_copies(module_name: str):
 CHANGES = (
     # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
     # unless set; torch's defaults (1,024 kernels each) cost up to 280 MiB for no speed
-    # (cpu_fast_path/onednn_linear.py).
+    # (speed/cpu/onednn_linear.py).
     # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
     limit_onednn_caches,
     # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin

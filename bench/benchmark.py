@@ -26,7 +26,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from bahdanau_plugin.cpu_fast_path.freed_memory import REUSE_BYTES
+from bahdanau_plugin.speed.cpu.freed_memory import REUSE_BYTES
 from bench import machine
 from bench.common import (
     REPO,
@@ -48,7 +48,7 @@ SYSTEMS = {
     "lstm": ("lstm", {}),
 }
 # lstm trains with, set by glibc's own variables, the malloc thresholds that fairseq-train sets
-# with the plugin (cpu_fast_path/freed_memory.py), so that the ratio compares the models, not the
+# with the plugin (speed/cpu/freed_memory.py), so that the ratio compares the models, not the
 # allocator's settings; both decode with glibc's defaults, and plain keeps them throughout.
 TRAINING_ENVIRONMENT = {
     "lstm": {
@@ -214,7 +214,7 @@ def report(description, sizes, results, flops_per_word, command):
         + ".",
         f"- rnnsearch training: {flops_per_word / 1e6:.2f} MFLOP per target word (formula above), "
         f"so {achieved / 1e9:.2f} GFLOP/s = {100 * achieved / peak:.1f}% of the faster peak.",
-        "- The fast path's measurements (cpu_fast_path/measured_choice.py) took at most "
+        "- The fast path's measurements (speed/cpu/measured_choice.py) took at most "
         f"{max(r['budget_ms'] for r in results['rnnsearch'])} ms in a run.",
         f"- Sizes: embeddings {sizes.embed}, hidden {sizes.hidden} (per encoder direction), "
         f"alignment {sizes.hidden}, output layer {sizes.maxout}, vocabulary {sizes.vocab}, "

@@ -154,7 +154,7 @@ def training_words_per_second(log, warmup):
 
 
 def fast_path_choices(log):
-    """The fast path's choices as a run logged them (cpu_fast_path/measured_choice.py), in
+    """The fast path's choices as a run logged them (speed/cpu/measured_choice.py), in
     fairseq-train's log format (``... | measured_choice | ...``) or fairseq-generate's
     (``INFO:...measured_choice:...``)."""
     return re.findall(r"measured_choice(?: \| |:)(.*)", log)

@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
+from bahdanau_plugin.speed.cpu.onednn_linear import linear
 
 # oneDNN's and MKL's documented ISA caps, and ATen's own dispatch override.
 AVX2_SWITCHES = {
@@ -44,7 +44,7 @@ def onednn_isa():
     """The ISA oneDNN dispatches to, as its verbose mode reports it (in a child process: the mode
     is read once, when oneDNN starts)."""
     probe = (
-        "import torch; from bahdanau_plugin.cpu_fast_path.onednn_linear import linear; "
+        "import torch; from bahdanau_plugin.speed.cpu.onednn_linear import linear; "
         "linear(torch.ones(2, 2), torch.ones(2, 2))"
     )
     output = subprocess.run(

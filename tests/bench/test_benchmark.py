@@ -35,7 +35,7 @@ def test_an_unwritable_document_fails_before_any_measurement(tmp_path):
 
 def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_log():
     log = "\n".join(
-        f"2026-11-24 | INFO | bahdanau_plugin.cpu_fast_path.measured_choice | {line}"
+        f"2026-11-24 | INFO | bahdanau_plugin.speed.cpu.measured_choice | {line}"
         for line in (
             "products 256 -> 768 x 256 rows, forward: oneDNN 0.1 ms, ATen 0.2 ms: oneDNN "
             "(12 of the 200 ms measuring budget used)",
@@ -49,7 +49,7 @@ def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_
 
 def test_fairseq_generate_s_log_lines_of_the_fast_path_s_choices_are_read_too():
     log = (
-        "INFO:bahdanau_plugin.cpu_fast_path.measured_choice:products 256 -> 9642 x 256 rows, "
+        "INFO:bahdanau_plugin.speed.cpu.measured_choice:products 256 -> 9642 x 256 rows, "
         "forward: oneDNN 1.9 ms, ATen 2.5 ms: oneDNN (130 of the 200 ms measuring budget used)\n"
         "INFO:fairseq_cli.generate:Translated 1,000 sentences (17,000 tokens) in 5.2s"
     )
@@ -62,7 +62,7 @@ def test_fairseq_generate_s_log_lines_of_the_fast_path_s_choices_are_read_too():
 
 
 def test_lstm_trains_with_the_malloc_thresholds_that_rnnsearch_s_training_sets():
-    from bahdanau_plugin.cpu_fast_path.freed_memory import REUSE_BYTES
+    from bahdanau_plugin.speed.cpu.freed_memory import REUSE_BYTES
 
     lstm_training = benchmark.TRAINING_ENVIRONMENT["lstm"]
     assert lstm_training["MALLOC_MMAP_THRESHOLD_"] == str(REUSE_BYTES)

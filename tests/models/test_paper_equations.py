@@ -5,8 +5,8 @@ import copy
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path.decoder_recurrence import Recurrence
-from bahdanau_plugin.cpu_fast_path.onednn_linear import runs_in_cpu_float32
+from bahdanau_plugin.speed.recurrence import Recurrence
+from bahdanau_plugin.speed.cpu.onednn_linear import runs_in_cpu_float32
 
 from ..support.models import build_tiny_model, randomize_
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch

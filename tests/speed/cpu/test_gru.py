@@ -1,11 +1,11 @@
-"""cpu_fast_path/gru.py: nn.GRU's loop with oneDNN products, against nn.GRU itself."""
+"""speed/cpu/gru.py: nn.GRU's loop with oneDNN products, against nn.GRU itself."""
 
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path import gru, onednn_linear
-from bahdanau_plugin.cpu_fast_path.gru import GRURecurrence, OneDNNGRU, run_gru
-from bahdanau_plugin.cpu_fast_path.measured_choice import Chooser
+from bahdanau_plugin.speed.cpu import gru, onednn_linear
+from bahdanau_plugin.speed.cpu.gru import GRURecurrence, OneDNNGRU, run_gru
+from bahdanau_plugin.speed.cpu.measured_choice import Chooser
 
 
 def test_run_gru_gives_nn_gru_s_states_and_gradients():

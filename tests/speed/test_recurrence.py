@@ -4,9 +4,9 @@ with the plain loop's values and gradients."""
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path import decoder as fast_decoder
-from bahdanau_plugin.cpu_fast_path.decoder import PADDED
-from bahdanau_plugin.cpu_fast_path.decoder_recurrence import (
+from bahdanau_plugin.speed import decoder as fast_decoder
+from bahdanau_plugin.speed.decoder import PADDED
+from bahdanau_plugin.speed.recurrence import (
     SIGMOID_IDENTITY,
     TANH,
     Recurrence,

@@ -1,6 +1,6 @@
 import pytest
 
-from bahdanau_plugin.cpu_fast_path.measured_choice import CHOOSER
+from bahdanau_plugin.speed.cpu.measured_choice import CHOOSER
 
 
 @pytest.fixture

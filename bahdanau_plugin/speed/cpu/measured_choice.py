@@ -42,7 +42,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 SETTING = "BAHDANAU_CPU_FAST_PATH"
 MODES = ("auto", "fast", "plain")

@@ -9,10 +9,10 @@ import pytest
 import torch
 from torch import nn
 
-from bahdanau_plugin import cpu_fast_path
-from bahdanau_plugin.cpu_fast_path import onednn_linear
-from bahdanau_plugin.cpu_fast_path.gru import OneDNNGRU
-from bahdanau_plugin.cpu_fast_path.onednn_linear import OneDNNLinear
+from bahdanau_plugin import speed
+from bahdanau_plugin.speed.cpu import onednn_linear
+from bahdanau_plugin.speed.cpu.gru import OneDNNGRU
+from bahdanau_plugin.speed.cpu.onednn_linear import OneDNNLinear
 from bahdanau_plugin.models.rnnencdec import RNNencdecDecoder, RNNencdecEncoder, RNNencdecModel
 from bahdanau_plugin.models.rnnsearch import RNNsearchDecoder, RNNsearchEncoder, RNNsearchModel
 from bahdanau_plugin.modules.attention import BahdanauAttention
@@ -31,7 +31,7 @@ PAPER_CLASSES = {
 
 
 def _of_the_fast_path(module: nn.Module) -> bool:
-    return type(module).__module__.startswith(cpu_fast_path.__name__)
+    return type(module).__module__.startswith(speed.__name__)
 
 
 @SETTINGS

@@ -1,4 +1,4 @@
-"""cpu_fast_path/freed_memory.py: where fairseq-train runs with the plugin, glibc keeps large
+"""speed/cpu/freed_memory.py: where fairseq-train runs with the plugin, glibc keeps large
 freed blocks for reuse, so a training step's large tensors are not mapped and zeroed afresh at
 every step; any other program, a user's own malloc tuning and the plain setting are left alone."""
 
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from bahdanau_plugin.cpu_fast_path import freed_memory, measured_choice
-from bahdanau_plugin.cpu_fast_path.freed_memory import (
+from bahdanau_plugin.speed.cpu import freed_memory, measured_choice
+from bahdanau_plugin.speed.cpu.freed_memory import (
     M_MMAP_THRESHOLD,
     M_TRIM_THRESHOLD,
     REUSE_BYTES,

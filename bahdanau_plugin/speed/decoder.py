@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from . import checks
-from .decoder_recurrence import (
+from .recurrence import (
     SIGMOID_IDENTITY,
     TANH,
     Activation,
@@ -29,8 +29,8 @@ from .decoder_recurrence import (
     run,
     stacked,
 )
-from .measured_choice import CHOOSER
-from .onednn_linear import keep_packed_for_generation, row_class, runs_in_cpu_float32
+from .cpu.measured_choice import CHOOSER
+from .cpu.onednn_linear import keep_packed_for_generation, row_class, runs_in_cpu_float32
 
 # What a form keeps in a decoder's cache, once per batch; not tensors, so that the reorders of a
 # beam search keep them as they are.

@@ -4,7 +4,7 @@ its pre-activation folded into its products."""
 import torch
 from torch import Tensor
 
-from . import checks
+from .. import checks
 from .onednn_linear import Product, linear, rows_of, runs_in_cpu_float32
 
 # Rows of the check's probe (target positions of the probe's sentences).

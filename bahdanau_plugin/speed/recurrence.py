@@ -32,7 +32,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from ..modules.beam_rows import beams
-from .onednn_linear import Product
+from .cpu.onednn_linear import Product
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from bahdanau_plugin.cpu_fast_path.decoder_recurrence import Recurrence
-from bahdanau_plugin.cpu_fast_path.deep_output import FusedDeepOutput
+from bahdanau_plugin.speed.recurrence import Recurrence
+from bahdanau_plugin.speed.cpu.deep_output import FusedDeepOutput
 from bahdanau_plugin.modules.attention import BahdanauAttention
 from bahdanau_plugin.modules.conditional_decoder import ConditionalGRUDecoder
 from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
@@ -209,7 +209,7 @@ def test_where_an_edit_makes_the_fast_path_step_aside_one_warning_names_the_part
     part, name, fast_path_setting, monkeypatch, caplog
 ):
     model = _edited_model(part, name, "fast", fast_path_setting, monkeypatch)
-    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.cpu_fast_path"):
+    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.speed"):
         _results(model)
         _results(model)  # the check is made once
     warnings = [record.getMessage() for record in caplog.records]
@@ -249,7 +249,7 @@ def test_an_unedited_model_runs_its_fused_forms_without_a_warning(
 ):
     fast_path_setting(setting)
     model = randomize_(build_tiny_model(name))
-    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.cpu_fast_path"):
+    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.speed"):
         assert _fused_calls(model, monkeypatch) == (1, 1)
     assert caplog.records == []
 
@@ -263,7 +263,7 @@ def test_a_forward_hook_on_a_module_the_fused_form_computes_for_runs_and_sets_it
     hook = model.decoder.attention.register_forward_hook(
         lambda _module, _inputs, output: recorded.append(output[1])
     )
-    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.cpu_fast_path"):
+    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.speed"):
         assert _fused_calls(model, monkeypatch) == (0, 1)
     assert len(recorded) == 2 * 2 * (max(map(len, TARGETS)) + 1)  # every position, twice a run
     assert [record.getMessage() for record in caplog.records] == [

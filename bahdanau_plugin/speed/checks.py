@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from ..modules.beam_rows import SENTENCES
-from .measured_choice import CHOOSER, first_difference
+from .cpu.measured_choice import CHOOSER, first_difference
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""cpu_fast_path/measured_choice.py: each choice is made by comparing and timing both computations
+"""speed/cpu/measured_choice.py: each choice is made by comparing and timing both computations
 once, with a fake clock here (a computation's time is what it adds to the clock)."""
 
 import logging
@@ -6,8 +6,8 @@ import logging
 import pytest
 import torch
 
-from bahdanau_plugin.cpu_fast_path import measured_choice
-from bahdanau_plugin.cpu_fast_path.measured_choice import MARGIN, Chooser
+from bahdanau_plugin.speed.cpu import measured_choice
+from bahdanau_plugin.speed.cpu.measured_choice import MARGIN, Chooser
 from bahdanau_plugin.errors import ConfigurationError
 
 

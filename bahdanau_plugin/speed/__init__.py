@@ -33,10 +33,10 @@ from torch import nn
 
 from ..modules import fast_path
 from .decoder import FusedAttentionRecurrence, FusedFixedContextRecurrence
-from .deep_output import FusedDeepOutput
-from .gru import OneDNNGRU
-from .measured_choice import CHOOSER
-from .onednn_linear import OneDNNLinear
+from .cpu.deep_output import FusedDeepOutput
+from .cpu.gru import OneDNNGRU
+from .cpu.measured_choice import CHOOSER
+from .cpu.onednn_linear import OneDNNLinear
 
 FAST_PATH = fast_path.FastPath(
     layers={nn.Linear: OneDNNLinear, nn.GRU: OneDNNGRU},

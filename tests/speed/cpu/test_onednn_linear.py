@@ -1,4 +1,4 @@
-"""cpu_fast_path/onednn_linear.py: nn.Linear's values and gradients, through oneDNN on CPU."""
+"""speed/cpu/onednn_linear.py: nn.Linear's values and gradients, through oneDNN on CPU."""
 
 import os
 import subprocess
@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bahdanau_plugin.cpu_fast_path import onednn_linear as onednn
-from bahdanau_plugin.cpu_fast_path.measured_choice import Chooser
-from bahdanau_plugin.cpu_fast_path.onednn_linear import OneDNNLinear, linear
+from bahdanau_plugin.speed.cpu import onednn_linear as onednn
+from bahdanau_plugin.speed.cpu.measured_choice import Chooser
+from bahdanau_plugin.speed.cpu.onednn_linear import OneDNNLinear, linear
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
@@ -249,7 +249,7 @@ MANY_ROW_COUNTS = """
 import re
 import bahdanau_plugin
 import torch
-from bahdanau_plugin.cpu_fast_path.onednn_linear import linear
+from bahdanau_plugin.speed.cpu.onednn_linear import linear
 
 def peak_mib():
     with open("/proc/self/status") as status:
