@@ -1,6 +1,6 @@
 """A fused form computes in a module's place only where it computes what the module's own code
-computes: checked once per model (and training mode), on random inputs and parameters of the
-model's sizes, values and gradients.
+computes: checked once per model (and training mode), on the model's device, on random inputs and
+parameters of the model's sizes, values and gradients.
 
 The module's code is what a researcher edits (``bahdanau_plugin/modules``). The check runs that
 code, as the model's class defines it when the check runs, and the fused form, on a copy of the
@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from ..modules.beam_rows import SENTENCES
-from .cpu.measured_choice import CHOOSER, first_difference
+from .cpu.measured_choice import CHOOSER, RELATIVE_TOLERANCE, first_difference
 
 logger = logging.getLogger(__name__)
 
@@ -36,26 +36,49 @@ SENTENCES_PER_PROBE, SOURCE_POSITIONS, TARGET_POSITIONS = 2, 4, 3
 # A module's hooks, which a copy made for a check does without: they are the user's, on the model.
 HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
-# What a comparison gives: (label, the fused form's result, the module's result), in the order
-# they are computed, so that the first difference names where the two part.
-Comparison = Iterable[Tuple[str, Optional[Tensor], Optional[Tensor]]]
+# What a comparison gives: (label, the fused form's result, the module's result, the tolerance
+# relative to the result's scale: ``first_difference``), in the order they are computed, so that
+# the first difference names where the two part.
+Comparison = Iterable[Tuple[str, Optional[Tensor], Optional[Tensor], float]]
+# In half precision two computations of one formula differ by a few roundings: a few of its steps
+# (torch.finfo(dtype).eps, 2^-7 in bfloat16), where an edit to a formula differs by its own size.
+HALF_PRECISION_ROUNDINGS = 16
+
+
+def tolerance(dtype: torch.dtype) -> float:
+    """How far apart two results computed in ``dtype`` may be, relative to their scale."""
+    if dtype in (torch.float32, torch.float64):
+        return RELATIVE_TOLERANCE
+    return HALF_PRECISION_ROUNDINGS * torch.finfo(dtype).eps
 
 
 def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def randn(*shape: int, generator: torch.Generator, requires_grad: bool = False) -> Tensor:
-    """A check's random tensor, on the CPU (where fused forms run) whatever torch's default."""
-    return torch.randn(*shape, generator=generator, device="cpu").requires_grad_(requires_grad)
+def randn(
+    *shape: int,
+    generator: torch.Generator,
+    like: Optional[Tensor] = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A check's random tensor, drawn on the CPU (the same values on any device, whatever torch's
+    default), on the device and in the precision of ``like`` if given."""
+    tensor = torch.randn(*shape, generator=generator, device="cpu")
+    if like is not None:
+        tensor = tensor.to(device=like.device, dtype=like.dtype)
+    return tensor.requires_grad_(requires_grad)
 
 
-def random_copy(module: nn.Module, shared: Iterable[str] = ()) -> nn.Module:
+def random_copy(
+    module: nn.Module, shared: Iterable[str] = (), dtype: Optional[torch.dtype] = None
+) -> nn.Module:
     """A copy of ``module`` whose parameters are random, each weight scaled by its fan-in so that
     every pre-activation is of order 1 (neither saturated nor vanishing), each bias half of that,
-    and which has none of the module's hooks. The submodules named in ``shared`` (large layers the
-    check does not read) and those without parameters (the fused forms) are the module's own, not
-    copied."""
+    and which has none of the module's hooks; converted to ``dtype`` if given (as the model's
+    own conversions do: the alignment model stays float32 in half precision). The submodules named
+    in ``shared`` (large layers the check does not read) and those without parameters (the fused
+    forms) are the module's own, not copied."""
     kept = {name: getattr(module, name) for name in shared if hasattr(module, name)}
     kept.update(
         (name, child)
@@ -68,6 +91,10 @@ def random_copy(module: nn.Module, shared: Iterable[str] = ()) -> nn.Module:
         if id(copied_module) not in shared:
             for hooks in HOOKS:
                 getattr(copied_module, hooks).clear()
+    if dtype is not None:
+        for name, child in copied.named_children():
+            if name not in kept:
+                child.to(dtype)
     own = {id(p) for child in kept.values() for p in child.parameters()}
     draw = generator(PARAMETERS)
     with torch.no_grad():
@@ -78,22 +105,25 @@ def random_copy(module: nn.Module, shared: Iterable[str] = ()) -> nn.Module:
     return copied
 
 
-def probe_encoder_out(encoder_out) -> dict:
+def probe_encoder_out(encoder_out, like: Optional[Tensor] = None) -> dict:
     """Random annotations h_j and summary, of the sizes of ``encoder_out``'s, for the probe
-    batch; fairseq's left padding in the first sentence."""
+    batch (on the device and in the precision of ``like``, else of ``encoder_out``'s); fairseq's
+    left padding in the first sentence."""
+    like = encoder_out["annotations"] if like is None else like
     draw = generator(INPUTS)
     padding_mask = torch.zeros(
-        SENTENCES_PER_PROBE, SOURCE_POSITIONS, dtype=torch.bool, device="cpu"
+        SENTENCES_PER_PROBE, SOURCE_POSITIONS, dtype=torch.bool, device=like.device
     )
     padding_mask[0, 0] = True
     shape = (SENTENCES_PER_PROBE, SOURCE_POSITIONS, encoder_out["annotations"].size(-1))
+    summary_size = encoder_out["summary"].size(-1)
     return {
-        "annotations": randn(*shape, generator=draw, requires_grad=True),
+        "annotations": randn(*shape, generator=draw, like=like, requires_grad=True),
         "padding_mask": padding_mask,
         "summary": randn(
-            SENTENCES_PER_PROBE, encoder_out["summary"].size(-1), generator=draw, requires_grad=True
+            SENTENCES_PER_PROBE, summary_size, generator=draw, like=like, requires_grad=True
         ),
-        SENTENCES: torch.arange(SENTENCES_PER_PROBE, device="cpu"),
+        SENTENCES: torch.arange(SENTENCES_PER_PROBE, device=like.device),
     }
 
 
@@ -102,7 +132,7 @@ def matches(subject: str, fused_form: str, compare: Callable[[], Comparison], pa
     part where they first differ (``part_of(label)``), and that ``fused_form`` steps aside."""
     try:
         with CHOOSER.checking(), torch.inference_mode(False):
-            labels, fused, plain = zip(*compare())
+            labels, fused, plain, tolerances = zip(*compare())
     except Exception as error:  # the module no longer has what the form reads, say
         logger.warning(
             "%s: the fast path's %s fails on it (%s: %s): it runs as plain PyTorch",
@@ -112,7 +142,7 @@ def matches(subject: str, fused_form: str, compare: Callable[[], Comparison], pa
             error,
         )
         return False
-    difference = first_difference(fused, plain, labels)
+    difference = first_difference(fused, plain, labels, tolerances)
     if difference is None:
         return True
     label, how = difference
@@ -176,5 +206,7 @@ def _has_hooks(module: nn.Module, name: str) -> bool:
 def gradients(outputs, wrt) -> Tuple[Optional[Tensor], ...]:
     """The gradients of a fixed random weighting of ``outputs`` (None where one does not reach)."""
     draw = generator(WEIGHTING)
-    loss = sum((output * randn(*output.shape, generator=draw)).sum() for output in outputs)
+    loss = sum(
+        (output * randn(*output.shape, generator=draw, like=output)).sum() for output in outputs
+    )
     return torch.autograd.grad(loss, wrt, allow_unused=True)

@@ -1,15 +1,18 @@
 """The fused forms of the decoders' recurrence: ``ConditionalGRUDecoder.recur`` (Eqs. 4 to 6 of
-A.2.2) through ``decoder_recurrence``, for the decoders that ask for them (modules/fast_path.py:
+A.2.2) through ``recurrence.py``, for the decoders that ask for them (modules/fast_path.py:
 RNNsearch's with attention, RNNencdec's with a fixed context).
 
-A decoder calls its form through ``fast_path.run``: the form takes a call where the fast path's
-rule holds (``runs_in_cpu_float32``) and where it computes what the decoder's own ``recur``
-computes, checked once per model and training mode (``checks.py``); the decoder's ``recur`` runs
-anywhere else, so a model moved to a GPU, converted to half precision, run under autocast, or
-whose modules were edited, computes exactly what the modules say.
+A decoder calls its form through ``fast_path.run``: the form takes a call where it runs
+(``runs_here``: on a CPU in float32 with oneDNN working; on a GPU in any precision, autocast off)
+and where it computes what the decoder's own ``recur`` computes, checked once per model and
+training mode on the model's device (``checks.py``); the decoder's ``recur`` runs anywhere else, so
+a model on another device, run under autocast, or whose modules were edited, computes exactly
+what the modules say. What differs by device: on a CPU the products' library and the energies'
+activation are measured (``cpu/``); on a GPU the passes with gradients are replayed from CUDA
+graphs (``cuda/graphs.py``) and the padding mask is never read on the host.
 """
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 from torch import Tensor
@@ -31,6 +34,7 @@ from .recurrence import (
 )
 from .cpu.measured_choice import CHOOSER
 from .cpu.onednn_linear import keep_packed_for_generation, row_class, runs_in_cpu_float32
+from .cuda.graphs import CapturedRecurrence
 
 # What a form keeps in a decoder's cache, once per batch; not tensors, so that the reorders of a
 # beam search keep them as they are.
@@ -55,10 +59,28 @@ def part_of(label: str) -> str:
     return next(part for start, part in PARTS if label.startswith(start))
 
 
+def runs_here(gru: Sequence[Tensor], alignment: Sequence[Tensor]) -> bool:
+    """Whether the fused recurrence runs for these tensors (the GRU's: drives, s_0, its weights;
+    the alignment model's: its weights, h_j, U_a h_j): on a CPU, the fast path's rule
+    (``runs_in_cpu_float32``); on a GPU, one device, autocast off, and each part's tensors of one
+    precision (the alignment model's may be float32 in a half-precision model)."""
+    tensors = [*gru, *alignment]
+    if tensors[0].device.type == "cpu":
+        return runs_in_cpu_float32(*tensors)
+    return (
+        CHOOSER.setting != "plain"
+        and tensors[0].is_cuda
+        and all(t.device == tensors[0].device for t in tensors)
+        and not torch.is_autocast_enabled(tensors[0].device.type)
+        and len({t.dtype for t in gru}) == 1
+        and len({t.dtype for t in alignment}) <= 1
+    )
+
+
 class FusedRecurrence(checks.FusedForm):
     """What both forms share: when to take a call, the check, and the recurrence through
-    ``decoder_recurrence`` with the weights' layout for its products kept between the calls of a
-    search (one call per word)."""
+    ``recurrence.py`` with the weights' layout for its products kept between the calls of a search
+    (one call per word), and on a GPU its passes with gradients replayed from CUDA graphs."""
 
     name = "fused recurrence"
 
@@ -66,6 +88,7 @@ class FusedRecurrence(checks.FusedForm):
         super().__init__()
         self._layout = None  # (the weights' versions and storages, their Layout)
         self._packing = False  # whether the model was prepared for generation
+        self._captured = CapturedRecurrence()  # the graphs, on a GPU
 
     def weights(self, decoder) -> Weights:
         """The decoder's parameters that the steps multiply by."""
@@ -80,29 +103,42 @@ class FusedRecurrence(checks.FusedForm):
         ([scale W_a; U_z; U_r], a copy) is packed for oneDNN like the layers' (OneDNNLinear's)."""
         self._packing = True
 
+    def alignment_tensors(self, decoder, cache) -> Sequence[Tensor]:
+        """The tensors the alignment model's part reads (its weights, h_j, U_a h_j)."""
+        return ()
+
     def takes(self, recur, input_drives, encoder_out, cache, keep_last_state) -> bool:
         decoder = recur.__self__
-        return (
-            runs_in_cpu_float32(input_drives, cache["state"])
-            and self.allowed(
-                decoder,
-                lambda: self._compare(decoder, input_drives.size(-1), encoder_out),
-                part_of,
-            )
-            and runs_in_cpu_float32(*self.weights(decoder).tensors())
+        weights = self.weights(decoder)
+        gru = [input_drives, cache["state"], weights.gate_weight, weights.candidate_weight]
+        gru += [weights.context_weight] if weights.context_weight is not None else []
+        return runs_here(gru, self.alignment_tensors(decoder, cache)) and self.allowed(
+            decoder,
+            lambda: self._compare(decoder, input_drives, encoder_out),
+            part_of,
         )
 
     def forward(self, recur, input_drives, encoder_out, cache, keep_last_state):
         return self.compute(recur.__self__, input_drives, encoder_out, cache, keep_last_state)
 
-    def _compare(self, decoder, drive_size: int, encoder_out) -> checks.Comparison:
-        """This form against the decoder's ``recur``, on a copy of the decoder with random
-        parameters and a random probe batch: with gradients (training: the states, contexts,
-        alphas and every gradient) and without (a search: the last state kept)."""
-        decoder = checks.random_copy(decoder, shared=VOCABULARY_LAYERS)
-        probe = checks.probe_encoder_out(encoder_out)
-        shape = (checks.SENTENCES_PER_PROBE, checks.TARGET_POSITIONS, drive_size)
-        drives = checks.randn(*shape, generator=checks.generator(checks.DRIVES), requires_grad=True)
+    def _compare(self, decoder, input_drives, encoder_out) -> checks.Comparison:
+        """This form against the decoder's ``recur`` on the model's device, on a copy of the
+        decoder with random parameters and a random probe batch: with gradients (training: the
+        states, contexts, alphas and every gradient) and without (a search: the last state kept).
+        In float32 (where the formulas must agree to rounding), and for a model in half precision
+        in its own precision too (where they must agree within its rounding)."""
+        yield from self._compare_in(decoder, input_drives, encoder_out, torch.float32)
+        if input_drives.dtype != torch.float32:
+            yield from self._compare_in(decoder, input_drives, encoder_out, input_drives.dtype)
+
+    def _compare_in(self, decoder, input_drives, encoder_out, dtype) -> checks.Comparison:
+        decoder = checks.random_copy(decoder, shared=VOCABULARY_LAYERS, dtype=dtype)
+        like = input_drives.to(dtype=dtype)
+        probe = checks.probe_encoder_out(encoder_out, like)
+        shape = (checks.SENTENCES_PER_PROBE, checks.TARGET_POSITIONS, input_drives.size(-1))
+        drives = checks.randn(
+            *shape, generator=checks.generator(checks.DRIVES), like=like, requires_grad=True
+        )
         parameters = {
             name: parameter
             for name, parameter in decoder.named_parameters()
@@ -123,10 +159,12 @@ class FusedRecurrence(checks.FusedForm):
             return self.compute(decoder, drives, encoder_out, cache, keep_last_state)
 
         (ours, our_grads), (theirs, their_grads) = results(fused), results(decoder.recur)
+        tolerance = checks.tolerance(dtype)
+        suffix = "" if dtype == torch.float32 else f" in {str(dtype).replace('torch.', '')}"
         for (label, mine), (_, reference) in zip(ours, theirs):
-            yield label, mine, reference
+            yield label + suffix, mine, reference, tolerance
         for name, mine, reference in zip(wrt, our_grads, their_grads):
-            yield f"gradient of {name}", mine, reference
+            yield f"gradient of {name}{suffix}", mine, reference, tolerance
 
     def fused_recur(
         self,
@@ -137,8 +175,8 @@ class FusedRecurrence(checks.FusedForm):
         keep_last_state: bool,
         contexts: Optional[Tensor] = None,
     ):
-        """``recur``'s results through decoder_recurrence; ``contexts`` where they are fixed
-        (without attention)."""
+        """``recur``'s results through recurrence.py (with gradients on a GPU, replayed from
+        graphs); ``contexts`` where they are fixed (without attention)."""
         positions = drives.size(1)
         gru_steps = positions if keep_last_state else positions - 1
         alphas = None
@@ -146,7 +184,8 @@ class FusedRecurrence(checks.FusedForm):
             attention_inputs = (None,) * 4
             if attention is not None:
                 attention_inputs = vars(attention.repeated_for(state.size(0))).values()
-            outputs = Recurrence.apply(
+            recurrence = self._captured if drives.is_cuda else Recurrence.apply
+            outputs = recurrence(
                 drives, state, *vars(weights).values(), *attention_inputs, gru_steps
             )
             states = outputs[0] if attention is not None else outputs
@@ -208,13 +247,20 @@ class FusedAttentionRecurrence(FusedRecurrence):
             gru.context_weights.weight,
         )
 
+    def alignment_tensors(self, decoder, cache):
+        attention = decoder.attention
+        weights = (attention.state_projection.weight, attention.energy.weight)
+        return (*weights, cache["annotations"], cache["projected_annotations"])
+
     def compute(self, decoder, input_drives, encoder_out, cache, keep_last_state):
         padding = encoder_out["padding_mask"]
         if ACTIVATION not in cache:  # a new batch
             projected = cache["projected_annotations"]
             training = torch.is_grad_enabled() and projected.requires_grad
             cache[ACTIVATION] = activation_for(projected, training)
-            cache[PADDED] = bool(padding.any())  # read once: no masking where none is padded
+            # read once, on a CPU only: no masking where none is padded (on a GPU the read would
+            # wait for every kernel queued before it)
+            cache[PADDED] = not projected.device.type == "cpu" or bool(padding.any())
         attention = Attention(
             cache["annotations"],
             cache["projected_annotations"],
@@ -247,9 +293,11 @@ class FusedFixedContextRecurrence(FusedRecurrence):
 
 
 def activation_for(projected_annotations: Tensor, training: bool) -> Activation:
-    """The energies' activation measured faster here for alignment vectors of this size
-    (``Activation``: forward and, when ``training``, the backward pass's work), once, on at most
-    32 sentences of 16 source positions."""
+    """The energies' activation: on a CPU the one measured faster here for alignment vectors of
+    this size (``Activation``: forward and, when ``training``, the backward pass's work), once, on
+    at most 32 sentences of 16 source positions; elsewhere torch.tanh."""
+    if projected_annotations.device.type != "cpu":
+        return TANH
     rows, sources, attention_dim = projected_annotations.shape
 
     def probes():

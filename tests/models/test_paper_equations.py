@@ -5,10 +5,9 @@ import copy
 import pytest
 import torch
 
-from bahdanau_plugin.speed.recurrence import Recurrence
-from bahdanau_plugin.speed.cpu.onednn_linear import runs_in_cpu_float32
 
 from ..support.models import build_tiny_model, randomize_
+from ..support.speed import fused_calls
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from .paper_equations import decode_step_by_step, encode_step_by_step
 
@@ -107,16 +106,13 @@ def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(qua
         torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
 
 
-@pytest.mark.cpu_only
-def test_the_float32_runs_above_take_the_cpu_fast_path(monkeypatch):
+def test_the_float32_runs_above_take_the_fused_recurrence(monkeypatch):
     model = build_tiny_model("rnnsearch")
     assert model.decoder.fused_recurrence is not None
-    assert runs_in_cpu_float32(model.decoder.attention.energy.weight)
-    _model_trace(randomize_(model))  # the first run also checks the fused form (cpu_fast_path)
-    original, fused = Recurrence.apply, []
-    monkeypatch.setattr(Recurrence, "apply", lambda *inputs: fused.append(1) or original(*inputs))
-    _model_trace(model)
-    assert fused == [1]
+    _model_trace(randomize_(model))  # the first run also checks the fused form (speed/checks.py)
+    with fused_calls(monkeypatch) as calls:
+        _model_trace(model)
+    assert calls == [True]
 
 
 def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first_word():

@@ -1,5 +1,6 @@
-"""cpu_fast_path/decoder_recurrence.py and decoder.py: the decoders' recurrence in few operators,
-with the plain loop's values and gradients."""
+"""speed/recurrence.py and decoder.py: the decoders' recurrence in few operators, with the plain
+loop's values and gradients, on any device (on a GPU replayed from CUDA graphs) and with the
+alignment model in another precision than the GRU's."""
 
 import pytest
 import torch
@@ -12,8 +13,10 @@ from bahdanau_plugin.speed.recurrence import (
     Recurrence,
 )
 
-from ..support.models import build_tiny_model, randomize_
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
+from ..support.models import build_tiny_model, randomize_
+from ..support.recurrence import recurrence_inputs, tensors_of
+from ..support.speed import fused_calls
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
@@ -40,8 +43,9 @@ def test_the_fused_recurrence_gives_the_plain_loop_s_values_and_gradients(
     model_name, sources, monkeypatch
 ):
     model = randomize_(build_tiny_model(model_name)).train()
-    assert model.decoder.fused_recurrence is not None
-    fused = _outputs_and_gradients(model, sources)
+    with fused_calls(monkeypatch) as calls:
+        fused = _outputs_and_gradients(model, sources)
+    assert calls == [True]  # once, with gradients (after its check)
     monkeypatch.setattr(model.decoder, "fused_recurrence", None)  # the decoder's own recur
     plain = _outputs_and_gradients(model, sources)
     for ours, reference in zip(fused, plain):
@@ -58,38 +62,41 @@ def test_either_activation_gives_the_same_values_and_gradients(activation, monke
         torch.testing.assert_close(ours, reference, **TOLERANCE)
 
 
-def _recurrence_inputs(attention: bool, padded: bool, gru_steps: int):
-    """Float64 inputs of Recurrence for 2 sentences, 3 positions, 4 source positions, n = 3,
-    n' = 2 (products through ATen in float64)."""
-    generator = torch.Generator().manual_seed(0)
-
-    def tensor(*shape):
-        return torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True)
-
-    rows, positions, sources, hidden, attention_dim = 2, 3, 4, 3, 2
-    inputs = [tensor(rows, positions, 3 * hidden), tensor(rows, hidden)]
-    inputs += [tensor(2 * hidden, hidden), tensor(hidden, hidden)]
-    if attention:
-        padding = torch.zeros(rows, sources, dtype=torch.bool)
-        padding[0, :1] = padded
-        inputs += [
-            tensor(attention_dim, hidden),
-            tensor(1, attention_dim),
-            tensor(3 * hidden, 2 * hidden),
-        ]
-        inputs += [tensor(rows, sources, 2 * hidden), tensor(rows, sources, attention_dim)]
-        inputs += [padding if padded else None, SIGMOID_IDENTITY]
-    else:
-        inputs += [None] * 7
-    return inputs + [gru_steps]
-
-
 @pytest.mark.parametrize("attention", [True, False], ids=["rnnsearch", "rnnencdec"])
 @pytest.mark.parametrize("padded", [True, False], ids=["padded", "unpadded"])
 @pytest.mark.parametrize("gru_steps", [2, 3], ids=["training", "decoding on"])
-def test_the_written_out_backward_pass_passes_gradcheck(attention, padded, gru_steps):
-    inputs = _recurrence_inputs(attention, padded, gru_steps)
+def test_the_written_out_backward_pass_passes_gradcheck(attention, padded, gru_steps, device):
+    inputs = recurrence_inputs(
+        attention, padded, gru_steps, activation=SIGMOID_IDENTITY, device=device
+    )
     assert torch.autograd.gradcheck(lambda *inputs: Recurrence.apply(*inputs), inputs)
+
+
+@pytest.mark.parametrize("gru_steps", [2, 3], ids=["training", "decoding on"])
+def test_with_the_alignment_model_in_another_precision_it_computes_the_same_function(
+    gru_steps, device
+):
+    """W_a then has a product of its own, s_{i-1} and c_i are cast at each position: here the
+    GRU in float64 and the alignment model in float32, against both in float64."""
+    mixed = recurrence_inputs(gru_steps=gru_steps, alignment_dtype=torch.float32, device=device)
+    same = [
+        t.detach().double().requires_grad_()
+        if isinstance(t, torch.Tensor) and t.is_floating_point()
+        else t
+        for t in mixed
+    ]
+    for inputs in (mixed, same):
+        outputs = Recurrence.apply(*inputs)
+        assert [o.dtype for o in outputs] == [torch.float64, torch.float64, inputs[5].dtype]
+    ours, reference = (_recurrence_results(inputs) for inputs in (mixed, same))
+    for a, b in zip(ours, reference):
+        torch.testing.assert_close(a.double(), b, rtol=1e-5, atol=1e-5)
+
+
+def _recurrence_results(inputs):
+    outputs = Recurrence.apply(*inputs)
+    loss = sum((o.double() * o.double().detach().cos()).sum() for o in outputs)
+    return [*outputs, *torch.autograd.grad(loss, tensors_of(inputs))]
 
 
 def _padded(model, sources):
@@ -103,6 +110,7 @@ def _padded(model, sources):
     return model.decoder.get_incremental_state(incremental_state, "cache")[PADDED]
 
 
+@pytest.mark.cpu_only
 def test_a_batch_without_padding_is_not_masked():
     model = randomize_(build_tiny_model("rnnsearch")).eval()
     assert not _padded(model, [[4, 5, 6], [9, 4, 10]])

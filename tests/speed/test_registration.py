@@ -22,6 +22,7 @@ from bahdanau_plugin.modules.maxout_output import MaxoutOutput
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from ..support.paths import PLUGIN
 from ..support.models import MODELS, build_tiny_model, randomize_
+from ..support.speed import plain_modules
 
 SETTINGS = pytest.mark.parametrize("setting", ["auto", "fast", "plain"])
 PAPER_CLASSES = {
@@ -99,12 +100,10 @@ def _log_probs_and_gradients(model):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_in_cpu_float32_the_fast_path_gives_the_plain_modules_values_and_gradients(name):
+def test_the_fast_path_gives_the_plain_modules_values_and_gradients(name):
     model = randomize_(build_tiny_model(name)).train()
     fast = _log_probs_and_gradients(model)
-    with torch.backends.mkldnn.flags(
-        enabled=False
-    ):  # the fast path's rule then sends every call to the plain modules
+    with plain_modules():
         plain = _log_probs_and_gradients(model)
     for ours, reference in zip(fast, plain):
         torch.testing.assert_close(ours, reference, rtol=1e-5, atol=1e-5)
@@ -128,7 +127,7 @@ def test_a_model_prepared_for_generation_gives_the_plain_modules_log_probabiliti
     )  # pack even a tiny model's weights
     model = randomize_(build_tiny_model(name))
     model.make_generation_fast_()  # what fairseq's prepare_for_inference_ calls
-    with torch.backends.mkldnn.flags(enabled=False):
+    with plain_modules():
         plain = _log_probs(model)
     for _ in range(2):  # packing the weights, then reading the packed copies
         torch.testing.assert_close(_log_probs(model), plain, rtol=1e-5, atol=1e-5)

@@ -203,20 +203,23 @@ def first_difference(
     fast: Sequence[Optional[Tensor]],
     plain: Sequence[Optional[Tensor]],
     labels: Optional[Iterable[str]] = None,
+    tolerances: Optional[Iterable[float]] = None,
 ) -> Optional[Tuple[str, str]]:
-    """None where each result of ``fast`` agrees with the same of ``plain`` (RELATIVE_TOLERANCE);
+    """None where each result of ``fast`` agrees with the same of ``plain`` (within its tolerance,
+    RELATIVE_TOLERANCE unless given, of the larger of 1 and the plain result's largest magnitude);
     else the first that does not (its label, or its place) and how it differs."""
     labels = list(labels) if labels is not None else [f"result {i + 1}" for i in range(len(plain))]
+    tolerances = list(tolerances) if tolerances is not None else [RELATIVE_TOLERANCE] * len(plain)
     if len(fast) != len(plain):
         return "the results", f"{len(fast)} against {len(plain)}"
-    for label, ours, reference in zip(labels, fast, plain):
+    for label, ours, reference, tolerance in zip(labels, fast, plain, tolerances):
         if ours is None and reference is None:
             continue
         if ours is None or reference is None or ours.shape != reference.shape:
             return label, f"of shape {_shape(ours)} against {_shape(reference)}"
         error = (ours.double() - reference.double()).abs().max().item() if ours.numel() else 0.0
         scale = max(1.0, reference.abs().max().item() if reference.numel() else 0.0)
-        if not error <= RELATIVE_TOLERANCE * scale:  # also where either is not a number
+        if not error <= tolerance * scale:  # also where either is not a number
             return label, f"off by {error:.3g}" if math.isfinite(error) else f"off by {error}"
     return None
 

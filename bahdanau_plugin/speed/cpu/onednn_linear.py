@@ -277,14 +277,15 @@ class OneDNNLinear(nn.Linear):
 
 
 class Product:
-    """x W^T (+ an addend) for one weight W (out x in), by the library measured faster for its
-    shapes (``onednn_is_faster``), with the addition folded into the product (ATen's addmm, oneDNN's
-    binary post-op): one operator. For the decoder's recurrence, whose steps call it directly."""
+    """x W^T (+ an addend) for one weight W (out x in), with the addition folded into the product
+    (ATen's addmm, oneDNN's binary post-op): one operator. For the written-out recurrences, whose
+    steps call it directly: on a CPU in float32 by the library measured faster for its shapes
+    (``onednn_is_faster``), on any other device or precision by ATen's."""
 
     def __init__(self, weight: Tensor, rows: int, training: bool):
         # without gradients, oneDNN may read a packed copy (a model prepared for generation)
         packed = not training and kept_packed(weight)
-        self.onednn = weight.dtype == torch.float32 and onednn_is_faster(
+        self.onednn = runs_in_cpu_float32(weight) and onednn_is_faster(
             *weight.shape, rows, training, packed
         )
         self.weight = weight

@@ -17,6 +17,9 @@ from bahdanau_plugin.speed.cpu.freed_memory import (
 )
 from tests.support.paths import REPO
 
+# The CPU fast path: on a GPU none of it runs.
+pytestmark = pytest.mark.cpu_only
+
 # The page faults of allocating and writing a 64 MiB tensor again after freeing it (the logits of
 # a training batch are of that size), in a fresh interpreter that stands for the program named by
 # sys.argv[1] (fairseq-train's console script, or a script of the user's) and trains a tiny

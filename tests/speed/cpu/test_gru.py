@@ -7,6 +7,9 @@ from bahdanau_plugin.speed.cpu import gru, onednn_linear
 from bahdanau_plugin.speed.cpu.gru import GRURecurrence, OneDNNGRU, run_gru
 from bahdanau_plugin.speed.cpu.measured_choice import Chooser
 
+# The CPU fast path: on a GPU none of it runs.
+pytestmark = pytest.mark.cpu_only
+
 
 def test_run_gru_gives_nn_gru_s_states_and_gradients():
     torch.manual_seed(0)

@@ -10,6 +10,9 @@ from bahdanau_plugin.speed.cpu import measured_choice
 from bahdanau_plugin.speed.cpu.measured_choice import MARGIN, Chooser
 from bahdanau_plugin.errors import ConfigurationError
 
+# The CPU fast path: on a GPU none of it runs.
+pytestmark = pytest.mark.cpu_only
+
 
 class FakeClock:
     def __init__(self):

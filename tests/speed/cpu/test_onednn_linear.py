@@ -12,6 +12,9 @@ from bahdanau_plugin.speed.cpu import onednn_linear as onednn
 from bahdanau_plugin.speed.cpu.measured_choice import Chooser
 from bahdanau_plugin.speed.cpu.onednn_linear import OneDNNLinear, linear
 
+# The CPU fast path: on a GPU none of it runs.
+pytestmark = pytest.mark.cpu_only
+
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 
