@@ -5,7 +5,7 @@ En->Fr with BPE, on each CPU class.
 For each CPU class (``--cpu-classes``: the machine as it is, and the same machine capped at AVX2
 by oneDNN's, MKL's and ATen's own switches, see bench/machine.py) and each repeat, alternating the
 three systems (rnnsearch as it runs by default, rnnsearch with the CPU fast path off,
-``BAHDANAU_CPU_FAST_PATH=plain``, and lstm): fairseq-train for a fixed number of updates (target
+``BAHDANAU_FAST_PATH=plain``, and lstm): fairseq-train for a fixed number of updates (target
 words per second after a warm-up, from fairseq's own train_inner log), then fairseq-generate at
 beam 5 and beam 12 on test_2016_flickr with every hypothesis forced to the same length (generated
 tokens per second), and each process's peak resident memory. Then bench/profile_step.py splits a
@@ -43,8 +43,8 @@ CPU_CLASSES = {"native": {}, "avx2": machine.AVX2_SWITCHES}
 BEAMS = (5, 12)
 # The systems, in the order each repeat runs them: (architecture, environment).
 SYSTEMS = {
-    "rnnsearch": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "auto"}),
-    "plain": ("rnnsearch", {"BAHDANAU_CPU_FAST_PATH": "plain"}),
+    "rnnsearch": ("rnnsearch", {"BAHDANAU_FAST_PATH": "auto"}),
+    "plain": ("rnnsearch", {"BAHDANAU_FAST_PATH": "plain"}),
     "lstm": ("lstm", {}),
 }
 # lstm trains with, set by glibc's own variables, the malloc thresholds that fairseq-train sets

@@ -3,10 +3,10 @@ import os
 import pytest
 import torch
 
-# The fast path's computations are chosen by timing them (cpu_fast_path/measured_choice.py): the
+# The fast path's computations are chosen by timing them (speed/cpu/measured_choice.py): the
 # tests take every one of them, whatever this machine measures, and fairseq's tools run by the tests
-# too (they inherit the setting); tests/cpu_fast_path/test_measured_choice.py tests the measuring.
-os.environ.setdefault("BAHDANAU_CPU_FAST_PATH", "fast")  # before the plugin is imported
+# too (they inherit the setting); tests/speed/cpu/test_measured_choice.py tests the measuring.
+os.environ.setdefault("BAHDANAU_FAST_PATH", "fast")  # before the plugin is imported
 
 from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words  # noqa: E402
 from .support.models import MODELS  # noqa: E402

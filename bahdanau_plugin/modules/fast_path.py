@@ -1,4 +1,4 @@
-"""Where a faster computation of the modules plugs in (the CPU fast path: ``cpu_fast_path``).
+"""Where a faster computation of the modules plugs in (the fast path: ``bahdanau_plugin/speed``).
 
 The modules are the paper's equations written with ordinary torch layers, and that is what runs
 unless a fast path is registered here. A fast path can offer two kinds of thing:

@@ -21,12 +21,11 @@ process, at the shapes and thread count it is asked for:
 - a fast computation that fails (a kernel this build or CPU lacks) makes the choice plain;
 - each choice is logged once, when it is made, with both times and the budget used.
 
-``BAHDANAU_CPU_FAST_PATH``, read once per process, sets the rule: ``auto`` (the default)
-measures as above, ``fast`` takes every fast computation that agrees with the plain one, untimed,
-``plain`` turns the whole fast path off (nothing of it is built: the model computes with the
-modules' own PyTorch code). Under ``auto`` two processes may choose differently where both
-computations take about the same time, and their results then differ within float32 rounding;
-``fast`` or ``plain`` make runs bitwise repeatable.
+The fast path's setting (``setting.py``: ``BAHDANAU_FAST_PATH``) sets the rule: ``auto`` (the
+default) measures as above, ``fast`` takes every fast computation that agrees with the plain one,
+untimed, ``plain`` turns the whole fast path off. Under ``auto`` two processes may choose
+differently where both computations take about the same time, and their results then differ within
+float32 rounding; ``fast`` or ``plain`` make runs bitwise repeatable.
 
 While a fused form is checked against the modules (``checks.py``), the choices met inside it are
 plain and not remembered: the check compares formulas, at shapes of its own.
@@ -35,17 +34,14 @@ plain and not remembered: the check compares formulas, at shapes of its own.
 import contextlib
 import logging
 import math
-import os
 import time
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
-from ...errors import ConfigurationError
+from .. import setting
 
-SETTING = "BAHDANAU_CPU_FAST_PATH"
-MODES = ("auto", "fast", "plain")
 BUDGET_SECONDS = 0.2
 ROUNDS = 3
 MARGIN = 0.05
@@ -59,13 +55,6 @@ logger = logging.getLogger(__name__)
 
 # What a probe returns: its output, and where it runs backward the gradients, in a fixed order.
 Results = List[Tensor]
-
-
-def setting_from_environment() -> str:
-    value = os.environ.get(SETTING, "auto").strip().lower() or "auto"
-    if value not in MODES:
-        raise ConfigurationError(f"{SETTING}={value}: use auto, fast or plain")
-    return value
 
 
 class Chooser:
@@ -87,9 +76,10 @@ class Chooser:
 
     @property
     def setting(self) -> str:
-        """auto, fast or plain: ``BAHDANAU_CPU_FAST_PATH`` as the process first read it."""
+        """auto, fast or plain: the fast path's setting as the process first read it
+        (``setting.py``)."""
         if self._setting is None:
-            self._setting = setting_from_environment()
+            self._setting = setting.from_environment()
         return self._setting
 
     def fast(

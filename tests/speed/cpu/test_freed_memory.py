@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from bahdanau_plugin.speed import setting as speed_setting
 from bahdanau_plugin.speed.cpu import freed_memory, measured_choice
 from bahdanau_plugin.speed.cpu.freed_memory import (
     M_MMAP_THRESHOLD,
@@ -53,7 +54,7 @@ def faults_of_a_reused_block(setting, program="/usr/bin/fairseq-train"):
         for name, value in os.environ.items()
         if not name.startswith("MALLOC_") and name not in ("GLIBC_TUNABLES", "LD_PRELOAD")
     }
-    env[measured_choice.SETTING] = setting
+    env[speed_setting.SETTING] = setting
     completed = subprocess.run(
         [sys.executable, "-c", FAULTS_OF_A_REUSED_BLOCK, program],
         capture_output=True,
