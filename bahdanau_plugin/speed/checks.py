@@ -25,6 +25,7 @@ from torch import Tensor, nn
 
 from ..modules.beam_rows import SENTENCES
 from .cpu.measured_choice import CHOOSER, RELATIVE_TOLERANCE, first_difference
+from .cuda.graphs import tf32_in_products
 
 logger = logging.getLogger(__name__)
 
@@ -40,16 +41,21 @@ HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_p
 # relative to the result's scale: ``first_difference``), in the order they are computed, so that
 # the first difference names where the two part.
 Comparison = Iterable[Tuple[str, Optional[Tensor], Optional[Tensor], float]]
-# In half precision two computations of one formula differ by a few roundings: a few of its steps
-# (torch.finfo(dtype).eps, 2^-7 in bfloat16), where an edit to a formula differs by its own size.
-HALF_PRECISION_ROUNDINGS = 16
+# In half precision (and float32 products in TF32) two computations of one formula differ by a few
+# roundings: a few of its steps (2^-7 in bfloat16, 2^-10 in TF32), where an edit to a formula
+# differs by its own size.
+ROUNDINGS = 16
+TF32_STEP = 2.0**-10
 
 
-def tolerance(dtype: torch.dtype) -> float:
-    """How far apart two results computed in ``dtype`` may be, relative to their scale."""
+def tolerance(dtype: torch.dtype, device: torch.device = torch.device("cpu")) -> float:
+    """How far apart two results computed in ``dtype`` on ``device`` may be, relative to their
+    scale."""
+    if dtype == torch.float32 and device.type == "cuda" and tf32_in_products():
+        return ROUNDINGS * TF32_STEP
     if dtype in (torch.float32, torch.float64):
         return RELATIVE_TOLERANCE
-    return HALF_PRECISION_ROUNDINGS * torch.finfo(dtype).eps
+    return ROUNDINGS * torch.finfo(dtype).eps
 
 
 def generator(seed: int) -> torch.Generator:

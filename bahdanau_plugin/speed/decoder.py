@@ -159,7 +159,7 @@ class FusedRecurrence(checks.FusedForm):
             return self.compute(decoder, drives, encoder_out, cache, keep_last_state)
 
         (ours, our_grads), (theirs, their_grads) = results(fused), results(decoder.recur)
-        tolerance = checks.tolerance(dtype)
+        tolerance = checks.tolerance(dtype, input_drives.device)
         suffix = "" if dtype == torch.float32 else f" in {str(dtype).replace('torch.', '')}"
         for (label, mine), (_, reference) in zip(ours, theirs):
             yield label + suffix, mine, reference, tolerance

@@ -45,3 +45,12 @@ def test_the_tolerance_of_half_precision_is_a_few_of_its_roundings():
     assert checks.tolerance(torch.float32) == checks.tolerance(torch.float64) < 1e-3
     assert 0.01 < checks.tolerance(torch.bfloat16) < 0.2
     assert checks.tolerance(torch.float16) < checks.tolerance(torch.bfloat16)
+
+
+def test_on_a_gpu_whose_float32_products_run_in_tf32_the_tolerance_is_tf32_s(monkeypatch):
+    monkeypatch.setattr(checks, "tf32_in_products", lambda: True)
+    cuda = torch.device("cuda")
+    assert checks.tolerance(torch.float32, cuda) == checks.ROUNDINGS * 2.0**-10
+    assert checks.tolerance(torch.float32) == checks.tolerance(torch.float64)
+    monkeypatch.setattr(checks, "tf32_in_products", lambda: False)
+    assert checks.tolerance(torch.float32, cuda) == checks.tolerance(torch.float32)

@@ -44,7 +44,7 @@ from ..recurrence import Attention, Recurrence, Step, Weights, backward_pass, fo
 logger = logging.getLogger(__name__)
 
 # Recorded graphs kept per fused recurrence: the least recently used beyond this are dropped.
-MOST_GRAPHS = 32
+MOST_GRAPHS = 128
 # Where tensors start in the shared buffer (bytes): every tensor aligned for any kernel.
 ALIGNMENT = 256
 # Recurrence's tensor inputs, in its order; those of one row per sentence and of the source length.
@@ -52,6 +52,15 @@ INPUTS = ("drives", "state", "gate_weight", "candidate_weight", "attention_weigh
           "energy_weight", "context_weight", "annotations", "projected_annotations",
           "padding")  # fmt: skip
 WEIGHTS = slice(2, 7)
+
+
+def tf32_in_products() -> bool:
+    """Whether float32 products on a GPU may run in TF32, set by either of torch's two ways (whose
+    older one refuses to answer where the newer one set it)."""
+    try:
+        return torch.backends.cuda.matmul.allow_tf32
+    except RuntimeError:
+        return torch.backends.cuda.matmul.fp32_precision == "tf32"
 
 
 def bucket(size: int) -> int:
@@ -160,18 +169,7 @@ class Pair:
             _padded_spec(name, t, rows, positions, sources, attention)
             for name, t in zip(INPUTS, inputs)
         ]
-        # A run outside any graph: it makes the libraries' handles and workspaces, and gives the
-        # shapes of the results, for which the shared buffer is laid out.
-        scratch = [
-            None if spec is None else torch.zeros(spec[0], dtype=spec[1], device=arena.device)
-            for spec in input_specs
-        ]
-        outputs, trace = self._forward(scratch)
-        grad_outputs = [None if t is None else torch.zeros_like(t) for t in outputs]
-        grads = self._backward(scratch, outputs, trace, grad_outputs)
-        specs = [*input_specs, *map(_spec, outputs), *map(_spec, trace)]
-        specs += [*map(_spec, grad_outputs), *map(_spec, grads)]
-        del scratch, outputs, trace, grad_outputs, grads
+        specs = [*input_specs, *self._result_specs(input_specs)]
         tensors = arena.tensors(specs)
         self.generation = arena.generation
         counts = itertools.accumulate([len(INPUTS), 3, 4, 3])
@@ -184,9 +182,28 @@ class Pair:
             if static is not None:
                 static.zero_()
         GRAPHS.synchronize(arena.device)
-        self.forward_graph = GRAPHS.record(pool, self._record_forward)
-        self.backward_graph = GRAPHS.record(pool, self._record_backward)
+        self.forward_graph = GRAPHS.record(pool, self._record_forward, arena.device)
+        self.backward_graph = GRAPHS.record(pool, self._record_backward, arena.device)
         self.ticket = -1
+
+    def _result_specs(self, input_specs):
+        """The shapes and types of the outputs, the trace, the outputs' gradients and the
+        gradients, for the buffer's layout: from the passes run on tensors without data (the meta
+        device), or where an operator has no such form, on zeros on the device."""
+        try:
+            return self._run_on(input_specs, torch.device("meta"))
+        except (NotImplementedError, RuntimeError):
+            return self._run_on(input_specs, self.arena.device)
+
+    def _run_on(self, input_specs, device):
+        inputs = [
+            None if spec is None else torch.zeros(spec[0], dtype=spec[1], device=device)
+            for spec in input_specs
+        ]
+        outputs, trace = self._forward(inputs)
+        grad_outputs = [None if t is None else torch.zeros_like(t) for t in outputs]
+        grads = self._backward(inputs, outputs, trace, grad_outputs)
+        return [_spec(t) for t in (*outputs, *trace, *grad_outputs, *grads)]
 
     def _forward(self, inputs):
         step, attention = self._step(inputs)
@@ -277,29 +294,31 @@ def _copy_into(statics, results) -> None:
 
 class CUDAGraphs:
     """How graphs are recorded and replayed: CUDA's own (the tests of this module on a CPU put a
-    recorder in its place that runs the recorded function again at each replay)."""
+    recorder in its place that runs the recorded function again at each replay). Each device
+    records on a side stream of its own, on which the first recording runs once outside any graph
+    first (as torch asks: the libraries' handles and workspaces are made there)."""
 
-    @staticmethod
-    def pool(device: torch.device):
+    def __init__(self):
+        self._streams: Dict[torch.device, "torch.cuda.Stream"] = {}
+
+    def pool(self, device: torch.device):
         return torch.cuda.graph_pool_handle()
 
-    @staticmethod
-    def on(device: torch.device):
+    def on(self, device: torch.device):
         return torch.cuda.device(device)
 
-    @staticmethod
-    def synchronize(device: torch.device) -> None:
+    def synchronize(self, device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
-    @staticmethod
-    def record(pool, record) -> "torch.cuda.CUDAGraph":
-        """``record()``'s kernels as a graph, after one run on the side stream that records it
-        (as torch asks: the libraries' handles and workspaces are made outside the recording)."""
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            record()
-        torch.cuda.current_stream().wait_stream(stream)
+    def record(self, pool, record, device: torch.device) -> "torch.cuda.CUDAGraph":
+        """``record()``'s kernels as a graph."""
+        stream = self._streams.get(device)
+        if stream is None:
+            stream = self._streams[device] = torch.cuda.Stream(device)
+            stream.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(stream):
+                record()
+            torch.cuda.current_stream(device).wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=pool, stream=stream, capture_error_mode="thread_local"):
             record()
@@ -350,7 +369,7 @@ class CapturedRecurrence:
             device,
             activation,
             tuple(_signature(name, t) for name, t in zip(INPUTS, tensors)),
-            torch.backends.cuda.matmul.allow_tf32,
+            tf32_in_products(),
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
         )

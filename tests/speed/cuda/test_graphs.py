@@ -34,9 +34,8 @@ class Rerun:
     def synchronize(self, device):
         pass
 
-    def record(self, pool, function):
+    def record(self, pool, function, device):
         self.recorded += 1
-        function()
         return SimpleNamespace(replay=function)
 
 
@@ -49,9 +48,9 @@ class Counted:
     def __getattr__(self, name):
         return getattr(self.recorder, name)
 
-    def record(self, pool, function):
+    def record(self, pool, function, device):
         self.recorded += 1
-        return self.recorder.record(pool, function)
+        return self.recorder.record(pool, function, device)
 
 
 @pytest.fixture
@@ -152,7 +151,7 @@ def test_the_graphs_kept_are_the_most_recently_used(recorder, device, monkeypatc
 def test_where_recording_fails_the_recurrence_runs_without_graphs_with_one_warning(
     recorder, device, monkeypatch, caplog
 ):
-    def fail(pool, function):
+    def fail(pool, function, device):
         raise RuntimeError("operation not permitted when stream is capturing")
 
     monkeypatch.setattr(recorder, "record", fail)
