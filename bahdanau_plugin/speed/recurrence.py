@@ -210,7 +210,7 @@ def run(
                 energies.masked_fill_(padding, float("-inf"))
             alpha = torch.softmax(energies, dim=2)  # Eq. (6)
             context = torch.bmm(alpha, attention.annotations)  # c_i, Eq. (5), B x k x 2n
-            context = context.to(step.gru_dtype)
+            context = in_precision(context, step.gru_dtype)
             alphas.append(alpha)
             contexts.append(context)
             if trace is not None:
@@ -230,6 +230,12 @@ def run(
             trace.candidates.append(candidate)
             trace.reset_states.append(reset_state)
     return states, contexts, alphas
+
+
+def in_precision(tensor: Tensor, dtype: torch.dtype) -> Tensor:
+    """``tensor`` cast to ``dtype``, with no operator where it is of that type already (a beam
+    search pays for each operator at every step)."""
+    return tensor if tensor.dtype == dtype else tensor.to(dtype)
 
 
 def stacked(tensors: List[Tensor], dim: int = 1) -> Tensor:
@@ -451,7 +457,7 @@ class _AlignmentBackward:
         """Position i, from d c_i (B x 2n): accumulates the gradients of U_a h_j and v_a, and
         writes that of scale W_a s_{i-1} into ``grad_attention_input``."""
         attention = self.attention
-        grad_context = grad_context.to(self.alphas.dtype)
+        grad_context = in_precision(grad_context, self.alphas.dtype)
         self.context_grads.append(grad_context)
         grad_alpha = torch.bmm(grad_context.unsqueeze(1), self.annotations_t).squeeze(1)  # Eq. (5)
         if self.alpha_grads is not None:
