@@ -33,9 +33,9 @@ browser:
 bench: setup
 	$(PYTHON) -m bench.benchmark
 
-# The GPU kit (docs/gpu-kit.md): gather its wheels here, where PyPI is reachable, then run the GPU
-# checks on a GPU machine (which needs no setup: it installs the gathered wheels); gpu-check is the
-# first of its two parts, and prints the command of the second.
+# The GPU kit (docs/gpu-kit.md): gather its wheels here, where PyPI is reachable, then run every
+# GPU check in one command on a GPU machine (which needs no setup: it installs the gathered
+# wheels); bash bench/gpu/run.sh --copy-to DIR also copies the results to DIR as they come.
 gpu-kit:
 	bash bench/gpu/gather.sh
 

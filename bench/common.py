@@ -89,9 +89,10 @@ def model_flags(name, sizes):
     ]
 
 
-def timed_training_flags(batch_size, updates, log_interval, save_dir):
-    """fairseq-train's options for a run timed from its own log: Adam, no dropout, no validation,
-    a train_inner line every ``log_interval`` updates, one checkpoint at the end."""
+def timed_training_flags(batching, updates, log_interval, save_dir):
+    """fairseq-train's options for a run timed from its own log: batches as ``batching`` says
+    (["--batch-size", 80], say), Adam, no dropout, no validation, a train_inner line every
+    ``log_interval`` updates, one checkpoint at the end."""
     return [
         "--seed",
         "1",
@@ -103,8 +104,7 @@ def timed_training_flags(batch_size, updates, log_interval, save_dir):
         "0.002",
         "--clip-norm",
         "1.0",
-        "--batch-size",
-        batch_size,
+        *batching,
         "--max-update",
         updates,
         "--data-buffer-size",
@@ -171,7 +171,10 @@ def train(name, data_bin, save_dir, sizes, env, *more_options):
         PLUGIN,
         "--cpu",
         *timed_training_flags(
-            sizes.batch_size, sizes.warmup + sizes.updates, sizes.log_interval, save_dir
+            ["--batch-size", sizes.batch_size],
+            sizes.warmup + sizes.updates,
+            sizes.log_interval,
+            save_dir,
         ),
         *more_options,
     ]

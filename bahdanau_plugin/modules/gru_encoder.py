@@ -26,6 +26,29 @@ def reading_orders(padding_mask: Tensor, lengths: Tensor) -> Tuple[Tensor, Tenso
     return (first + step) % steps, (first + lengths.unsqueeze(1) - 1 - step) % steps
 
 
+def cudnn_refuses_backward(rnn: nn.GRU, inputs: Tensor) -> bool:
+    """Whether cuDNN would run ``rnn`` over ``inputs`` and then refuse the backward pass: on a GPU,
+    with the GRU not training (cuDNN keeps what its backward pass needs in training mode only) and
+    gradients wanted (grad mode on, and the inputs or a weight requiring them)."""
+    if not inputs.is_cuda or rnn.training or not torch.is_grad_enabled():
+        return False
+    return inputs.requires_grad or any(weight.requires_grad for weight in rnn.parameters())
+
+
+def run_rnn(rnn: nn.GRU, inputs: Tensor) -> Tuple[Tensor, Tensor]:
+    """``rnn(inputs)``, differentiable in eval mode on a GPU too.
+
+    cuDNN's RNN raises "cudnn RNN backward can only be called in training mode" when gradients of a
+    model in eval mode are taken, which is what saliency and alignment analyses do. Where it would
+    (``cudnn_refuses_backward``), the GRU runs with cuDNN off: torch's own CUDA GRU, whose backward
+    pass works in either mode. The function is the same, since these GRUs have one layer and so no
+    dropout between layers. Training (cuDNN's) and inference without gradients are unchanged."""
+    if cudnn_refuses_backward(rnn, inputs):
+        with torch.backends.cudnn.flags(enabled=False):
+            return rnn(inputs)
+    return rnn(inputs)
+
+
 class GRUEncoder(FairseqEncoder):
     """Embeds the source and runs a GRU in each direction over each sentence's real tokens.
 
@@ -87,10 +110,10 @@ class GRUEncoder(FairseqEncoder):
 
     def _read_unpadded(self, embedded: Tensor) -> Tuple[Tensor, Tensor]:
         """The common case (fairseq batches sentences of one source length): no reordering."""
-        forward_states, forward_final = self.forward_rnn(embedded)
+        forward_states, forward_final = run_rnn(self.forward_rnn, embedded)
         if self.backward_rnn is None:
             return forward_states, forward_final
-        backward_states, backward_final = self.backward_rnn(embedded.flip(1))
+        backward_states, backward_final = run_rnn(self.backward_rnn, embedded.flip(1))
         annotations = torch.cat([forward_states, backward_states.flip(1)], dim=2)
         return annotations, torch.cat([forward_final, backward_final])
 
@@ -111,7 +134,7 @@ class GRUEncoder(FairseqEncoder):
         """Run ``rnn`` over the positions in ``order``; its outputs at the source positions, and
         its state after the last real token."""
         order = order.unsqueeze(2).expand_as(embedded)
-        outputs, _ = rnn(embedded.gather(1, order))
+        outputs, _ = run_rnn(rnn, embedded.gather(1, order))
         last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, outputs.size(2))
         final_state = outputs.gather(1, last).squeeze(1)
         order = order[:, :, :1].expand_as(outputs)

@@ -3,13 +3,14 @@
 Each section computes afresh in a work folder of its own, per device (WORK/DEVICE/SECTION, emptied
 when the section starts), so that nothing a dry run or an earlier run left is read again. As soon
 as a section ends, its result is written and the report rebuilt from every result present; with
-``$OUT`` set (the device tool's folder that comes back), both are copied there too, so that a run
-stopped part-way returns what it finished. On a GPU the sections run in two parts, each within one
-10-minute command of the device tool (docs/gpu-kit.md); the first prints the command of the second.
-The exit status is 1 if any section, or any measurement within one, ended in an error.
+``--copy-to DIR`` (or BAHDANAU_GPU_KIT_COPY_TO), both are copied to DIR too, so that a run stopped
+part-way leaves there what it finished. Every section runs in one command, estimated at under 8
+minutes on one H100 (docs/gpu-kit.md); each prints its time as it ends. The exit status is 1 if
+any section, or any measurement within one, ended in an error.
 """
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -18,23 +19,20 @@ import time
 from pathlib import Path
 
 from ..common import REPO
-from . import environment, equivalence, paper_size, precision_training, report, step_profile
-from . import unit_tests
+from . import environment, report
 from .kit import Kit
 
-SECTIONS = {
-    "unit_tests": unit_tests.run,
-    "precision_training": precision_training.run,
-    "equivalence": equivalence.run,
-    "paper_size": paper_size.run,
-    "step_profile": step_profile.run,
-}
-# The two calls of a GPU run, each estimated under 9 minutes on one H100 (docs/gpu-kit.md).
-PARTS = {
-    1: ["unit_tests", "precision_training", "equivalence"],
-    2: ["paper_size", "step_profile"],
-}
-NEXT_COMMAND = "bash bench/gpu/run.sh --part 2"
+# The sections, in the order a run takes them: bench/gpu/NAME.py, each with run(kit) -> result.
+# The shortest and those that judge come first, so that a run stopped early has them.
+SECTIONS = (
+    "unit_tests",
+    "equivalence",
+    "precision_training",
+    "distributed",
+    "step_profile",
+    "paper_size",
+)
+COPY_TO = "BAHDANAU_GPU_KIT_COPY_TO"
 
 
 def arguments():
@@ -44,11 +42,7 @@ def arguments():
         action="store_true",
         help="every section on the CPU at tiny sizes (what the test suite runs)",
     )
-    chosen = parser.add_mutually_exclusive_group()
-    chosen.add_argument("--sections", nargs="+", choices=list(SECTIONS))
-    chosen.add_argument(
-        "--part", type=int, choices=sorted(PARTS), help="on a GPU, default 1: " + str(PARTS)
-    )
+    parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument(
         "--results",
         type=Path,
@@ -56,16 +50,26 @@ def arguments():
         "WORK/cpu/results for a dry run, which writes nothing git tracks)",
     )
     parser.add_argument(
-        "--report", type=Path, help="default: docs/gpu.md, or WORK/cpu/gpu.md for a dry run"
+        "--report",
+        type=Path,
+        help="default: docs/gpu/latest.md, or WORK/cpu/results/latest.md for a dry run",
+    )
+    parser.add_argument(
+        "--copy-to",
+        type=Path,
+        default=os.environ.get(COPY_TO) or None,
+        help="a folder that each result and the rebuilt report are copied to as each section "
+        f"ends, e.g. one that comes back from the GPU machine (default: ${COPY_TO}, if set)",
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/bahdanau-gpu-kit"))
     args = parser.parse_args()
+    if args.copy_to is not None and not args.copy_to.is_dir():
+        parser.error(f"--copy-to {args.copy_to}: no such folder")
     device = "cpu" if args.dry_run else "cuda"
-    if args.sections is None:
-        args.sections = list(SECTIONS) if args.dry_run else PARTS[args.part or 1]
-    documents = args.work / device if args.dry_run else REPO / "docs"
-    args.results = args.results or documents / ("results" if args.dry_run else "gpu")
-    args.report = args.report or documents / "gpu.md"
+    args.results = args.results or (
+        args.work / device / "results" if args.dry_run else REPO / "docs" / "gpu"
+    )
+    args.report = args.report or args.results / "latest.md"
     return args, device
 
 
@@ -89,20 +93,19 @@ def run_section(name: str, kit: Kit, command: str, described: dict) -> dict:
     start = time.perf_counter()
     run = {"environment": described, "command": command}
     try:
-        run["result"] = SECTIONS[name](kit)
+        run["result"] = importlib.import_module(f"{__package__}.{name}").run(kit)
     except Exception as error:  # recorded, and the next sections still run
         run["error"] = f"{type(error).__name__}: {str(error).strip().splitlines()[-1]}"
     run["seconds"] = time.perf_counter() - start
     return run
 
 
-def deliver(results: Path, report_path: Path) -> None:
-    """The report rebuilt from every result present, and both copied to $OUT if it is set."""
+def deliver(results: Path, report_path: Path, copy_to) -> None:
+    """The report rebuilt from every result present, and both copied to ``copy_to`` if given."""
     report.write(results, report_path)
-    out = os.environ.get("OUT")
-    if out:
+    if copy_to is not None:
         for path in [*results.glob("*.json"), report_path]:
-            shutil.copy(path, Path(out) / path.name)
+            shutil.copy(path, copy_to / path.name)
 
 
 def main():
@@ -116,19 +119,21 @@ def main():
     args.report.parent.mkdir(parents=True, exist_ok=True)
     command = ("python -m bench.gpu " + " ".join(sys.argv[1:])).strip()
     described = environment.describe(device)
-    failed = []
+    failed, seconds = [], {}
     for name in args.sections:
         print(f"== {name}", flush=True)
         run = run_section(
             name, Kit(device=device, work=args.work / device / name), command, described
         )
         (args.results / f"{name}.json").write_text(json.dumps(run, indent=1) + "\n")
-        deliver(args.results, args.report)
+        deliver(args.results, args.report, args.copy_to)
         print(json.dumps(run.get("result", run.get("error")))[:2000], flush=True)
+        seconds[name] = run["seconds"]
+        print(f"== {name}: {run['seconds']:.0f} s", flush=True)
         failed += [f"{name}: {error}" for error in errors_in(run)]
     print(report.write(args.results, args.report))
-    if not args.dry_run and args.sections == PARTS[1]:
-        print(f"next, in a call of its own: {NEXT_COMMAND}")
+    times = ", ".join(f"{name} {value:.0f} s" for name, value in seconds.items())
+    print(f"== sections: {times}; {sum(seconds.values()):.0f} s in all", flush=True)
     if failed:
         sys.exit("error: " + "; ".join(failed))
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gathers what the GPU kit installs on a GPU machine that has no fairseq and reaches no package
-# registry: wheels for CPython 3.12 on manylinux x86-64 (the lent machines: Python 3.12, torch
+# registry: wheels for CPython 3.12 on manylinux x86-64 (the GPU machines: Python 3.12, torch
 # 2.11 with CUDA 13, numpy, regex, sacrebleu, tqdm, PyYAML, scikit-learn, torchaudio and pytest
 # already there) into .gpu-kit/ (git-ignored, about 22 MB). Run it where PyPI is reachable:
 #   bash bench/gpu/gather.sh          (or make gpu-kit)

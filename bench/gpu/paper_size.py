@@ -1,25 +1,32 @@
-"""Section 4: rnnsearch_50 against fairseq's lstm at the paper's sizes, on the GPU.
+"""Section: rnnsearch_50 against fairseq's lstm at the paper's sizes, on the GPU.
 
 Both at matched sizes (bench/common.py's ``model_flags``: embeddings 620, encoder GRU/LSTM 1000
 per direction, decoder 1000, alignment 1000, an output layer of 500 before the softmax) on a
-synthetic corpus of the paper's shape (vocabulary 30,000, sentences of 10 to 50 words), batches of
-80 sentences, in float32 and bfloat16, alternating the models:
-- training: target words per second after a warm-up, from fairseq's own log, and the peak GPU
-  memory (``python -m bench.gpu.train``, fairseq-train in one process);
-- decoding: beam 12 with every hypothesis forced to the same length, generated tokens per second
-  and peak GPU memory (``python -m bench.gpu.paper_size decode``, fairseq's SequenceGenerator);
-- rnnsearch's training FLOPs per target word (bench/common.py's formula) over the GPU's
-  measured matrix-multiply peak in that precision.
+synthetic corpus of the paper's shape (vocabulary 30,000, sentences of 10 to 50 words), in each
+precision of PRECISIONS: float32 with TF32 off, float32 with TF32 on (matrix products and cuDNN's
+RNNs: kit.py's TF32) and bfloat16 (--bf16). For each:
+- training at the paper's batches of 80 sentences and at a GPU-sized batch (--max-tokens 8000):
+  target words per second after a warm-up, from fairseq's own log, and the peak GPU memory;
+- decoding at batches of 80: beam 12 with every hypothesis forced to the same length (so that
+  the cost does not depend on the weights, and the models decode at their initialization),
+  generated tokens per second and the peak GPU memory (fairseq's SequenceGenerator);
+- rnnsearch's training FLOPs per target word (bench/common.py's formula) over the GPU's measured
+  matrix-multiply peak in that precision.
+A precision's TF32 setting is fixed when CUDA starts, so each precision runs in a process of its
+own, ``python -m bench.gpu.paper_size PRECISION DATA_BIN WORK``, which runs fairseq-train's main
+for every run in turn (bench/gpu/train.py: one start-up per precision, not one per run), the
+models alternating.
 """
 
 import argparse
 import random
-import re
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import torch
+from fairseq import tasks
+from fairseq.sequence_generator import SequenceGenerator
 
 from ..common import (
     PLUGIN,
@@ -29,27 +36,46 @@ from ..common import (
     timed_training_flags,
     training_words_per_second,
 )
+from . import train
 from .kit import Kit, print_result, result_of
-from .train import PEAK_LINE
 
 MODELS = ("rnnsearch", "lstm")
-PRECISIONS = {"float32": [], "bfloat16": ["--bf16"]}
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+# a precision's TF32 setting (kit.py's TF32), fairseq-train's options and the decoding dtype
+PRECISIONS = {
+    "float32, TF32 off": ("off", [], torch.float32),
+    "float32, TF32 on": ("on", [], torch.float32),
+    "bfloat16": ("cuDNN only", ["--bf16"], torch.bfloat16),
+}
 BEAM = 12
-# sizes (bench/common.py's names), corpus (pairs of `lengths` words), batches, and updates
-PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=5000, lengths=(10, 50),
-             batch=80, warmup=10, updates=50, log_interval=5, decode_length=30,
+# sizes (bench/common.py's names), corpus (pairs of `lengths` words: enough that the timed updates
+# of batches of `tokens` stay within one epoch), batches (`batch` sentences, or `tokens`), and
+# updates
+PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=8000, lengths=(10, 50),
+             batch=80, tokens=8000, warmup=5, updates=20, log_interval=5, decode_length=30,
              test=400)  # fmt: skip
 DRY_RUN = {**PAPER, "embed": 8, "hidden": 8, "maxout": 4, "vocab": 200, "pairs": 200,
-           "lengths": (3, 8), "batch": 8, "warmup": 1, "updates": 2, "log_interval": 1,
-           "decode_length": 5, "test": 24}  # fmt: skip
+           "lengths": (3, 8), "batch": 8, "tokens": 60, "warmup": 1, "updates": 2,
+           "log_interval": 1, "decode_length": 5, "test": 24}  # fmt: skip
+
+
+def _sizes(dry_run: bool) -> SimpleNamespace:
+    return SimpleNamespace(**(DRY_RUN if dry_run else PAPER))
+
+
+def _device(dry_run: bool) -> str:
+    return "cpu" if dry_run else "cuda"
+
+
+def _batchings(sizes) -> dict:
+    return {
+        f"{sizes.batch} sentences": ["--batch-size", sizes.batch],
+        f"{sizes.tokens:,} tokens": ["--max-tokens", sizes.tokens],
+    }
 
 
 def _corpus(kit: Kit, sizes) -> Path:
     """Random sentences over a vocabulary of sizes.vocab words, binarized."""
     root = kit.work / "paper-size"
-    if (root / "data-bin" / "dict.en.txt").exists():
-        return root / "data-bin"
     rng = random.Random(1)
     words = [f"w{index}" for index in range(sizes.vocab)]
     (root / "raw").mkdir(parents=True, exist_ok=True)
@@ -63,69 +89,42 @@ def _corpus(kit: Kit, sizes) -> Path:
     return root / "data-bin"
 
 
-def _flags(name: str, sizes):
-    flags = [str(flag) for flag in model_flags(name, sizes)]
-    return ["--arch", "rnnsearch_50", *flags[2:]] if name == "rnnsearch" else flags
-
-
-def _train(kit: Kit, name: str, precision: str, data_bin: Path, sizes) -> dict:
-    save_dir = kit.work / "paper-size" / f"checkpoints-{name}-{precision}"
-    log = kit.python(
-        "-m",
-        "bench.gpu.train",
-        data_bin,
-        "--user-dir",
-        PLUGIN,
-        *_flags(name, sizes),
-        *timed_training_flags(
-            sizes.batch, sizes.warmup + sizes.updates, sizes.log_interval, save_dir
-        ),
-        *kit.device_flags(),
-        *PRECISIONS[precision],
+def _configuration(name: str, precision: str, batching: list, data_bin, save_dir, dry_run):
+    """fairseq-train's configuration for one timed run, saving nothing. Its data is loaded in the
+    measuring process itself: a loader's worker process, in a process that goes on after the run,
+    takes seconds to stop."""
+    sizes = _sizes(dry_run)
+    flags = model_flags(name, sizes)
+    flags = ["--arch", "rnnsearch_50", *flags[2:]] if name == "rnnsearch" else flags
+    timed = timed_training_flags(
+        batching, sizes.warmup + sizes.updates, sizes.log_interval, save_dir
     )
-    peak = re.search(rf"{re.escape(PEAK_LINE)} (\d+)", log)
-    return {
-        "words_per_second": training_words_per_second(log, sizes.warmup),
-        "peak_mib": int(peak.group(1)) if peak else None,
-        "checkpoint": str(save_dir / "checkpoint_last.pt"),
-    }
+    device = ["--cpu"] if dry_run else []
+    return train.parse([data_bin, "--user-dir", PLUGIN, *flags, *timed, "--no-save",
+                        "--num-workers", 0, *device, *PRECISIONS[precision][1]])  # fmt: skip
 
 
-def decode(
-    checkpoint: str, data_bin: str, precision: str, length: int, batch_size: int, device: str
-) -> dict:
-    """Beam search over the test split with every hypothesis forced to ``length`` tokens and EOS:
-    generated tokens per second (after one warm-up batch) and peak GPU memory."""
-    import bahdanau_plugin  # noqa: F401  (safe loading of both models' checkpoints)
-    from fairseq import checkpoint_utils
-    from fairseq.sequence_generator import SequenceGenerator
-
-    models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [checkpoint], arg_overrides={"data": data_bin}
-    )
-    model = models[0].to(device=device, dtype=DTYPES[precision]).eval()
+def decode(cfg, dtype: torch.dtype, length: int, batch_size: int, device: str) -> dict:
+    """Beam search over the test split, by a model built as fairseq-train's configuration ``cfg``
+    builds it, with every hypothesis forced to ``length`` tokens and EOS: generated tokens per
+    second (after one warm-up batch) and peak GPU memory."""
+    task = tasks.setup_task(cfg.task)
     task.load_dataset("test")
-    generator = SequenceGenerator(
-        [model],
-        task.target_dictionary,
-        beam_size=BEAM,
-        min_len=length,
-        max_len_a=0,
-        max_len_b=length,
-    )
     dataset = task.dataset("test")
     batches = [
         dataset.collater([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
         for start in range(0, len(dataset), batch_size)
     ]
-    on_device = [
-        {"net_input": {k: v.to(device) for k, v in batch["net_input"].items()}} for batch in batches
-    ]
-    with torch.no_grad():
+    with train.PeakMemory(device) as peak, torch.no_grad():
+        model = task.build_model(cfg.model).to(device=device, dtype=dtype).eval()
+        generator = SequenceGenerator([model], task.target_dictionary, beam_size=BEAM,
+                                      min_len=length, max_len_a=0, max_len_b=length)  # fmt: skip
+        on_device = [
+            {"net_input": {k: v.to(device) for k, v in batch["net_input"].items()}}
+            for batch in batches
+        ]
         generator.generate([model], on_device[0])  # warm-up
-        if device == "cuda":
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
+        peak.reset()
         start = time.perf_counter()
         sentences = 0
         for batch in on_device[1:]:
@@ -135,11 +134,11 @@ def decode(
         if device == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
-    peak = torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None
-    return {"tokens_per_second": sentences * (length + 1) / seconds, "peak_mib": peak}
+    return {"tokens_per_second": sentences * (length + 1) / seconds, "peak_mib": peak.mib}
 
 
-def _matmul_peak_tflops(dtype, device: str, size: int = 8192, repeats: int = 10) -> float:
+def matmul_peak_tflops(dtype, device: str, size: int, repeats: int = 10) -> float:
+    """Square matrix products in ``dtype``, in this process's TF32 setting: TFLOP/s."""
     a = torch.randn(size, size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
     for _ in range(3):
@@ -154,34 +153,60 @@ def _matmul_peak_tflops(dtype, device: str, size: int = 8192, repeats: int = 10)
     return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e12
 
 
+def _recorded(measure, *args) -> dict:
+    """``measure(*args)``, or its error: recorded, so that the other measurements still run."""
+    try:
+        return measure(*args)
+    except Exception as error:
+        return {"error": f"{type(error).__name__}: {str(error).strip().splitlines()[-1]}"}
+
+
+def _timed_training(cfg, warmup: int) -> dict:
+    log, peak = train.run(cfg)
+    return {"words_per_second": training_words_per_second(log, warmup), "peak_mib": peak}
+
+
+def measure(precision: str, data_bin: Path, work: Path, dry_run: bool) -> dict:
+    """Every measurement of one precision, in this process (whose TF32 setting is that
+    precision's)."""
+    sizes, device, dtype = _sizes(dry_run), _device(dry_run), PRECISIONS[precision][2]
+    row = {"matmul_peak_tflops": matmul_peak_tflops(dtype, device, 256 if dry_run else 8192)}
+    for name in MODELS:
+        row[name] = {"training": {}}
+    configurations = {}
+    for batching, options in _batchings(sizes).items():
+        for name in MODELS:  # alternating
+            cfg = _configuration(name, precision, options, data_bin, work / name, dry_run)
+            configurations.setdefault(name, cfg)  # the first batches, the paper's, decode too
+            row[name]["training"][batching] = _recorded(_timed_training, cfg, sizes.warmup)
+    for name in MODELS:
+        row[name]["decoding"] = _recorded(
+            decode, configurations[name], dtype, sizes.decode_length, sizes.batch, device
+        )
+    return row
+
+
 def run(kit: Kit) -> dict:
-    sizes = SimpleNamespace(**(DRY_RUN if kit.dry_run else PAPER))
+    sizes = _sizes(kit.dry_run)
     data_bin = _corpus(kit, sizes)
     flops = rnnsearch_training_flops_per_target_word(sizes, *average_lengths(data_bin))
     results = {}
-    for precision in PRECISIONS:
-        peak = _matmul_peak_tflops(DTYPES[precision], kit.device, size=256 if kit.dry_run else 8192)
-        row = {"matmul_peak_tflops": peak}
-        for name in MODELS:  # alternating, precision by precision
-            try:
-                trained = _train(kit, name, precision, data_bin, sizes)
-                output = kit.python(
-                    "-m",
-                    "bench.gpu.paper_size",
-                    "decode",
-                    trained["checkpoint"],
-                    data_bin,
-                    precision,
-                    sizes.decode_length,
-                    sizes.batch,
-                    kit.device,
-                )
-                row[name] = {"training": trained, "decoding": result_of(output)}
-            except Exception as error:  # recorded; the other model and precision still run
-                row[name] = {"error": str(error).strip().splitlines()[-1]}
-        if "training" in row["rnnsearch"]:
-            achieved = row["rnnsearch"]["training"]["words_per_second"] * flops / 1e12
-            row["rnnsearch_share_of_peak"] = achieved / peak
+    for precision, (tf32, _, _) in PRECISIONS.items():
+        work = kit.work / "paper-size" / precision.replace(", ", "-").replace(" ", "-")
+        dry_run = ["--dry-run"] if kit.dry_run else []
+        try:
+            output = kit.python(
+                "-m", "bench.gpu.paper_size", precision, data_bin, work, *dry_run, tf32=tf32
+            )
+        except RuntimeError as error:  # recorded; the other precisions still run
+            results[precision] = {"error": str(error).strip().splitlines()[-1]}
+            continue
+        row = result_of(output)
+        row["rnnsearch_share_of_peak"] = {
+            batching: training["words_per_second"] * flops / 1e12 / row["matmul_peak_tflops"]
+            for batching, training in row["rnnsearch"]["training"].items()
+            if "words_per_second" in training
+        }
         results[precision] = row
     return {
         "sizes": {k: v for k, v in vars(sizes).items() if not isinstance(v, tuple)},
@@ -193,25 +218,12 @@ def run(kit: Kit) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    decoding = commands.add_parser("decode", help="one decoding measurement, printed as JSON")
-    decoding.add_argument("checkpoint")
-    decoding.add_argument("data_bin")
-    decoding.add_argument("precision", choices=sorted(PRECISIONS))
-    decoding.add_argument("length", type=int)
-    decoding.add_argument("batch_size", type=int)
-    decoding.add_argument("device")
+    parser.add_argument("precision", choices=list(PRECISIONS))
+    parser.add_argument("data_bin", type=Path)
+    parser.add_argument("work", type=Path, help="the runs' save folders go here")
+    parser.add_argument("--dry-run", action="store_true", help="tiny sizes, on the CPU")
     args = parser.parse_args()
-    print_result(
-        decode(
-            args.checkpoint,
-            args.data_bin,
-            args.precision,
-            args.length,
-            args.batch_size,
-            args.device,
-        )
-    )
+    print_result(measure(args.precision, args.data_bin, args.work, args.dry_run))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""docs/gpu.md, written from the sections' results (one JSON file each)."""
+"""The kit's report (docs/gpu/latest.md), written from the sections' results (one JSON file each).
+A section added to the kit adds a line to TITLES and one to RENDER."""
 
 import json
 from pathlib import Path
@@ -6,18 +7,21 @@ from typing import Dict
 
 from .environment import line
 
+# in the order of the report
 TITLES = {
-    "unit_tests": "1. The tests that build models, on the GPU",
-    "precision_training": "2. The demo corpus in each precision",
-    "equivalence": "3. CPU against GPU",
-    "paper_size": "4. rnnsearch_50 against lstm at the paper's sizes",
-    "step_profile": "5. Where a step's time goes",
+    "unit_tests": "The tests that build models, on the GPU",
+    "equivalence": "CPU against GPU",
+    "precision_training": "The demo corpus in each precision",
+    "distributed": "Two workers on the GPU against one process",
+    "step_profile": "Where a step's time goes",
+    "paper_size": "rnnsearch_50 against lstm at the paper's sizes",
 }
-HEADER = """# The GPU kit's last run
+HEADER = """# The GPU kit's latest run
 
 Written by `python -m bench.gpu` (`bash bench/gpu/run.sh` on a GPU machine; how to run it, and what
-each section measures: `bench/gpu/__init__.py` and docs/gpu-kit.md). Each section below carries
-the machine it ran on and when; sections may come from separate runs.
+each section measures: `bench/gpu/__init__.py` and docs/gpu-kit.md), which rewrites this page at
+every run; the dated log of runs is docs/gpu.md. Each section below carries the machine it ran on
+and when; sections may come from separate runs.
 """
 
 
@@ -32,8 +36,8 @@ def load(results: Path) -> Dict[str, dict]:
 def write(results: Path, report: Path) -> str:
     sections = load(results)
     parts = [HEADER]
-    for name, run in sections.items():
-        parts.append(f"## {TITLES[name]}\n")
+    for number, (name, run) in enumerate(sections.items(), start=1):
+        parts.append(f"## {number}. {TITLES[name]}\n")
         parts.append(
             f"{line(run['environment'])}; {run['environment']['date']}; "
             f"{run['seconds']:.0f} s; `{run['command']}`\n"
@@ -61,72 +65,137 @@ def _unit_tests(result: dict) -> str:
 
 def _equivalence(result: dict) -> str:
     rows = [
-        "| model | TF32 | max abs. difference, log-probabilities | max abs. difference, "
-        "gradients (worst parameter) | largest gradient |",
-        "|---|---|---|---|---|",
+        "| model | mode | TF32 | log-probabilities: max abs. difference (relative) | "
+        "gradients: max abs. difference (relative), worst parameter | largest gradient |",
+        "|---|---|---|---|---|---|",
     ]
-    for tf32, models in result["values_and_gradients"].items():
-        for model, m in models.items():
-            rows.append(
-                f"| {model} | {tf32} | {m['log_probs']:.2e} | {m['gradients']:.2e} "
-                f"(`{m['worst_gradient']}`) | {m['largest_gradient']:.3g} |"
-            )
+    for tf32, modes in result["values_and_gradients"].items():
+        for mode, models in modes.items():
+            for model, m in models.items():
+                values, gradients = m["log_probs"], m["gradients"]
+                rows.append(
+                    f"| {model} | {mode} | {tf32} | {values['absolute']:.2e} "
+                    f"({values['relative']:.2e}) | {gradients['absolute']:.2e} "
+                    f"({gradients['relative']:.2e}), `{m['worst_gradient']}` | "
+                    f"{m['largest_gradient']:.3g} |"
+                )
     translated = ", ".join(
-        f"{tf32}: {t['same']} of {t['sentences']} identical"
+        f"{t['same']} of {t['sentences']} identical with TF32 {tf32}"
         for tf32, t in result["translations"].items()
     )
     return (
         "\n".join(rows)
-        + f"\n\nWithin {result['tolerance']:g} with TF32 off, and the demo model's translations "
-        f"identical (fairseq-generate, beam 5, CPU against GPU; {translated}): "
+        + f"\n\nRelative: the difference over max(1, the largest |value| on the CPU), the largest "
+        "log-probability or the largest gradient of any parameter. Each within "
+        f"{result['tolerance']:g} with TF32 off, and the demo model's translations identical "
+        f"(fairseq-generate, beam 5, CPU against GPU; {translated}): "
         f"{_verdict(result['passed'])}.\n"
     )
 
 
 def _precision_training(result: dict) -> str:
-    rows = ["| precision | validation loss | against float32 |", "|---|---|---|"]
+    point = result["point"]
+    at = f"at update {point}" if point is not None else "(float32's curve gave no point)"
+    rows = [
+        f"| precision | validation loss {at} | average up to it | against float32 |",
+        "|---|---|---|---|",
+    ]
     for precision, row in result["losses"].items():
         if "error" in row:
-            rows.append(f"| {precision} | failed: `{row['error']}` | |")
+            rows.append(f"| {precision} | failed: `{row['error']}` | | |")
+        elif "average" not in row:
+            rows.append(f"| {precision} | not compared | | |")
         else:
-            rows.append(f"| {precision} | {row['loss']:.3f} | {row['difference']:+.1%} |")
+            rows.append(
+                f"| {precision} | {row['loss']:.3f} | {row['average']:.3f} | "
+                f"{row['difference']:+.1%} |"
+            )
+    curves = "; ".join(
+        f"{precision}: "
+        + ", ".join(f"{updates} {loss:.3f}" for updates, loss in row["curve"].items())
+        for precision, row in result["losses"].items()
+        if "curve" in row
+    )
+    learned = "is" if result["learned"] else "is not"
     return (
         "\n".join(rows) + f"\n\nrnnsearch on the demo corpus, {result['updates']} updates each "
-        "(bench/gpu/demo.py); "
-        f"each within {result['bound']:.0%} of float32's: {_verdict(result['passed'])}.\n"
+        f"(bench/gpu/precision_training.py), compared up to update {point}, where float32's "
+        f"validation loss still falls, and there {learned} at least {result['learned_by']:.0%} "
+        f"below its first. Each average within {result['bound']:.0%} of float32's: "
+        f"{_verdict(result['passed'])}.\n\nValidation losses by update: {curves}.\n"
+    )
+
+
+def _distributed(result: dict) -> str:
+    rows = [
+        "| precision, DDP backend | losses: max abs. difference (bound) | parameters: max abs. "
+        "difference (relative), worst parameter | tolerance | holds |",
+        "|---|---|---|---|---|",
+    ]
+    for case, m in result["cases"].items():
+        if "error" in m:
+            rows.append(f"| {case} | failed: `{m['error']}` | | | no |")
+            continue
+        losses = "n/a" if m["losses"] is None else f"{m['losses']:.3g}"
+        rows.append(
+            f"| {case} | {losses} ({m['losses_bound']:.3g}) | {m['parameters']:.2e} "
+            f"({m['parameters_relative']:.2e}), `{m['worst_parameter']}` | {m['tolerance']:.3g} | "
+            f"{'yes' if m['passed'] else 'no'} |"
+        )
+    return (
+        "\n".join(rows)
+        + "\n\nTwo fairseq-train workers on the one GPU (gloo, ranks given) against "
+        f"one process with --update-freq 2, {result['updates']} updates of the demo model "
+        "(bench/gpu/distributed.py); relative: over max(1, the largest |parameter|). "
+        f"{_verdict(result['passed'])}.\n"
     )
 
 
 def _paper_size(result: dict) -> str:
     rows = [
-        "| measure | precision | rnnsearch_50 | lstm | rnnsearch / lstm |",
-        "|---|---|---|---|---|",
+        "| measure | precision | batches | rnnsearch_50 | lstm | rnnsearch / lstm |",
+        "|---|---|---|---|---|---|",
     ]
     measures = [
-        ("training target words/s", "training", "words_per_second"),
-        ("training peak memory (MiB)", "training", "peak_mib"),
-        (f"decoding tokens/s, beam {result['beam']}", "decoding", "tokens_per_second"),
-        ("decoding peak memory (MiB)", "decoding", "peak_mib"),
+        ("training target words/s", "words_per_second"),
+        ("training peak memory (MiB)", "peak_mib"),
     ]
-    for label, stage, key in measures:
+    for label, key in measures:
         for precision, row in result["results"].items():
-            values = [
-                row[m].get(stage, {}).get(key) if "error" not in row[m] else None
-                for m in ("rnnsearch", "lstm")
-            ]
-            ratio = f"{values[0] / values[1]:.2f}" if all(values) else "n/a"
-            cells = [f"{v:,.0f}" if v is not None else "n/a" for v in values]
-            rows.append(f"| {label} | {precision} | {cells[0]} | {cells[1]} | {ratio} |")
+            if "error" in row:
+                continue
+            for batching in row["rnnsearch"]["training"]:
+                values = [row[m]["training"][batching].get(key) for m in ("rnnsearch", "lstm")]
+                rows.append(_measured(label, precision, batching, values))
+    decoding = [
+        (f"decoding tokens/s, beam {result['beam']}", "tokens_per_second"),
+        ("decoding peak memory (MiB)", "peak_mib"),
+    ]
+    batch = f"{result['sizes']['batch']} sentences"
+    for label, key in decoding:
+        for precision, row in result["results"].items():
+            if "error" not in row:
+                values = [row[m]["decoding"].get(key) for m in ("rnnsearch", "lstm")]
+                rows.append(_measured(label, precision, batch, values))
     notes = []
     for precision, row in result["results"].items():
-        share = row.get("rnnsearch_share_of_peak")
+        if "error" in row:
+            notes.append(f"- {precision} failed: `{row['error']}`")
+            continue
+        shares = "; ".join(
+            f"rnnsearch training at {share:.1%} of it with batches of {batching}"
+            for batching, share in row["rnnsearch_share_of_peak"].items()
+        )
         notes.append(
             f"- {precision}: measured matmul peak {row['matmul_peak_tflops']:.1f} TFLOP/s"
-            + (f"; rnnsearch training at {share:.1%} of it" if share is not None else "")
+            + (f"; {shares}" if shares else "")
         )
-        for model in ("rnnsearch", "lstm"):
-            if "error" in row[model]:
-                notes.append(f"- {precision} {model} failed: `{row[model]['error']}`")
+        notes += [
+            f"- {precision} {model} {stage} {batching} failed: `{measured['error']}`"
+            for model in ("rnnsearch", "lstm")
+            for stage, batching, measured in _measurements(row[model])
+            if "error" in measured
+        ]
     return (
         "\n".join(rows)
         + "\n\n"
@@ -134,6 +203,19 @@ def _paper_size(result: dict) -> str:
         + f"\n- Sizes: {result['sizes']}; {result['flops_per_target_word'] / 1e6:.1f} MFLOP per "
         "target word (bench/benchmark.py's formula).\n"
     )
+
+
+def _measurements(model: dict):
+    """(stage, batches, measured) for each measurement of a model."""
+    for batching, measured in model["training"].items():
+        yield "training", batching, measured
+    yield "decoding", "", model["decoding"]
+
+
+def _measured(label: str, precision: str, batching: str, values: list) -> str:
+    ratio = f"{values[0] / values[1]:.2f}" if all(values) else "n/a"
+    cells = [f"{v:,.0f}" if v is not None else "n/a" for v in values]
+    return f"| {label} | {precision} | {batching} | {cells[0]} | {cells[1]} | {ratio} |"
 
 
 def _step_profile(result: dict) -> str:
@@ -164,8 +246,9 @@ def _step_profile(result: dict) -> str:
 
 RENDER = {
     "unit_tests": _unit_tests,
-    "precision_training": _precision_training,
     "equivalence": _equivalence,
-    "paper_size": _paper_size,
+    "precision_training": _precision_training,
+    "distributed": _distributed,
     "step_profile": _step_profile,
+    "paper_size": _paper_size,
 }

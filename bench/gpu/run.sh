@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# The GPU kit, on a machine with a CUDA build of torch (make gpu-check), in two calls of under 9
-# minutes each (docs/gpu-kit.md):
-#   bash bench/gpu/run.sh            # part 1: unit_tests precision_training equivalence
-#   bash bench/gpu/run.sh --part 2   # part 2: paper_size step_profile
-# (any python -m bench.gpu options, e.g. --sections paper_size). Without fairseq importable, it
-# installs .gpu-kit/ (bench/gpu/gather.sh) into a folder of its own, offline; then it runs the
-# sections, writing docs/gpu.md and the sections' results in docs/gpu/, and with $OUT set (the
-# device tool's folder that comes back) copies each result there as soon as its section ends.
+# The GPU kit, on a machine with a CUDA build of torch (make gpu-check), every section in one
+# command estimated under 8 minutes on one H100 (docs/gpu-kit.md):
+#   bash bench/gpu/run.sh --copy-to DIR
+# (any python -m bench.gpu options pass through, e.g. --sections paper_size). Without fairseq
+# importable, it installs .gpu-kit/ (bench/gpu/gather.sh) into a folder of its own, offline; then
+# it runs the sections, writing each section's result and the report into docs/gpu/, and with
+# --copy-to DIR (or BAHDANAU_GPU_KIT_COPY_TO) copies them to DIR as soon as each section ends.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-python3}

@@ -1,4 +1,4 @@
-"""Section 5: where a step's time goes on the GPU.
+"""Section: where a step's time goes on the GPU.
 
 rnnsearch at the paper's sizes (random weights), profiled with torch.profiler:
 - one training step (forward and backward, 80 sentences of 50 tokens on each side) and one beam

@@ -1,4 +1,4 @@
-"""Section 1: the tests that build models, run on the GPU.
+"""Section: the tests that build models, run on the GPU.
 
 pytest's ``--device`` (tests/conftest.py) makes torch's factories build the tests' models and
 batches there; TF32 is off, since the tests hold float32 to 1e-5. Tests of CPU-only behaviour
@@ -25,7 +25,7 @@ def run(kit: Kit) -> dict:
             "--device",
             kit.device,
             *tests,
-            tf32=False,
+            tf32="off",
         )
         failed = False
     except RuntimeError as error:  # failures: their summary is in the message

@@ -1,7 +1,8 @@
 """The GPU kit (bench/gpu) runs every one of its sections end to end: on the CPU at tiny sizes,
-its dry run, so that what only a lent GPU machine runs cannot rot; and what would lose a real
-run's results there (a test that assumes the CPU, a leftover reused, a command stopped at its
-limit, a profiler that records nothing) is held here."""
+its dry run, so that what only a GPU machine runs cannot rot; and what would lose a real run's
+results there (a test that assumes the CPU, a leftover reused, a command stopped at its time
+limit, a profiler that records nothing) is held here. How the sections judge their numbers:
+test_gpu_kit_judgements.py."""
 
 import ast
 import importlib.util
@@ -17,7 +18,7 @@ import pytest
 import torch
 
 from bench.gpu import unit_tests
-from bench.gpu.__main__ import errors_in
+from bench.gpu.__main__ import SECTIONS, errors_in
 from bench.gpu.report import TITLES
 from bench.operator_counts import NoKernelsRecorded, device_kernels
 
@@ -58,9 +59,15 @@ def test_every_section_runs_without_error(dry_run):
     assert {name: run.get("error") for name, run in results.items()} == dict.fromkeys(TITLES)
 
 
+def test_the_kit_runs_every_section_in_one_command_by_default(dry_run):
+    results, _, _ = dry_run
+    assert list(results) == list(SECTIONS)
+
+
 def test_the_report_has_a_part_for_every_section_and_says_it_is_a_dry_run(dry_run):
     _, report, _ = dry_run
-    assert all(f"## {title}" in report for title in TITLES.values())
+    titles = [f"## {number}. {title}\n" for number, title in enumerate(TITLES.values(), start=1)]
+    assert all(title in report for title in titles)
     assert report.count("not GPU numbers") == len(TITLES)
 
 
@@ -68,26 +75,38 @@ def test_the_unit_tests_pass_on_the_dry_run_s_device(dry_run):
     assert dry_run[0]["unit_tests"]["result"]["passed"]
 
 
-def test_every_precision_trains_the_demo_model(dry_run):
+def test_every_precision_trains_the_demo_model_and_is_validated_at_every_point(dry_run):
     losses = dry_run[0]["precision_training"]["result"]["losses"]
     assert set(losses) == {"float32", "--fp16", "--bf16", "--amp", "--memory-efficient-fp16"}
-    assert all("loss" in row for row in losses.values()), losses
+    assert all(list(row["curve"]) == ["2", "4"] for row in losses.values()), losses
 
 
-def test_the_cpu_compared_with_itself_differs_in_nothing(dry_run):
+def test_the_cpu_compared_with_itself_differs_in_nothing_in_either_mode(dry_run):
     result = dry_run[0]["equivalence"]["result"]
-    for models in result["values_and_gradients"].values():
-        assert all(m["log_probs"] == m["gradients"] == 0 for m in models.values())
+    for modes in result["values_and_gradients"].values():
+        assert set(modes) == {"training", "eval"}
+        for models in modes.values():
+            for m in models.values():
+                assert m["log_probs"]["absolute"] == m["gradients"]["absolute"] == 0, m
     assert result["passed"]
 
 
-def test_both_models_train_and_decode_in_both_precisions(dry_run):
+def test_two_gloo_workers_train_as_one_process_with_update_freq_2(dry_run):
+    result = dry_run[0]["distributed"]["result"]
+    assert list(result["cases"]) == ["float32, legacy_ddp"]  # the one a CPU runs
+    assert result["cases"]["float32, legacy_ddp"]["updates"] == 2
+    assert result["passed"], result
+
+
+def test_both_models_train_at_both_batches_and_decode_in_every_precision(dry_run):
     results = dry_run[0]["paper_size"]["result"]["results"]
-    for precision in ("float32", "bfloat16"):
+    assert list(results) == ["float32, TF32 off", "float32, TF32 on", "bfloat16"]
+    for row in results.values():
         for model in ("rnnsearch", "lstm"):
-            row = results[precision][model]
-            assert row["training"]["words_per_second"] > 0, row
-            assert row["decoding"]["tokens_per_second"] > 0, row
+            trained = row[model]["training"]
+            assert list(trained) == ["8 sentences", "60 tokens"]
+            assert all(t["words_per_second"] > 0 for t in trained.values()), trained
+            assert row[model]["decoding"]["tokens_per_second"] > 0, row[model]
 
 
 def test_the_profile_counts_operations_per_target_position(dry_run):
@@ -134,9 +153,9 @@ def test_a_second_run_in_the_same_work_folder_computes_afresh(dry_run, tmp_path)
         assert row.keys() == first["result"]["results"][precision].keys()
 
 
-def test_a_run_stopped_after_a_section_has_that_section_s_result_and_report_in_out(tmp_path):
-    out = tmp_path / "out"
-    out.mkdir()
+def test_a_run_stopped_after_a_section_has_its_result_and_report_in_the_copy_to_folder(tmp_path):
+    copy_to = tmp_path / "copied"
+    copy_to.mkdir()
     process = kit(
         "--dry-run",
         "--sections",
@@ -144,17 +163,45 @@ def test_a_run_stopped_after_a_section_has_that_section_s_result_and_report_in_o
         "equivalence",
         "--work",
         tmp_path / "work",
-        env={"OUT": str(out)},
+        "--copy-to",
+        copy_to,
         start_new_session=True,
     )
     deadline = time.monotonic() + 600
-    while not (out / "unit_tests.json").exists() and process.poll() is None:
+    while not (copy_to / "unit_tests.json").exists() and process.poll() is None:
         assert time.monotonic() < deadline
         time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)  # as the device tool stops a command at its limit
+    os.killpg(process.pid, signal.SIGKILL)  # as a command is stopped at its time limit
     process.communicate()
-    assert sorted(path.name for path in out.iterdir()) == ["gpu.md", "unit_tests.json"]
-    assert TITLES["unit_tests"] in (out / "gpu.md").read_text()
+    assert sorted(path.name for path in copy_to.iterdir()) == ["latest.md", "unit_tests.json"]
+    assert TITLES["unit_tests"] in (copy_to / "latest.md").read_text()
+
+
+def test_the_copy_to_folder_may_be_given_by_the_kit_s_variable(tmp_path):
+    copy_to = tmp_path / "copied"
+    copy_to.mkdir()
+    returncode, _, stderr = finished(
+        kit(
+            "--dry-run",
+            "--sections",
+            "unit_tests",
+            "--work",
+            tmp_path / "work",
+            env={"BAHDANAU_GPU_KIT_COPY_TO": str(copy_to)},
+        )
+    )
+    assert returncode == 0, stderr[-3000:]
+    assert sorted(path.name for path in copy_to.iterdir()) == ["latest.md", "unit_tests.json"]
+
+
+def test_a_copy_to_folder_that_does_not_exist_is_refused_in_one_line(tmp_path):
+    returncode, _, stderr = finished(kit("--dry-run", "--copy-to", tmp_path / "missing"))
+    assert returncode == 2
+    assert (
+        stderr.strip()
+        .splitlines()[-1]
+        .endswith(f"--copy-to {tmp_path / 'missing'}: no such folder")
+    )
 
 
 def test_a_dry_run_with_the_default_paths_writes_nothing_git_tracks(tmp_path):

@@ -1,10 +1,16 @@
-"""The encoder reads each sentence's real tokens only, in both directions (Appendix A.2.1)."""
+"""The encoder reads each sentence's real tokens only, in both directions (Appendix A.2.1), and
+gives gradients in eval mode too, on any device."""
+
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from bahdanau_plugin.modules import gru_encoder
+from bahdanau_plugin.modules.gru_encoder import cudnn_refuses_backward
+
 from ..support.models import build_tiny_model, randomize_
-from ..models.batches import SOURCES, source_batch
+from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 
 def _run_alone(rnn, embedded):
@@ -81,3 +87,53 @@ def test_checkpoints_with_one_bidirectional_gru_still_load(rnnsearch):
     torch.testing.assert_close(
         fresh.encoder(src_tokens)["annotations"], rnnsearch.encoder(src_tokens)["annotations"]
     )
+
+
+def _on_a_gpu(requires_grad=True):
+    """What cudnn_refuses_backward reads of a GPU tensor, for a machine without one."""
+    return SimpleNamespace(is_cuda=True, requires_grad=requires_grad)
+
+
+def test_on_a_gpu_a_gru_in_eval_mode_whose_gradients_are_wanted_runs_without_cudnn(rnnsearch):
+    assert cudnn_refuses_backward(rnnsearch.encoder.forward_rnn, _on_a_gpu())
+
+
+def test_on_a_gpu_a_training_gru_runs_with_cudnn(rnnsearch):
+    assert not cudnn_refuses_backward(rnnsearch.train().encoder.forward_rnn, _on_a_gpu())
+
+
+def test_on_a_gpu_a_gru_in_eval_mode_without_gradients_runs_with_cudnn(rnnsearch):
+    with torch.no_grad():
+        assert not cudnn_refuses_backward(rnnsearch.encoder.forward_rnn, _on_a_gpu())
+
+
+def test_on_a_gpu_a_frozen_gru_over_inputs_without_gradients_runs_with_cudnn(rnnsearch):
+    rnn = rnnsearch.encoder.forward_rnn.requires_grad_(False)
+    assert not cudnn_refuses_backward(rnn, _on_a_gpu(requires_grad=False))
+
+
+def test_where_cudnn_would_refuse_the_backward_pass_the_grus_run_with_cudnn_off(
+    rnnsearch, monkeypatch
+):
+    monkeypatch.setattr(gru_encoder, "cudnn_refuses_backward", lambda rnn, inputs: True)
+    enabled = []
+    for rnn in rnnsearch.encoder.rnns():
+        rnn.register_forward_pre_hook(lambda *_: enabled.append(torch.backends.cudnn.enabled))
+    rnnsearch.encoder(source_batch(rnnsearch.encoder.dictionary, SOURCES)[0])
+    assert enabled == [False, False]
+
+
+def _gradients(model):
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    model.zero_grad()
+    logits, _ = model(src_tokens, src_lengths, prev_tokens)
+    torch.log_softmax(logits, dim=-1).sum().backward()
+    return {name: parameter.grad.clone() for name, parameter in model.named_parameters()}
+
+
+def test_a_model_in_eval_mode_has_the_gradients_it_has_in_training_mode(rnnsearch):
+    """What saliency and alignment analyses take; on a GPU, eval mode runs torch's own CUDA GRU
+    and training mode cuDNN's (dropout is 0, so both compute one function)."""
+    in_eval_mode = _gradients(rnnsearch)
+    torch.testing.assert_close(in_eval_mode, _gradients(rnnsearch.train()), rtol=1e-4, atol=1e-5)

@@ -21,9 +21,12 @@ OWN_ORDINARY_WEIGHTS = {
 
 
 @pytest.fixture(scope="module")
-def models():
+def models(device):
+    """Built once, on --device: a fixture of this scope is made before the tests' own default
+    device is set (conftest.py's on_device)."""
     torch.manual_seed(0)
-    return {name: build_tiny_model(name, vocabulary=200, **SIZES) for name in MODELS}
+    with device:
+        return {name: build_tiny_model(name, vocabulary=200, **SIZES) for name in MODELS}
 
 
 @pytest.fixture
@@ -37,7 +40,8 @@ def rnnsearch(models):
 
 
 def _assert_orthogonal(matrix):
-    torch.testing.assert_close(matrix @ matrix.t(), torch.eye(matrix.size(0)), atol=1e-5, rtol=0)
+    identity = torch.eye(matrix.size(0), device=matrix.device)
+    torch.testing.assert_close(matrix @ matrix.t(), identity, atol=1e-5, rtol=0)
 
 
 def _encoder_gru_weights(model, kind):

@@ -1,5 +1,6 @@
 """How far a precision moves rnnsearch's gradients from float64's, at the paper's initialization
-(Appendix B.1), on CPU: tests/models/test_half_precision.py holds docs/precision.md's rules with it.
+(Appendix B.1), on torch's default device (docs/precision.md measured it on CPUs):
+tests/models/test_half_precision.py holds docs/precision.md's rules with it.
 
 One teacher-forced batch, loss = cross-entropy summed over the target tokens; for each parameter
 the relative error ||g - g64|| / ||g64|| of its gradient. W_a's and U_a's gradients are
@@ -62,7 +63,7 @@ def build(sizes: int, vocabulary: int, v_a_std: float = 0.0, seed: int = 0) -> R
 
 def batch(model, sentences: int, length: int, seed: int = 0):
     """Random unpadded sentences: src_tokens, src_lengths, prev_output_tokens, target."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=torch.get_default_device()).manual_seed(seed)  # --device's
     dictionary = model.encoder.dictionary
     tokens = torch.randint(
         dictionary.nspecial, len(dictionary), (sentences, length), generator=generator
@@ -82,7 +83,9 @@ def gradients(
     tokens, lengths, prev, target = inputs
     model = copy.deepcopy(model).to(dtype)
     with torch.autocast(
-        "cpu", dtype=autocast_dtype or torch.bfloat16, enabled=autocast_dtype is not None
+        tokens.device.type,
+        dtype=autocast_dtype or torch.bfloat16,
+        enabled=autocast_dtype is not None,
     ), torch.backends.mkldnn.flags(enabled=fast_path):  # the fast path's rule needs oneDNN
         logits, _ = model(tokens, lengths, prev)
     loss = F.cross_entropy(
