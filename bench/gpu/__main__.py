@@ -23,14 +23,15 @@ from . import environment, report
 from .kit import Kit
 
 # The sections, in the order a run takes them: bench/gpu/NAME.py, each with run(kit) -> result.
-# The shortest and those that judge come first, so that a run stopped early has them.
+# The tests come first, then the measurements of speed, then the other checks.
 SECTIONS = (
     "unit_tests",
-    "equivalence",
-    "precision_training",
-    "distributed",
+    "recurrence",
     "step_profile",
     "paper_size",
+    "equivalence",
+    "distributed",
+    "precision_training",
 )
 COPY_TO = "BAHDANAU_GPU_KIT_COPY_TO"
 

@@ -51,7 +51,7 @@ BEAM = 12
 # of batches of `tokens` stay within one epoch), batches (`batch` sentences, or `tokens`), and
 # updates
 PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=8000, lengths=(10, 50),
-             batch=80, tokens=8000, warmup=5, updates=20, log_interval=5, decode_length=30,
+             batch=80, tokens=8000, warmup=10, updates=20, log_interval=5, decode_length=30,
              test=400)  # fmt: skip
 DRY_RUN = {**PAPER, "embed": 8, "hidden": 8, "maxout": 4, "vocab": 200, "pairs": 200,
            "lengths": (3, 8), "batch": 8, "tokens": 60, "warmup": 1, "updates": 2,

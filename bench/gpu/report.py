@@ -10,11 +10,12 @@ from .environment import line
 # in the order of the report
 TITLES = {
     "unit_tests": "The tests that build models, on the GPU",
-    "equivalence": "CPU against GPU",
-    "precision_training": "The demo corpus in each precision",
-    "distributed": "Two workers on the GPU against one process",
+    "recurrence": "The decoder's recurrence, each way of computing it",
     "step_profile": "Where a step's time goes",
     "paper_size": "rnnsearch_50 against lstm at the paper's sizes",
+    "equivalence": "CPU against GPU",
+    "distributed": "Two workers on the GPU against one process",
+    "precision_training": "The demo corpus in each precision",
 }
 HEADER = """# The GPU kit's latest run
 
@@ -244,8 +245,26 @@ def _step_profile(result: dict) -> str:
     )
 
 
+def _recurrence(result: dict) -> str:
+    rows = ["| precision | what | ms | peak MiB above the model |", "|---|---|---|---|"]
+    for precision, row in result["results"].items():
+        for variant, measured in row.items():
+            if "ms" in measured:
+                peak = measured["peak_mib"]
+                cells = f"{measured['ms']:.2f} | {'' if peak is None else f'{peak:,.0f}'}"
+            else:
+                cells = f"{measured.get('error') or measured.get('skipped')} |"
+            rows.append(f"| {precision} | {variant} | {cells} |")
+    return (
+        "\n".join(rows)
+        + f"\n\nShapes: {result['sizes']}; median of {result['repeats']} steps after "
+        f"{result['warmup']} (bench/gpu/recurrence.py).\n"
+    )
+
+
 RENDER = {
     "unit_tests": _unit_tests,
+    "recurrence": _recurrence,
     "equivalence": _equivalence,
     "precision_training": _precision_training,
     "distributed": _distributed,

@@ -9,7 +9,14 @@ import re
 
 from .kit import Kit
 
-TESTS = ["tests/models/test_paper_equations.py", "tests/models/test_decoding.py", "tests/modules"]
+TESTS = [
+    "tests/models/test_paper_equations.py",
+    "tests/models/test_decoding.py",
+    "tests/modules",
+    "tests/speed",
+]
+# The end of pytest's output kept in the result: the failures' short tracebacks.
+OUTPUT_KEPT = 8000
 DRY_RUN_TESTS = ["tests/modules/test_maxout_output.py"]
 
 
@@ -22,6 +29,7 @@ def run(kit: Kit) -> dict:
             "-q",
             "-p",
             "no:cacheprovider",
+            "--tb=short",
             "--device",
             kit.device,
             *tests,
@@ -36,5 +44,6 @@ def run(kit: Kit) -> dict:
         "tests": tests,
         "summary": summary[-1] if summary else output.strip().splitlines()[-1],
         "failures": failures,
+        "output": output[-OUTPUT_KEPT:] if failed else "",
         "passed": not failed,
     }

@@ -34,7 +34,7 @@ def recurrence_inputs(
     and the GRU steps (default: one fewer than the positions, as in training). The GRU's tensors
     in ``dtype``, the alignment model's in ``alignment_dtype`` (default: the same); every floating
     tensor requires gradients."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
     alignment_dtype = alignment_dtype or dtype
 
     def tensor(*shape, of=dtype):

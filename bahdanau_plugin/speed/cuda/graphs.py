@@ -89,7 +89,7 @@ class Arena:
             offsets.append(end)
             if spec is not None:
                 shape, dtype = spec
-                size = shape.numel() * torch.empty((), dtype=dtype).element_size()
+                size = shape.numel() * dtype.itemsize
                 end += -(-size // ALIGNMENT) * ALIGNMENT
         if self.buffer is None or self.buffer.numel() < end:
             self.buffer = None  # the old one goes with the graphs that read it
@@ -103,7 +103,7 @@ class Arena:
 
 
 def _view(buffer: Tensor, offset: int, shape: torch.Size, dtype: torch.dtype) -> Tensor:
-    size = shape.numel() * torch.empty((), dtype=dtype).element_size()
+    size = shape.numel() * dtype.itemsize
     return buffer[offset : offset + size].view(dtype).view(shape)
 
 

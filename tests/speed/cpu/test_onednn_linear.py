@@ -19,7 +19,7 @@ TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 
 def inputs(shape, features_out=7, bias=True, dtype=torch.float32, seed=0):
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
     x = torch.randn(*shape, generator=generator, dtype=dtype, requires_grad=True)
     weight = torch.randn(
         features_out, shape[-1], generator=generator, dtype=dtype, requires_grad=True

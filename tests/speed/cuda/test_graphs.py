@@ -67,7 +67,7 @@ def _results(function, inputs, seed=1):
     """Outputs and the gradients of a random weighting of them."""
     outputs = function(*inputs)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
     weights = [
         torch.randn(o.shape, generator=generator, dtype=torch.float64, device="cpu").to(o)
         for o in outputs
