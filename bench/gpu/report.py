@@ -246,14 +246,20 @@ def _step_profile(result: dict) -> str:
 
 
 def _recurrence(result: dict) -> str:
-    rows = ["| precision | what | ms | peak MiB above the model |", "|---|---|---|---|"]
+    rows = [
+        "| precision | what | ms | first step ms | peak MiB above the model |",
+        "|---|---|---|---|---|",
+    ]
     for precision, row in result["results"].items():
         for variant, measured in row.items():
             if "ms" in measured:
                 peak = measured["peak_mib"]
-                cells = f"{measured['ms']:.2f} | {'' if peak is None else f'{peak:,.0f}'}"
+                cells = (
+                    f"{measured['ms']:.2f} | {measured['first_ms']:.0f} | "
+                    f"{'' if peak is None else f'{peak:,.0f}'}"
+                )
             else:
-                cells = f"{measured.get('error') or measured.get('skipped')} |"
+                cells = f"{measured.get('error') or measured.get('skipped')} | |"
             rows.append(f"| {precision} | {variant} | {cells} |")
     return (
         "\n".join(rows)

@@ -30,6 +30,7 @@ def run(kit: Kit) -> dict:
             "-p",
             "no:cacheprovider",
             "--tb=short",
+            "-rfE",
             "--device",
             kit.device,
             *tests,

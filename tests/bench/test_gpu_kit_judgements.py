@@ -72,12 +72,17 @@ def test_a_float32_worker_off_by_more_than_rounding_fails():
     assert not agreement["passed"]
 
 
-def test_a_float16_worker_one_rounding_step_off_holds():
-    off_by_one_step = 1.0 + 2**-10
+def test_a_float16_worker_a_few_rounding_steps_off_holds():
+    off_by_three_steps = 1.0 + 3 * 2**-10  # as a GPU run measured
     agreement = distributed.agreement(
-        ([6.5], _state(1.0)), ([6.5], _state(off_by_one_step)), "--fp16"
+        ([6.5], _state(1.0)), ([6.5], _state(off_by_three_steps)), "--fp16"
     )
     assert agreement["passed"], agreement
+
+
+def test_a_float16_worker_off_by_a_wrong_gradient_s_size_fails():
+    agreement = distributed.agreement(([6.5], _state(1.0)), ([6.5], _state(1.05)), "--fp16")
+    assert not agreement["passed"]
 
 
 def test_workers_that_logged_fewer_updates_fail():

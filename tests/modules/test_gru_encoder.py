@@ -136,4 +136,8 @@ def test_a_model_in_eval_mode_has_the_gradients_it_has_in_training_mode(rnnsearc
     """What saliency and alignment analyses take; on a GPU, eval mode runs torch's own CUDA GRU
     and training mode cuDNN's (dropout is 0, so both compute one function)."""
     in_eval_mode = _gradients(rnnsearch)
-    torch.testing.assert_close(in_eval_mode, _gradients(rnnsearch.train()), rtol=1e-4, atol=1e-5)
+    for name, gradient in _gradients(rnnsearch.train()).items():
+        # within float32 rounding of the gradient's scale: two GRU implementations sum in
+        # different orders, and these gradients reach the hundreds
+        scale = max(1.0, gradient.abs().max().item())
+        torch.testing.assert_close(in_eval_mode[name], gradient, rtol=0, atol=1e-4 * scale)

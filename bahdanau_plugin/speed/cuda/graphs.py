@@ -311,17 +311,25 @@ class CUDAGraphs:
         torch.cuda.synchronize(device)
 
     def record(self, pool, record, device: torch.device) -> "torch.cuda.CUDAGraph":
-        """``record()``'s kernels as a graph."""
+        """``record()``'s kernels as a graph. Not through ``torch.cuda.graph``, which empties
+        torch's memory cache at every recording: a training run records a graph at the first batch
+        of each bucket, and after each the next steps would wait for their memory to be allocated
+        from the device anew."""
         stream = self._streams.get(device)
         if stream is None:
             stream = self._streams[device] = torch.cuda.Stream(device)
             stream.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.stream(stream):
                 record()
-            torch.cuda.current_stream(device).wait_stream(stream)
+        torch.cuda.synchronize(device)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=pool, stream=stream, capture_error_mode="thread_local"):
-            record()
+        with torch.cuda.stream(stream):
+            graph.capture_begin(pool=pool, capture_error_mode="thread_local")
+            try:
+                record()
+            finally:
+                graph.capture_end()
+        torch.cuda.current_stream(device).wait_stream(stream)
         return graph
 
 
