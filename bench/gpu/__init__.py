@@ -4,19 +4,21 @@ torch and no fairseq, no package registry and nothing but copied files (docs/gpu
 ``bash bench/gpu/run.sh`` installs fairseq from the wheels that ``bash bench/gpu/gather.sh``
 gathered into ``.gpu-kit/`` where registries are reachable, then runs ``python -m bench.gpu``:
 
-1. ``unit_tests``: the tests that build models, on the GPU (pytest ``--device cuda``);
-2. ``equivalence``: CPU against GPU, values and gradients of both models on a left-padded batch
+1. ``unit_tests``: the tests that build models, and the fast path's, on the GPU (pytest
+   ``--device cuda``);
+2. ``recurrence``: the decoder's recurrence alone, each way of computing it, timed;
+3. ``step_profile``: kernels launched per target position in a training step and a beam-search
+   step, the share of each step the GPU sits idle, and host synchronizations in the beams' reorders;
+4. ``paper_size``: rnnsearch_50 against fairseq's lstm at matched sizes, in float32 with TF32 off
+   and on and in bfloat16, batches of 80 sentences and of 8,000 tokens: training and beam-12
+   decoding tokens/s, peak memory, share of the GPU's measured matrix-multiply peak;
+5. ``equivalence``: CPU against GPU, values and gradients of both models on a left-padded batch
    (float32, TF32 off and in cuDNN only, training and eval mode), and the float32 demo model's
    translations;
-3. ``precision_training``: the demo corpus trained in float32, --fp16, --bf16, --amp and
-   --memory-efficient-fp16, validation losses against float32's where they still fall;
-4. ``distributed``: two fairseq-train workers on the one GPU (gloo) against one process that
+6. ``distributed``: two fairseq-train workers on the one GPU (gloo) against one process that
    accumulates their batches, in float32 and --fp16;
-5. ``step_profile``: kernels launched per target position in a training step and a beam-search
-   step, the share of each step the GPU sits idle, and host synchronizations in the beams' reorders;
-6. ``paper_size``: rnnsearch_50 against fairseq's lstm at matched sizes, in float32 with TF32 off
-   and on and in bfloat16, batches of 80 sentences and of 8,000 tokens: training and beam-12
-   decoding tokens/s, peak memory, share of the GPU's measured matrix-multiply peak.
+7. ``precision_training``: the demo corpus trained in float32, --fp16, --bf16, --amp and
+   --memory-efficient-fp16, validation losses against float32's where they still fall.
 
 Each section computes afresh in a folder of its own and writes its result as JSON beside the
 report as soon as it ends (and copies both to ``--copy-to``), the report being rebuilt from every

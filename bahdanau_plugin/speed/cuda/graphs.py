@@ -7,8 +7,9 @@ them (docs/gpu.md). A CUDA graph records the kernels of ``recurrence.forward_pas
 positions once, and those of ``recurrence.backward_pass``, and replays each with one launch.
 
 - **Shapes.** A graph replays fixed shapes. Rows (sentences), target positions and source
-  positions are each rounded up (``bucket``: by less than a quarter), so that a few graphs serve a
-  training run. The padding changes nothing real: padded source positions are masked (alpha_ij
+  positions are each rounded up (``bucket``: by less than a quarter, or than 4), so that a few
+  graphs serve a training run; a bucket's graphs are recorded at its first call, once per
+  process. The padding changes nothing real: padded source positions are masked (alpha_ij
   = 0), padded target positions come after the real ones in a recurrence that runs forward, padded
   rows are rows of their own; every output gradient of the padding is 0, so the real values and
   gradients are what ``Recurrence`` gives.
@@ -24,10 +25,11 @@ positions once, and those of ``recurrence.backward_pass``, and replays each with
   the host), and the graph runs every GRU step of its positions (the last state a call asks for
   is then always among its results).
 
-A graph is recorded with the code that runs eagerly elsewhere, on the model's own weights' values
+A graph is recorded from the code that runs eagerly elsewhere, on the model's own weights' values
 (copied in at each call), and ``checks.py`` compares what a fused recurrence computes this way with
 the modules' own code, on the GPU, before the model uses it. Where recording fails, the fused
-recurrence runs ``Recurrence`` eagerly, with one warning.
+recurrence runs ``Recurrence`` eagerly, with one warning. What each way of computing the
+recurrence takes on a GPU, graphs or not: docs/gpu.md.
 """
 
 import itertools
@@ -47,7 +49,7 @@ logger = logging.getLogger(__name__)
 MOST_GRAPHS = 128
 # Where tensors start in the shared buffer (bytes): every tensor aligned for any kernel.
 ALIGNMENT = 256
-# Recurrence's tensor inputs, in its order; those of one row per sentence and of the source length.
+# Recurrence's tensor inputs, in its order.
 INPUTS = ("drives", "state", "gate_weight", "candidate_weight", "attention_weight",
           "energy_weight", "context_weight", "annotations", "projected_annotations",
           "padding")  # fmt: skip
