@@ -6,36 +6,70 @@ objects (the configuration of legacy-argument components, such as the ``adadelta
 the ``args`` of older checkpoints), so fairseq-train --restore-file, fairseq-generate and
 fairseq-interactive would refuse them. Allow-listing exactly that type keeps safe loading on:
 a pickle that calls any other global (``os.system``, say) is still refused by torch
-(fairseq_patches.allow_fairseq_checkpoint_types).
+(fairseq_patches.allow_fairseq_checkpoint_types). torch's default gives way to an environment
+variable, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, wherever the caller does not pass ``weights_only``, as
+fairseq does not: fairseq's checkpoint loading is given a torch whose ``load`` always passes it
+(``TorchLoadingWeightsOnly``), and the plugin's own loads pass it, so that a pickle that would run
+code is refused whatever the environment says.
 
-fairseq's own errors for an unreadable checkpoint are torch internals ("PytorchStreamReader failed
-reading zip archive") or a page of unpickler advice; a command that ends with one prints a line
-that names the file and says what to do instead (``unreadable_checkpoint``, one of errors.py's
-explanations).
+fairseq's own errors for a checkpoint it cannot use are torch internals ("PytorchStreamReader
+failed reading zip archive"), a page of unpickler advice, or two chained tracebacks ending in
+"please ensure that the architectures match"; a command that ends with one prints a line that
+names the file and says what to do instead (``checkpoint_problem``, ``unresumable_checkpoint``:
+errors.py's explanations; from_pretrained raises it as a CheckpointError).
 """
 
 import argparse
+import os
 import re
+import sys
 import traceback
+import types
 import zipfile
-from typing import Optional
+from typing import Dict, List, Optional
 
+import torch
 from fairseq import checkpoint_utils
+from omegaconf import DictConfig, OmegaConf
 
 from . import errors
 
 FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
+UNSAFE_LOADING = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
+
+
+class TorchLoadingWeightsOnly(types.ModuleType):
+    """torch as fairseq's checkpoint_utils calls it: itself, but for a load() that always passes
+    weights_only=True, so that torch never lets the environment turn safe loading off."""
+
+    def __init__(self):
+        super().__init__(torch.__name__, torch.__doc__)
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def load(*args, **kwargs):
+        return torch.load(*args, **{**kwargs, "weights_only": True})
 
 
 def explain_load_error(path, error: Exception):
     """One line for a checkpoint torch could not load, or None for errors of another kind."""
+    if os.path.isdir(path):
+        return (
+            f"{path} is a folder, not a checkpoint: give a checkpoint file, such as "
+            f"{_example(path)}"
+        )
     refused = re.search(
         r"unsupported (?:global: )?GLOBAL ([\w.]+)", str(error), flags=re.IGNORECASE
     )
     if refused:
+        ignored = (
+            f" ({UNSAFE_LOADING} does not change that)" if os.environ.get(UNSAFE_LOADING) else ""
+        )
         return (
             f"refused to load {path}: its pickle calls {refused.group(1)}, which no fairseq "
-            f"checkpoint holds, so it could run code; load only checkpoints you trust"
+            f"checkpoint holds, so it could run code{ignored}; load only checkpoints you trust"
         )
     if not isinstance(error, FileNotFoundError) and not zipfile.is_zipfile(path):
         # torch has saved checkpoints as zip archives since 1.6; a cut one loses its directory.
@@ -46,14 +80,95 @@ def explain_load_error(path, error: Exception):
     return None
 
 
-def unreadable_checkpoint(error: BaseException) -> Optional[str]:
-    """explain_load_error for an error raised while fairseq's load_checkpoint_to_cpu was reading a
-    file: the path is that call's argument, read from the error's traceback."""
-    loading = checkpoint_utils.load_checkpoint_to_cpu.__code__
+def _example(folder) -> str:
+    """A checkpoint of the folder, to name in a message: the best one when there."""
+    found = sorted(name for name in os.listdir(folder) if name.endswith(".pt"))
+    name = "checkpoint_best.pt" if "checkpoint_best.pt" in found or not found else found[0]
+    return os.path.join(folder, name)
+
+
+def checkpoint_problem(error: BaseException) -> Optional[str]:
+    """One line for an error raised while fairseq was loading a checkpoint that is missing, a
+    folder, unreadable or refused; the path is the failed call's argument, read from the error's
+    traceback. None for errors of any other kind."""
+    if not isinstance(error, Exception):
+        return None
+    ensemble, reading = (
+        checkpoint_utils.load_model_ensemble_and_task.__code__,
+        checkpoint_utils.load_checkpoint_to_cpu.__code__,
+    )
     for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code is loading and isinstance(error, Exception):
+        if frame.f_code is reading:
             return explain_load_error(frame.f_locals["path"], error)
+        if frame.f_code is ensemble and str(error).startswith("Model file not found"):
+            return (
+                f"checkpoint {frame.f_locals['filename']} not found: give the path of a "
+                "checkpoint file (fairseq-train's --save-dir holds checkpoint_best.pt and "
+                "checkpoint_last.pt)"
+            )
     return None
 
 
-errors.EXPLANATIONS.append(unreadable_checkpoint)
+def unresumable_checkpoint(error: BaseException) -> Optional[str]:
+    """One line for fairseq-train's "Cannot load model parameters from checkpoint F; please ensure
+    that the architectures match": F (the --save-dir's checkpoint_last.pt, or --restore-file) is
+    of another architecture or sizes, read from the checkpoint and the run that the trainer's
+    load_checkpoint held. None for errors of any other kind."""
+    trainer = sys.modules.get("fairseq.trainer")
+    if trainer is None or not str(error).startswith("Cannot load model parameters"):
+        return None
+    loading = trainer.Trainer.load_checkpoint.__code__
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is loading:
+            return _why_not_resumable(
+                frame.f_locals["filename"],
+                frame.f_locals["state"]["cfg"]["model"],
+                frame.f_locals["self"].cfg.model,
+                error.__context__,
+            )
+    return None
+
+
+def _why_not_resumable(filename, saved, run, cause) -> str:
+    saved_architecture, run_architecture = _architecture(saved), _architecture(run)
+    if saved_architecture != run_architecture:
+        return (
+            f"cannot resume from {filename}: its architecture is {saved_architecture} and this "
+            f"run's is {run_architecture}; to train {run_architecture}, give this run a new "
+            f"--save-dir (or --restore-file with a checkpoint of {run_architecture}); to continue "
+            f"that training, --arch {saved_architecture}"
+        )
+    if isinstance(cause, errors.PluginError):  # the models' own explanation, as a dictionary's
+        return str(cause)
+    differences = ", ".join(_size_differences(_options(saved), _options(run)))
+    return (
+        f"cannot resume from {filename}: its {saved_architecture} model does not fit this run's "
+        f"({differences or 'its parameters differ'}); continue it with the options it was trained "
+        "with, or give this run a new --save-dir"
+    )
+
+
+def _architecture(model_cfg) -> Optional[str]:
+    """--arch of a model's configuration: fairseq's _name (arch in checkpoints before hydra)."""
+    return getattr(model_cfg, "_name", None) or getattr(model_cfg, "arch", None)
+
+
+def _options(model_cfg) -> Dict:
+    if isinstance(model_cfg, DictConfig):
+        return OmegaConf.to_container(model_cfg, resolve=False)
+    return vars(model_cfg)
+
+
+def _size_differences(saved: Dict, run: Dict) -> List[str]:
+    """The whole-number options (the sizes) whose values differ, as "NAME is SAVED there and RUN
+    here"."""
+    return [
+        f"{name} is {saved[name]} there and {value} here"
+        for name, value in run.items()
+        if isinstance(value, int)
+        and not isinstance(value, bool)
+        and saved.get(name, value) != value
+    ]
+
+
+errors.EXPLANATIONS.extend([checkpoint_problem, unresumable_checkpoint])

@@ -23,6 +23,10 @@ class ConfigurationError(PluginError, ValueError):
     """An option value the models cannot be built with."""
 
 
+class MissingPathError(PluginError, FileNotFoundError):
+    """A file or folder the user named that is not there, or not of the kind asked for."""
+
+
 # The last line of a worker process's traceback when it ended with one of the plugin's errors.
 _WORKER_PLUGIN_ERROR = re.compile(rf"^{__name__}\.\w+Error: (.+)\Z")
 

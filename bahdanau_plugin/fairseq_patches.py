@@ -20,9 +20,10 @@ import sys
 from typing import Optional
 
 import torch
+from fairseq import checkpoint_utils
 from fairseq.models import ARCH_MODEL_REGISTRY
 
-from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES
+from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, TorchLoadingWeightsOnly
 from .speed.cpu.freed_memory import keep_freed_memory_for_reuse
 from .speed.cpu.onednn_linear import limit_onednn_caches
 from .errors import ConfigurationError, print_errors_as_one_line
@@ -52,10 +53,16 @@ def print_fairseq_tools_errors_as_one_line() -> None:
 def allow_fairseq_checkpoint_types() -> None:
     """torch >= 2.6 loads with weights_only=True, which refuses the argparse.Namespace that fairseq
     checkpoints hold; allow-listing that one type keeps safe loading on (checkpoint_safety.py).
-    torch's own registration: there is no per-call option, since fairseq calls torch.load."""
+    torch's own registration: there is no per-call option, since fairseq calls torch.load. For the
+    same reason fairseq's checkpoint loading is given a torch whose load() passes weights_only=True
+    (checkpoint_safety.TorchLoadingWeightsOnly): torch honours TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
+    only where the caller passes nothing, and with it a checkpoint's pickle would run its code."""
     add_safe_globals = getattr(torch.serialization, "add_safe_globals", None)
-    if add_safe_globals is not None:  # torch < 2.4 has no weights-only default to satisfy
-        add_safe_globals(list(FAIRSEQ_CHECKPOINT_TYPES))
+    if add_safe_globals is None:  # torch < 2.4 has no weights-only default to satisfy
+        return
+    add_safe_globals(list(FAIRSEQ_CHECKPOINT_TYPES))
+    if not isinstance(checkpoint_utils.torch, TorchLoadingWeightsOnly):
+        checkpoint_utils.torch = TorchLoadingWeightsOnly()
 
 
 def decode_standard_input_leniently() -> None:
@@ -159,8 +166,9 @@ CHANGES = (
     # explains (errors.py) prints one line instead of a traceback. fairseq has no hook for how its
     # commands print errors.
     print_fairseq_tools_errors_as_one_line,
-    # torch.serialization.add_safe_globals([argparse.Namespace]), in any process: fairseq's own
-    # loading of a checkpoint (its tools, the hub) calls torch.load.
+    # torch.serialization.add_safe_globals([argparse.Namespace]), and fairseq.checkpoint_utils.torch
+    # (torch, its load always weights-only), in any process: fairseq's own loading of a checkpoint
+    # (its tools, the hub) calls torch.load without weights_only.
     allow_fairseq_checkpoint_types,
     # sys.stdin's decoding, where fairseq-interactive runs: utf-8-sig, errors="replace".
     decode_standard_input_leniently,

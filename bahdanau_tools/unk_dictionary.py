@@ -21,6 +21,7 @@ from fairseq import checkpoint_utils, utils
 from fairseq.data import LanguagePairDataset
 
 from bahdanau_plugin.errors import print_errors_as_one_line
+from bahdanau_plugin.models.pretrained_paths import data_bin_folder
 from bahdanau_plugin.options import positive_int
 
 from .data.parallel import chunked
@@ -32,12 +33,15 @@ Translations = Dict[str, Counter]  # source word -> target word -> how often
 
 def load_model(checkpoint: Path, data: Path):
     (model,), _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [str(checkpoint)], arg_overrides={"data": str(data)}
+        [str(checkpoint)], arg_overrides={"data": data_bin_folder(data)}
     )
     return model.eval(), task
 
 
 def read_pairs(source: Path, target: Path) -> List[Tuple[str, str]]:
+    for option, path in (("--source", source), ("--target", target)):
+        if not path.is_file():
+            raise EvaluationError(f"{option} {path} not found: give the training text's file")
     sides = [path.read_text(encoding="utf-8").splitlines() for path in (source, target)]
     if len(sides[0]) != len(sides[1]):
         raise EvaluationError(
@@ -154,12 +158,13 @@ def dictionary_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
-    model, task = load_model(arguments.checkpoint, arguments.data)
     pairs = read_pairs(arguments.source, arguments.target)
+    model, task = load_model(arguments.checkpoint, arguments.data)
     translations = count_translations(
         model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
     )
     lines = dictionary_lines(translations, arguments.min_count)
+    arguments.output.parent.mkdir(parents=True, exist_ok=True)
     arguments.output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     print(f"{arguments.output}: {len(lines)} source words with a translation")
     return lines

@@ -1,8 +1,6 @@
 """bahdanau-average-checkpoints: the mean of several checkpoints' parameters, loaded weights-only,
 written as a checkpoint that fairseq's tools load."""
 
-import os
-
 import pytest
 import torch
 from fairseq.models import FairseqEncoderDecoderModel
@@ -11,6 +9,7 @@ from bahdanau_tools.averaging import UPDATE_CHECKPOINT, last_checkpoints, main
 from bahdanau_tools.errors import AveragingError
 
 from .support.assertions import assert_one_line_error
+from .support.malicious import malicious_copy
 from .support.paths import PLUGIN
 from .support.tools import run, tool_on_bytes
 
@@ -160,23 +159,24 @@ def test_asking_for_more_checkpoints_than_the_folder_holds_is_an_error(save_dir,
         )
 
 
-class _RunsACommand:
-    def __reduce__(self):
-        return (os.system, ("touch pwned",))
-
-
-def test_a_checkpoint_whose_pickle_would_run_code_is_refused(checkpoints, tmp_path):
-    state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
-    state["extra_state"]["payload"] = _RunsACommand()
-    torch.save(state, tmp_path / "malicious.pt")
+@pytest.mark.parametrize(
+    "environment", [{}, {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}], ids=["", "unsafe-loading-set"]
+)
+def test_a_checkpoint_whose_pickle_would_run_code_is_refused(
+    checkpoints, tmp_path, monkeypatch, environment
+):
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    marker = tmp_path / "pwned"
+    malicious = malicious_copy(checkpoints["rnnsearch_50"], tmp_path / "malicious.pt", marker)
     with pytest.raises(AveragingError, match="could run code"):
         main(
             [
                 "--inputs",
                 str(checkpoints["rnnsearch_50"]),
-                str(tmp_path / "malicious.pt"),
+                str(malicious),
                 "--output",
                 str(tmp_path / "average.pt"),
             ]
         )
-    assert not (tmp_path / "pwned").exists()
+    assert not marker.exists() and not (tmp_path / "average.pt").exists()

@@ -2,12 +2,13 @@
 
 import os
 import re
+import shutil
 
 import pytest
-import torch
 
 from .support.assertions import assert_one_line_error
 from .support.demo_data import preprocess
+from .support.malicious import malicious_copy
 from .support.paths import PLUGIN
 from .support.tools import fairseq_env, tool_on_bytes
 from .support.training import train_command
@@ -179,23 +180,88 @@ def test_print_alignment_with_rnnencdec_is_a_one_line_error_saying_it_has_no_att
     )
 
 
-class _RunsACommand:
-    def __reduce__(self):
-        return (os.system, ("touch pwned",))
-
-
+@pytest.mark.parametrize(
+    "environment", [{}, {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}], ids=["", "unsafe-loading-set"]
+)
 def test_a_checkpoint_whose_pickle_would_run_code_is_refused_saying_why(
+    data_bin, checkpoints, tmp_path, environment
+):
+    """Also where the environment asks torch to load unsafely, as advice for old fairseq
+    checkpoints often says: the plugin's loading never honours it."""
+    marker = tmp_path / "pwned"
+    malicious = malicious_copy(checkpoints["rnnsearch_50"], tmp_path / "malicious.pt", marker)
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        malicious,
+        "--cpu",
+        env={**fairseq_env(), **environment},
+    )
+    assert returncode == 1
+    assert_one_line_error(returncode, stderr, str(malicious), "posix.system", "could run code")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [("missing.pt", ["checkpoint", "missing.pt not found"]), ("", ["is a folder", "checkpoint_"])],
+    ids=["missing", "folder"],
+)
+def test_a_path_that_is_not_a_checkpoint_file_is_a_one_line_error_naming_it(
+    data_bin, tmp_path, path, expected
+):
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", tmp_path / path, "--cpu"
+    )
+    assert returncode == 1
+    assert_one_line_error(returncode, stderr, str(tmp_path / path), *expected)
+
+
+def _resume(data_bin, save_dir, checkpoint, arch, *options):
+    """fairseq-train of arch into a --save-dir that holds checkpoint as its checkpoint_last.pt."""
+    save_dir.mkdir()
+    shutil.copy(checkpoint, save_dir / "checkpoint_last.pt")
+    command = train_command(data_bin, save_dir, arch, "--max-update", "8", *options)
+    return tool_on_bytes("fairseq-train", *command)
+
+
+def test_resuming_from_a_checkpoint_of_another_architecture_is_one_line_naming_both(
     data_bin, checkpoints, tmp_path
 ):
-    state = torch.load(checkpoints["rnnsearch_50"])
-    state["extra_state"]["payload"] = _RunsACommand()
-    malicious = tmp_path / "malicious.pt"
-    torch.save(state, malicious)
-    returncode, _, stderr = tool_on_bytes(
-        "fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", malicious, "--cpu"
+    save_dir = tmp_path / "save"
+    returncode, _, stderr = _resume(data_bin, save_dir, checkpoints["rnnencdec_50"], "rnnsearch_50")
+    assert returncode == 1
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"cannot resume from {save_dir / 'checkpoint_last.pt'}",
+        "its architecture is rnnencdec_50 and this run's is rnnsearch_50",
+        "new --save-dir",
+        "--arch rnnencdec_50",
     )
-    assert_one_line_error(returncode, stderr, str(malicious), "posix.system", "could run code")
-    assert not (tmp_path / "pwned").exists() and not os.path.exists("pwned")
+    saved = checkpoints["rnnencdec_50"].read_bytes()
+    assert os.listdir(save_dir) == ["checkpoint_last.pt"]
+    assert (save_dir / "checkpoint_last.pt").read_bytes() == saved
+
+
+def test_resuming_with_other_sizes_is_one_line_naming_the_sizes_that_differ(
+    data_bin, checkpoints, tmp_path
+):
+    returncode, _, stderr = _resume(
+        data_bin,
+        tmp_path / "save",
+        checkpoints["rnnsearch_50"],
+        "rnnsearch_50",
+        "--encoder-hidden-dim",
+        "9",
+    )
+    assert returncode == 1
+    assert_one_line_error(
+        returncode, stderr, "encoder_hidden_dim is 4 there and 9 here", "new --save-dir"
+    )
 
 
 def test_an_unknown_architecture_is_fairseqs_argument_error(data_bin, tmp_path):

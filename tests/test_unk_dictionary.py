@@ -3,6 +3,7 @@ the model cannot write (outside its dictionary), aligned by the model's own atte
 
 import pytest
 
+from bahdanau_plugin.errors import MissingPathError
 from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.unk_dictionary import main
 
@@ -74,3 +75,23 @@ def test_sides_with_different_line_counts_are_an_error_naming_both(checkpoints, 
     target.write_text("le chien\n", encoding="utf-8")
     with pytest.raises(EvaluationError, match=f"{source} has 3 lines but {target} has 1"):
         build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "dictionary.txt")
+
+
+def test_a_missing_data_folder_is_an_error_naming_it(checkpoints, tmp_path):
+    source, target = write_sides(tmp_path, PAIRS)
+    missing = tmp_path / "nowhere"
+    with pytest.raises(MissingPathError, match=f"data folder {missing} not found"):
+        build(checkpoints["rnnsearch_50"], missing, source, target, tmp_path / "dictionary.txt")
+
+
+def test_a_missing_training_text_is_an_error_naming_its_option(checkpoints, data_bin, tmp_path):
+    source, _ = write_sides(tmp_path, PAIRS)
+    missing = tmp_path / "train.de"
+    with pytest.raises(EvaluationError, match=f"--target {missing} not found"):
+        build(checkpoints["rnnsearch_50"], data_bin, source, missing, tmp_path / "dictionary.txt")
+
+
+def test_the_output_folder_is_made_when_it_does_not_exist(checkpoints, data_bin, tmp_path):
+    output = tmp_path / "new" / "dictionary.txt"
+    build(checkpoints["rnnsearch_50"], data_bin, *write_sides(tmp_path, PAIRS), output)
+    assert output.is_file()

@@ -10,11 +10,12 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
 from omegaconf import II
 
+from .. import checkpoint_safety
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
 from ..options import positive_int
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
-from . import training_setup
+from . import pretrained_paths, training_setup
 
 PAPER_LENGTH_LIMITS = (30, 50)
 
@@ -152,17 +153,29 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
 
     @classmethod
     def from_pretrained(
-        cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs
+        cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=None, **kwargs
     ):
         """fairseq's loading for the hub (as BARTModel's), returning the plugin's hub interface:
-        fairseq's, whose translate() also replaces unknown words when given replace_unk=."""
-        loaded = hub_utils.from_pretrained(
-            model_name_or_path,
-            checkpoint_file,
-            data_name_or_path,
-            archive_map=cls.hub_models(),
-            **kwargs,
-        )
+        fairseq's, whose translate() also replaces unknown words when given replace_unk=.
+
+        Both folders are read from the current directory (pretrained_paths.py); without
+        data_name_or_path, the dictionaries are those beside the checkpoint. A checkpoint that
+        cannot be loaded is a CheckpointError of one line, as the commands print it."""
+        model_folder = pretrained_paths.model_folder(model_name_or_path)
+        data_folder = pretrained_paths.data_folder(data_name_or_path, model_folder)
+        try:
+            loaded = hub_utils.from_pretrained(
+                model_folder,
+                checkpoint_file,
+                data_folder,
+                archive_map=cls.hub_models(),
+                **kwargs,
+            )
+        except Exception as error:
+            explanation = checkpoint_safety.checkpoint_problem(error)
+            if explanation is None:
+                raise
+            raise CheckpointError(explanation) from None
         return RecurrentTranslationHubInterface(loaded["args"], loaded["task"], loaded["models"])
 
     def prepare_for_inference_(self, cfg):

@@ -22,6 +22,7 @@ example (data from bahdanau-prepare-data multi30k --out /tmp/multi30k-bpe10k):
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -155,7 +156,7 @@ def evaluation_parser() -> argparse.ArgumentParser:
 
 def fill_defaults(arguments: argparse.Namespace) -> None:
     """References and BPE codes where scripts/prepare_*.py put them, beside the data-bin folder."""
-    prepared = arguments.data.parent
+    prepared = Path(os.path.abspath(arguments.data)).parent  # DATA/.. also for --data . or ..
     if arguments.references is None:
         arguments.references = prepared / "raw" / f"{arguments.subset}.{arguments.target_lang}"
     if arguments.tokenized_references is None:
