@@ -1,6 +1,9 @@
 """Binarize tokenized text with fairseq-preprocess, in either vocabulary mode."""
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -82,10 +85,14 @@ def binarize(
         shutil.rmtree(partial)  # fairseq-preprocess refuses to overwrite its dictionaries
     command = preprocess_command(text_dir, split_names, partial, vocabulary, languages, workers)
     print("running", " ".join(command), flush=True)
-    completed = subprocess.run(command)
-    if completed.returncode != 0:
+    try:
+        returncode = run_apart_from_ctrl_c(command)
+    except KeyboardInterrupt:
+        shutil.rmtree(partial, ignore_errors=True)  # nothing half-written left behind
+        raise
+    if returncode != 0:
         raise DataError(
-            f"fairseq-preprocess failed with exit status {completed.returncode}; "
+            f"fairseq-preprocess failed with exit status {returncode}; "
             f"its messages are above and in {partial / 'preprocess.log'}"
         )
     for name in split_names:
@@ -96,3 +103,18 @@ def binarize(
     if destination.exists():
         shutil.rmtree(destination)
     partial.rename(destination)
+
+
+def run_apart_from_ctrl_c(command: List[str]) -> int:
+    """Run command to its end and return its exit status. Ctrl+C, which the terminal sends to its
+    whole foreground group, would have fairseq-preprocess and each of its workers print a
+    traceback: they run in a session of their own instead, and when Ctrl+C stops this process they
+    are ended with SIGTERM, which Python processes obey without a word."""
+    with subprocess.Popen(command, start_new_session=True) as process:
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            with contextlib.suppress(ProcessLookupError):  # unless they all ended meanwhile
+                os.killpg(process.pid, signal.SIGTERM)
+            process.wait()
+            raise

@@ -14,11 +14,15 @@ from .parallel import map_line_chunks
 
 def learn_joint_bpe(texts: Sequence[Path], codes: Path, merges: int, workers: int) -> None:
     """Learn `merges` merge operations on the words of all texts together, as subword-nmt's
-    learn-joint-bpe-and-vocab does, without its vocabulary files: fairseq never reads them."""
+    learn-joint-bpe-and-vocab does, without its vocabulary files: fairseq never reads them.
+
+    The words are counted by subword-nmt's own function, a chunk of lines at a time in this
+    package's workers rather than in the pool subword-nmt would start: those workers leave Ctrl+C
+    to the main process (parallel.py), and leave no temporary files behind when it comes."""
     words = Counter()
     for path in texts:
-        with path.open(encoding="utf-8") as text:
-            words += learn_bpe.get_vocabulary(text, num_workers=workers)
+        for counts in map_line_chunks(path, learn_bpe.get_vocabulary, workers):
+            words.update(counts)
     with codes.open("w", encoding="utf-8") as out:
         learn_bpe.learn_bpe(
             [f"{word} {count}" for word, count in words.items()], out, merges, is_dict=True

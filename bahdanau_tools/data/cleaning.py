@@ -91,3 +91,27 @@ def clean_pair(
     if rules.max_len is not None and longer > rules.max_len:
         return "too_long", None
     return "kept", CleanPair(" ".join(tokens[0]), " ".join(tokens[1]), *texts)
+
+
+def check_kept(split_name: str, counts: Counter, rules: CleaningRules) -> None:
+    """A split that keeps no pair cannot be trained or validated on, or scored: say which steps
+    dropped its pairs, and what would keep them."""
+    if counts["kept"]:
+        return
+    dropped = {
+        "invalid_utf8": ("not in UTF-8", "convert the files to UTF-8"),
+        "empty": ("with an empty side", "give each pair words on both sides"),
+        "ratio": (
+            f"with one side over --max-ratio {rules.max_ratio} times as long as the other",
+            "raise --max-ratio",
+        ),
+        "too_long": (f"with a side over --max-len {rules.max_len} words", "raise --max-len"),
+    }
+    steps = [step for step in dropped if counts[step]]
+    raise DataError(
+        f"the {split_name} split keeps no sentence pair after cleaning: of its "
+        f"{counts['read']:,} pairs, "
+        + ", ".join(f"{counts[step]:,} {dropped[step][0]}" for step in steps)
+        + "; "
+        + " or ".join(dropped[step][1] for step in steps)
+    )

@@ -8,11 +8,13 @@
 Every corpus goes through the same stages (docs/data.md): check that both sides have as many lines,
 tokenize with fairseq's Moses tokenizer and clean, learn and apply joint BPE (--bpe), binarize with
 fairseq-preprocess, summarize. A rerun with the same --out resumes after the last stage that
-finished; stages whose options or inputs changed run again.
+finished (after Ctrl+C too); stages whose options or inputs changed run again.
 """
 
 import argparse
 import os
+import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -30,6 +32,9 @@ from .wmt14 import LANGUAGES as WMT14_LANGUAGES
 from .wmt14 import extract_release, fetch_archives, wmt14_splits
 
 Corpus = Tuple[str, Tuple[str, str], List[Split]]  # name, (source, target language), splits
+
+INTERRUPTED = "interrupted: run the same command again to resume; the stages that finished are kept"
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # what shells report for a command that Ctrl+C stopped
 
 
 def positive_float(text: str) -> float:
@@ -213,4 +218,10 @@ def main(argv: Optional[Sequence[str]] = None) -> dict:
 
 def cli_main() -> None:
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        # Every stage writes under temporary names and records itself only once it has finished
+        # (stages.py), so whatever Ctrl+C stopped is redone by the next run, and nothing else is.
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)

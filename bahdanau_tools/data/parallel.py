@@ -1,7 +1,9 @@
 """An order-preserving parallel map whose read-ahead is bounded, so memory stays flat."""
 
 import multiprocessing
+import signal
 from collections import deque
+from contextlib import ExitStack, contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, TypeVar
@@ -33,7 +35,11 @@ def ordered_map(
     if workers <= 1:
         yield from map(function, items)
         return
-    with multiprocessing.Pool(workers) as pool:
+    with ExitStack() as ending:
+        with ctrl_c_deferred():
+            pool = ending.enter_context(
+                multiprocessing.Pool(workers, initializer=leave_ctrl_c_to_the_main_process)
+            )
         in_flight = deque()
         for item in items:
             in_flight.append(pool.apply_async(function, (item,)))
@@ -41,6 +47,30 @@ def ordered_map(
                 yield in_flight.popleft().get()
         while in_flight:
             yield in_flight.popleft().get()
+
+
+@contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Ctrl+C noted while the block runs, and raised as it ends. While a pool starts, Ctrl+C would
+    otherwise reach a worker before it can ignore it (a traceback per worker), or this process
+    inside one of the handlers Python runs around a fork, which prints the KeyboardInterrupt and
+    drops it: the command would go on. (Blocking the signal would not do: another thread, tqdm's,
+    would take it.)"""
+    pressed = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+def leave_ctrl_c_to_the_main_process() -> None:
+    """Ctrl+C reaches every process of the terminal's foreground group: the workers ignore it, so
+    that only the main process stops, ending the pool as it leaves, and the user reads one line,
+    not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def map_line_chunks(

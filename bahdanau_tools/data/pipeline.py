@@ -11,9 +11,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Sequence, TextIO, Tuple
 
+from ..errors import DataError
 from .binarize import Vocabulary, binarize
 from .bpe import learn_joint_bpe, segment_file
-from .cleaning import CleaningRules, clean_chunk
+from .cleaning import CleaningRules, check_kept, clean_chunk
 from .parallel import chunked, ordered_map
 from .progress import progress_bar
 from .reading import ParallelFiles, check_aligned, read_pairs
@@ -103,7 +104,7 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
         "summary",
         corpus,
         texts + [data_bin],
-        [out / "summary.json", out / "summary.txt"],
+        summary_files(out),
         functools.partial(
             summarize_and_write, corpus, splits, cleaning, text_dir, data_bin, settings, out
         ),
@@ -113,8 +114,21 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
 
 
 def count_pairs(splits: Sequence[Split]) -> Dict[str, int]:
-    """Pairs per split, after checking that both sides of every part have as many sentences."""
-    return {split.name: sum(check_aligned(files) for files in split.parts) for split in splits}
+    """Pairs per split, after checking that both sides of every part have as many sentences and
+    that no split is empty."""
+    pairs = {split.name: sum(check_aligned(files) for files in split.parts) for split in splits}
+    for split in splits:
+        if pairs[split.name] == 0:
+            raise DataError(
+                f"the {split.name} split has no sentence pair: {_and_list(split.files())} are "
+                "empty; give files that hold one sentence per line"
+            )
+    return pairs
+
+
+def _and_list(items: Sequence[object]) -> str:
+    *others, last = map(str, items)
+    return f"{', '.join(others)} and {last}" if others else last
 
 
 def text_files(directory: Path, split_name: str, settings: Settings) -> List[Path]:
@@ -127,6 +141,11 @@ def reference_files(raw_dir: Path, split_name: str, settings: Settings) -> List[
     return [] if split_name == "train" else text_files(raw_dir, split_name, settings)
 
 
+def summary_files(out: Path) -> List[Path]:
+    """summary.json, then summary.txt."""
+    return [out / "summary.json", out / "summary.txt"]
+
+
 def summarize_and_write(
     corpus: str,
     splits: Sequence[Split],
@@ -137,7 +156,8 @@ def summarize_and_write(
     out: Path,
 ) -> dict:
     summary = summarize(corpus, splits, cleaning, text_dir, data_bin, settings)
-    write_summary(summary, out)
+    with written_whole(summary_files(out)) as partial:
+        write_summary(summary, *partial)
     return summary
 
 
@@ -175,9 +195,8 @@ def tokenize_and_clean(
 ) -> Counter:
     """Write the kept pairs, tokenized, to tok_dir and, for all but training, untokenized to
     raw_dir; return what each cleaning step counted."""
-    clean = functools.partial(
-        clean_chunk, languages=settings.languages, rules=cleaning_rules(split.name, settings)
-    )
+    rules = cleaning_rules(split.name, settings)
+    clean = functools.partial(clean_chunk, languages=settings.languages, rules=rules)
     counts = Counter()
     outputs = text_files(tok_dir, split.name, settings) + reference_files(
         raw_dir, split.name, settings
@@ -196,6 +215,7 @@ def tokenize_and_clean(
                 for out, line in zip(lines, pair):
                     out.write(line + "\n")
             progress.update(chunk_counts["read"])
+        check_kept(split.name, counts, rules)  # before the outputs get their names
     print(format_cleaning(split.name, counts), flush=True)
     return counts
 

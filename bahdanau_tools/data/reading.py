@@ -1,5 +1,6 @@
 """Parallel text as raw byte lines, streamed: plain or gzip'd text, and WMT's SGML test sets."""
 
+import codecs
 import gzip
 import re
 from dataclasses import dataclass
@@ -35,10 +36,15 @@ def lines(path: Path) -> Iterator[bytes]:
 
     Bytes, because a line that is not valid UTF-8 has to be dropped and counted rather than stop
     the reader; split at b"\\n" only, because the corpora hold stray carriage returns and Unicode
-    line separators inside their lines.
+    line separators inside their lines. The byte-order mark that Windows editors write at the start
+    of a file is dropped, as Python's utf-8-sig codec and fairseq-interactive's input (the plugin
+    reads it so) drop it: it marks the encoding, it is not text, and kept it would become a token.
+    U+FEFF anywhere else is a character of the text, and stays.
     """
     with _open_bytes(path) as stream:
-        for line in stream:
+        for number, line in enumerate(stream):
+            if number == 0 and line.startswith(codecs.BOM_UTF8):
+                line = line[len(codecs.BOM_UTF8) :]
             yield line.rstrip(b"\r\n")
 
 

@@ -78,8 +78,14 @@ class Stages:
 @contextmanager
 def written_whole(paths: Sequence[Path]) -> Iterator[List[Path]]:
     """Temporary names to write paths under; each gets its own name once the block ends without
-    error."""
+    error, and is deleted if it ends with one (an error, Ctrl+C), so that no half-written file is
+    left behind."""
     partial = [path.with_name(path.name + ".part") for path in paths]
-    yield partial
+    try:
+        yield partial
+    except BaseException:
+        for written in partial:
+            written.unlink(missing_ok=True)
+        raise
     for written, path in zip(partial, paths):
         written.replace(path)

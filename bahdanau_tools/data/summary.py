@@ -79,12 +79,10 @@ def dictionary_sizes(data_bin: Path, languages: Tuple[str, str]) -> Dict[str, in
     }
 
 
-def write_summary(summary: dict, out: Path) -> str:
-    """Write summary.json and summary.txt; return the text."""
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    text = format_summary(summary)
-    (out / "summary.txt").write_text(text, encoding="utf-8")
-    return text
+def write_summary(summary: dict, json_path: Path, text_path: Path) -> None:
+    """The summary, machine-readable and as printed."""
+    json_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    text_path.write_text(format_summary(summary), encoding="utf-8")
 
 
 def format_cleaning(split: str, cleaning: Dict[str, int]) -> str:

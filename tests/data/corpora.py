@@ -48,6 +48,23 @@ def write_gzip_lines(path: Path, lines: Sequence[bytes]) -> None:
         out.writelines(line + b"\n" for line in lines)
 
 
+def write_corpus(
+    directory: Path, prefixes: Dict[str, List[Pair]], languages: Sequence[str]
+) -> Path:
+    """prefix -> pairs, as PREFIX.SRC and PREFIX.TGT (gzip'd for a prefix ending in -gz), the
+    input of bahdanau-prepare-data corpus."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for prefix, pairs in prefixes.items():
+        for side, language in enumerate(languages):
+            lines = [pair[side] for pair in pairs]
+            if prefix.endswith("-gz"):
+                write_gzip_lines(directory / f"{prefix}.{language}.gz", lines)
+            else:
+                text = b"".join(line + b"\n" for line in lines)
+                (directory / f"{prefix}.{language}").write_bytes(text)
+    return directory
+
+
 def write_multi30k(directory: Path, splits: Dict[str, List[Pair]]) -> Path:
     """Write <stem>.en.gz and <stem>.fr.gz for each split stem."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """Running the data commands as a user does: a separate process, from the repository root."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import List
@@ -9,6 +10,8 @@ from fairseq.data import Dictionary, data_utils
 
 from ..support.paths import REPO
 from ..support.tools import fairseq_env, fairseq_tool
+
+PROGRESS_BAR = re.compile(r"\d+%\|")  # tqdm's, as it draws itself: "  5%|▌    | 2000/40000"
 
 
 def run_command(command: str, *arguments) -> subprocess.CompletedProcess:
@@ -33,6 +36,22 @@ def run_pipeline(preset: str, out: Path, *arguments) -> dict:
     completed = run_preset(preset, "--out", out, "--workers", 2, *arguments)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return read_summary(out)
+
+
+def message_lines(stderr: str) -> List[str]:
+    """What a run said on stderr, less the INFO lines fairseq logs while it is imported and the
+    progress bars (each redrawing is a line of its own: splitlines splits at carriage returns)."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if line and not line.startswith("INFO:") and not PROGRESS_BAR.search(line)
+    ]
+
+
+def error_lines(completed: subprocess.CompletedProcess) -> List[str]:
+    """What a failed run said on stderr (message_lines)."""
+    assert completed.returncode != 0
+    return message_lines(completed.stderr)
 
 
 def read_summary(out: Path) -> dict:

@@ -1,7 +1,6 @@
 """bahdanau-prepare-data corpus: a user's own parallel text, any Moses language pair; and what
 every corpus gets, progress on stderr and a rerun that resumes after the last finished stage."""
 
-import gzip
 import re
 
 import pytest
@@ -10,7 +9,7 @@ from bahdanau_tools.data import pipeline
 from bahdanau_tools.data.command_line import main
 from bahdanau_tools.errors import DataError
 
-from .corpora import sentence_pairs
+from .corpora import sentence_pairs, write_corpus
 from .scripts import binarized_sentences, read_summary, run_command
 
 LANGUAGES = (
@@ -26,24 +25,6 @@ STAGES = (
     "binarize",
     "summary",
 )
-
-
-def write_side(path, lines):
-    text = "".join(line.decode() + "\n" for line in lines)
-    if path.suffix == ".gz":
-        path.write_bytes(gzip.compress(text.encode()))
-    else:
-        path.write_text(text, encoding="utf-8")
-
-
-def write_corpus(directory, prefixes):
-    """prefix -> pairs, as PREFIX.de and PREFIX.en (gzip'd for a prefix ending in -gz)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for prefix, pairs in prefixes.items():
-        for side, language in enumerate(LANGUAGES):
-            suffix = ".gz" if prefix.endswith("-gz") else ""
-            write_side(directory / f"{prefix}.{language}{suffix}", [pair[side] for pair in pairs])
-    return directory
 
 
 def corpus_arguments(corpus, out, *more):
@@ -80,6 +61,7 @@ def corpus(tmp_path_factory):
             "news": sentence_pairs(5, offset=50),
             "web-gz": sentence_pairs(4, offset=60),
         },
+        LANGUAGES,
     )
 
 
@@ -163,14 +145,14 @@ def test_a_rerun_with_another_option_redoes_the_stages_it_changes(
 ):
     main(corpus_arguments(corpus, tmp_path))
     capsys.readouterr()
-    main(corpus_arguments(corpus, tmp_path, "--max-len", "3"))
+    main(corpus_arguments(corpus, tmp_path, "--max-len", "7"))
     assert stage_messages(capsys.readouterr().err) == [
         "check",
         "tokenize-valid",
         "tokenize-test",
         "tokenize-test1",
     ]
-    assert read_summary(tmp_path)["splits"]["train"]["cleaning"]["too_long"] == 40
+    assert read_summary(tmp_path)["splits"]["train"]["cleaning"]["too_long"] == 12
 
 
 def test_sides_with_different_line_counts_are_a_one_line_error_naming_both_files(corpus, tmp_path):
@@ -182,6 +164,7 @@ def test_sides_with_different_line_counts_are_a_one_line_error_naming_both_files
             "news": sentence_pairs(5),
             "web-gz": sentence_pairs(4),
         },
+        LANGUAGES,
     )
     (broken / "dev.en").write_text("one line\n", encoding="utf-8")
     completed = run_command("bahdanau-prepare-data", *corpus_arguments(broken, tmp_path / "out"))

@@ -2,7 +2,7 @@
 non-UTF-8 line is dropped."""
 
 from .corpora import INVALID_UTF8, sentence_pairs, write_multi30k, write_wmt14_release
-from .scripts import run_pipeline, run_preset
+from .scripts import error_lines, run_pipeline, run_preset
 
 MULTI30K_STEMS = ("train", "val", "test_2016_flickr")
 
@@ -11,12 +11,6 @@ def small_multi30k(directory, **replaced):
     return write_multi30k(
         directory, {stem: replaced.get(stem, sentence_pairs(12)) for stem in MULTI30K_STEMS}
     )
-
-
-def error_lines(completed):
-    """stderr of a failed run, less the INFO lines fairseq logs while it is imported."""
-    assert completed.returncode != 0
-    return [line for line in completed.stderr.splitlines() if not line.startswith("INFO:")]
 
 
 def test_a_missing_multi30k_file_is_a_one_line_error_naming_it(tmp_path):

@@ -1,5 +1,6 @@
 """Parallel files are read as raw byte lines or SGML segments, streamed, and checked to align."""
 
+import codecs
 import gzip
 
 import pytest
@@ -56,3 +57,10 @@ def test_sides_with_different_line_counts_are_an_error_with_both_counts(tmp_path
 def test_a_missing_file_is_an_error_naming_it(tmp_path):
     with pytest.raises(DataError, match=f"missing file {tmp_path / 'train.en.gz'}"):
         require_file(tmp_path / "train.en.gz", "hint")
+
+
+def test_a_byte_order_mark_is_dropped_at_the_start_of_a_file_and_kept_as_text_elsewhere(tmp_path):
+    mark = codecs.BOM_UTF8
+    path = tmp_path / "text.en"
+    path.write_bytes(mark + b"one\n" + mark + b"two\nthree " + mark + b"\n")
+    assert list(records(path)) == [b"one", mark + b"two", b"three " + mark]
