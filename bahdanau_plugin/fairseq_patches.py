@@ -6,8 +6,9 @@ the project's commands pass fairseq's own options (``--required-batch-size-multi
 ``--skip-invalid-size-inputs-valid-test``, ``--data-buffer-size 0``: docs/fairseq_changes.md says
 why). What no registration or option can do is below, made by ``apply_all`` (which
 bahdanau_plugin/__init__.py calls) the same however often the plugin is imported. Those that serve
-fairseq's command-line tools are made only when one of them runs (``running_fairseq_tool``): a
-notebook or a script that imports the plugin keeps its own excepthook, standard input and malloc.
+fairseq's command-line tools are made only when one of them runs (``running_fairseq_tool``), or
+the plugin's own (``running_plugin_command``): a notebook or a script that imports the plugin
+keeps its own excepthook, standard input, malloc, logging level and warning filters.
 None of them changes what fairseq computes, for these models or any other.
 """
 
@@ -15,8 +16,10 @@ import codecs
 import functools
 import importlib.util
 import io
+import logging
 import os
 import sys
+import warnings
 from typing import Optional
 
 import torch
@@ -99,6 +102,49 @@ def keep_freed_memory_for_reuse_in_training() -> None:
         pass
 
 
+def running_plugin_command() -> bool:
+    """Whether this process runs one of the plugin's own commands (``bahdanau-evaluate``, ...), as
+    its console script or as ``python -m bahdanau_tools.NAME``."""
+    module = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) or ""
+    command = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return module.startswith("bahdanau_tools.") or command.startswith("bahdanau-")
+
+
+def log_at_the_level_of_fairseqs_tools() -> None:
+    """Where a fairseq tool or the plugin's own command runs: the root logger at the level fairseq's
+    tools set, LOGLEVEL (INFO unless set). Importing fairseq sets it to DEBUG
+    (fairseq/models/wav2vec/wav2vec2_classification.py calls logging.basicConfig(level=DEBUG)),
+    which fairseq-generate's own basicConfig, called after that import, leaves as it is: every
+    library's debug lines then print, hydra's, matplotlib's font search (97 lines in
+    bahdanau-plot-alignment), the fast path's choices. fairseq has no option for it."""
+    if running_fairseq_tool() is not None or running_plugin_command():
+        logging.getLogger().setLevel(os.environ.get("LOGLEVEL", "INFO").upper())
+
+
+# Warnings that hydra 1.3 and torch 2 print about how fairseq 0.12 calls them, about 20 lines on
+# every run of fairseq-train, fairseq-generate or fairseq-interactive, that no one running the
+# command can act on: (category, the start of the message).
+DEPENDENCY_WARNINGS = (
+    (UserWarning, r"hydra\.experimental\.(initialize|compose)\(\) is no longer experimental"),
+    (UserWarning, r"\s*The version_base parameter is not specified"),
+    (UserWarning, r"In 'config': Usage of deprecated keyword in package header"),
+    (UserWarning, r"\s*'config' is validated against ConfigStore schema with the same name"),
+    (UserWarning, r"\s*The strict flag in the compose API is deprecated"),
+    (FutureWarning, r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated"),
+    (UserWarning, r"'pin_memory' argument is set as true but no accelerator is found"),
+)
+
+
+def hide_dependency_warnings() -> None:
+    """Where a fairseq tool or the plugin's own command runs: DEPENDENCY_WARNINGS are not shown.
+    Each filter matches one message, so fairseq's own warnings and every other still show. They
+    come from fairseq's code (its configuration's conversion, its data loader, its training step):
+    no option or hook reaches them."""
+    if running_fairseq_tool() is not None or running_plugin_command():
+        for category, message in DEPENDENCY_WARNINGS:
+            warnings.filterwarnings("ignore", message=message, category=category)
+
+
 # fairseq-train's module: the plugin is imported while fairseq-train parses its arguments.
 TRAIN = "fairseq_cli.train"
 # Set on the wrapper, so that importing the plugin again wraps nothing twice.
@@ -178,6 +224,12 @@ CHANGES = (
     # --bf16 is not taken for --tpu for these models. The function runs between fairseq-train's
     # parsing and its training, for every model, and returns fairseq's own result for others.
     train_in_bfloat16_on_gpus_and_cpus,
+    # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
+    # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.
+    log_at_the_level_of_fairseqs_tools,
+    # warnings.filters, where a fairseq tool or the plugin's own command runs: hydra's and torch's
+    # warnings about how fairseq calls them (DEPENDENCY_WARNINGS), one filter per message.
+    hide_dependency_warnings,
 )
 
 

@@ -298,6 +298,7 @@ def main():
     sizes = parser.parse_args()
     check_writable(sizes.document)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env["LOGLEVEL"] = "DEBUG"  # fairseq's tools then log the fast path's choices, read from the log
     data_bin = prepare_multi30k(sizes.work_dir, env)
     sizes.vocab = sum(1 for _ in open(data_bin / "dict.fr.txt", encoding="utf-8")) + 4
     sizes.decode_length = sizes.decode_length or round(average_lengths(data_bin, "test")[1])

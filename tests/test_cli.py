@@ -1,13 +1,14 @@
 """End to end through fairseq's own command-line tools, with the plugin passed as --user-dir."""
 
 import re
+import subprocess
 
 import pytest
 import torch
 
 from .support.demo_data import TEST_SENTENCES
 from .support.paths import PLUGIN
-from .support.tools import run
+from .support.tools import fairseq_env, fairseq_tool, run
 from .support.training import ARCHITECTURES, train
 
 
@@ -80,6 +81,41 @@ def test_fairseq_interactive_answers_every_line_in_order(data_bin, checkpoints):
     sources = re.findall(r"^S-\d+\t(.*)$", output, flags=re.M)
     assert sources == lines
     assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == len(lines)
+
+
+def generate_with(environment, data_bin, checkpoint):
+    """fairseq-generate's stdout and stderr, with these variables set."""
+    completed = subprocess.run(
+        [
+            fairseq_tool("fairseq-generate"),
+            data_bin,
+            "--user-dir",
+            PLUGIN,
+            "--path",
+            checkpoint,
+            "--beam",
+            "2",
+            "--max-len-b",
+            "5",
+            "--cpu",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**fairseq_env(), **environment},
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stdout + completed.stderr
+
+
+def test_fairseq_generate_logs_the_fast_path_s_choices_at_debug_level_only(data_bin, checkpoints):
+    """Measured where BAHDANAU_FAST_PATH is auto (the default); LOGLEVEL=DEBUG shows them."""
+    checkpoint = checkpoints["rnnsearch_50"]
+    measuring = {"BAHDANAU_FAST_PATH": "auto"}
+    quiet = generate_with(measuring, data_bin, checkpoint)
+    assert "measured_choice" not in quiet and "DEBUG" not in quiet
+    verbose = generate_with({**measuring, "LOGLEVEL": "DEBUG"}, data_bin, checkpoint)
+    assert re.search(r"^DEBUG:bahdanau_plugin\.speed\.cpu\.measured_choice:", verbose, re.M)
 
 
 def test_training_resumes_from_checkpoint_last(data_bin, tmp_path):
@@ -190,3 +226,18 @@ def test_fairseq_hydra_train_builds_a_named_architecture_from_yaml(data_bin, tmp
     state = torch.load(tmp_path / "checkpoints" / "checkpoint_last.pt")
     assert state["cfg"]["model"]["max_train_length"] == 30
     assert state["cfg"]["model"]["encoder_hidden_dim"] == 8
+
+
+def test_fairseq_train_logs_no_shared_parameter_for_the_layers_without_a_bias(
+    trained_with_a_low_limit,
+):
+    """fairseq's trainer took the absent biases for one parameter shared between six layers."""
+    output, _ = trained_with_a_low_limit
+    assert "detected shared parameter" not in output
+
+
+def test_fairseq_train_prints_no_warning_about_how_fairseq_calls_hydra_and_torch(
+    trained_with_a_low_limit,
+):
+    output, _ = trained_with_a_low_limit
+    assert "Warning" not in output, re.findall(r".*Warning.*", output)

@@ -1,7 +1,9 @@
 """configs/: the paper's training (Appendix B.2) as fairseq-hydra-train recipes, and the same recipe
-with fairseq-train flags (scripts/train_paper_recipe.sh)."""
+with fairseq-train flags (scripts/train_paper_recipe.sh); the CPU recipe of docs/results.md's runs
+(scripts/multi30k_recipe.sh) as one more."""
 
 import os
+import re
 import subprocess
 from argparse import Namespace
 
@@ -13,13 +15,16 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from .support.paths import REPO
+from .support.paths import PLUGIN, REPO
 from .support.models import tiny_flags
 from .support.tools import fairseq_env, run
 from .support.training import ARCHITECTURES
 
 CONFIGS = REPO / "configs"
 PAPER_RECIPE = REPO / "scripts" / "train_paper_recipe.sh"
+CPU_RECIPE = "rnnsearch_cpu"
+# each recipe, and the architecture it trains
+RECIPES = {**{arch: arch for arch in ARCHITECTURES}, CPU_RECIPE: "rnnsearch"}
 UPDATES = 2
 # the sections of the configuration that make the recipe (checkpoint and logging are not)
 RECIPE_SECTIONS = (
@@ -61,6 +66,20 @@ def recipe_configuration(arch):
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
 
 
+def cpu_recipe_flags():
+    """The fairseq-train flags of docs/results.md's RNNsearch: scripts/multi30k_recipe.sh's sizes
+    and recipe, and the options run_multi30k_experiment.sh adds that are not about time, seed or
+    logging."""
+    script = (
+        f"repo={REPO}; source {REPO / 'scripts' / 'multi30k_recipe.sh'}; "
+        'printf "%s\\0" "${sizes[@]}" --attention-dim "$DIM" "${recipe[@]}"'
+    )
+    printed = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    recipe = printed.stdout.split("\0")[:-1]
+    return ["DATA", "--user-dir", PLUGIN, "--arch", "rnnsearch", *recipe,
+            "--skip-invalid-size-inputs-valid-test", "--data-buffer-size", "0"]  # fmt: skip
+
+
 def paper_recipe_flags(arch, folder):
     """The arguments scripts/train_paper_recipe.sh gives fairseq-train, caught by a stand-in."""
     stand_in = folder / "fairseq-train"
@@ -92,14 +111,14 @@ def setting(cfg, section, key):
 def hydra_checkpoints(data_bin, tmp_path_factory):
     """Each recipe trained for 2 updates at tiny sizes, from the repository root as documented."""
     paths = {}
-    for arch in ARCHITECTURES:
-        root = tmp_path_factory.mktemp(f"hydra-{arch}")
+    for recipe, arch in RECIPES.items():
+        root = tmp_path_factory.mktemp(f"hydra-{recipe}")
         run(
             "fairseq-hydra-train",
             "--config-dir",
             CONFIGS,
             "--config-name",
-            arch,
+            recipe,
             f"task.data={data_bin}",
             f"checkpoint.save_dir={root / 'checkpoints'}",
             f"optimization.max_update={UPDATES}",
@@ -108,14 +127,14 @@ def hydra_checkpoints(data_bin, tmp_path_factory):
             *as_hydra_overrides(tiny_flags(arch)),
             cwd=REPO,
         )
-        paths[arch] = root / "checkpoints" / "checkpoint_last.pt"
+        paths[recipe] = root / "checkpoints" / "checkpoint_last.pt"
     return paths
 
 
-@pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, arch):
-    state = torch.load(hydra_checkpoints[arch])
-    assert state["cfg"]["model"]["_name"] == arch
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, recipe):
+    state = torch.load(hydra_checkpoints[recipe])
+    assert state["cfg"]["model"]["_name"] == RECIPES[recipe]
     assert state["optimizer_history"][-1]["num_updates"] == UPDATES
 
 
@@ -175,6 +194,26 @@ def test_fairseq_train_flags_give_the_same_configuration_as_the_recipe(arch, tmp
     for section in RECIPE_SECTIONS:
         for key, value in from_recipe[section].items():
             assert setting(from_flags, section, key) == value, f"{section}.{key}"
+
+
+def test_the_cpu_recipe_is_the_one_docs_results_measured():
+    """Adam at 3e-3, dropout 0.2, batches of 80, every size 256: the same configuration as the
+    fairseq-train flags of docs/results.md's runs."""
+    from_recipe = recipe_configuration(CPU_RECIPE)
+    from_flags = flags_configuration(cpu_recipe_flags())
+    for section in RECIPE_SECTIONS:
+        for key, value in from_recipe[section].items():
+            assert setting(from_flags, section, key) == value, f"{section}.{key}"
+
+
+def test_the_cpu_recipe_logs_its_progress_as_often_as_docs_training_says():
+    """A line every few updates, so that a first training on 2 cores shows progress within half
+    a minute; docs/training.md's fairseq-train command of the same recipe logs as often."""
+    training = (REPO / "docs" / "training.md").read_text(encoding="utf-8")
+    documented = re.findall(r"--log-interval (\d+)", training)
+    assert documented and {int(interval) for interval in documented} == {
+        recipe_configuration(CPU_RECIPE).common.log_interval
+    }
 
 
 @pytest.mark.parametrize("option", ["--memory-efficient-fp16", "--memory-efficient-bf16"])

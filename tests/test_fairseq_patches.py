@@ -23,7 +23,7 @@ from bahdanau_plugin import fairseq_patches
 
 from .support.demo_data import TEST_SENTENCES
 from .support.paths import PLUGIN
-from .support.tools import fairseq_env
+from .support.tools import fairseq_env, fairseq_tool
 
 ABORTED = -6  # SIGABRT, as libstdc++'s std::terminate ends a process
 
@@ -118,6 +118,8 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "decode_standard_input_leniently",
         "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",
+        "log_at_the_level_of_fairseqs_tools",
+        "hide_dependency_warnings",
     ]
 
 
@@ -151,6 +153,65 @@ def test_the_running_fairseq_tool_is_read_from_its_command_or_module(
     main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
     monkeypatch.setitem(sys.modules, "__main__", main)
     assert fairseq_patches.running_fairseq_tool() == tool
+
+
+# What a program that imports fairseq, then the plugin, finds of its logging level and warning
+# filters after the plugin's import: each as fairseq's import left it, or not.
+IMPORT_AFTER_FAIRSEQ = """
+import logging, warnings
+import fairseq
+level, filters = logging.getLogger().level, list(warnings.filters)
+import bahdanau_plugin
+print(logging.getLogger().level == level, warnings.filters == filters)
+"""
+
+
+def test_importing_the_plugin_in_a_program_leaves_its_logging_level_and_warnings_alone():
+    completed = python("-c", IMPORT_AFTER_FAIRSEQ)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.split() == ["True", "True"]
+
+
+@pytest.mark.parametrize(
+    "argv0, main_module, running",
+    [
+        ("/venv/bin/bahdanau-evaluate", "__main__", True),
+        ("-m", "bahdanau_tools.plot_alignment", True),
+        ("/venv/bin/fairseq-train", "__main__", False),
+        ("/home/me/notebook.py", "__main__", False),
+    ],
+)
+def test_the_running_plugin_command_is_read_from_its_command_or_module(
+    argv0, main_module, running, monkeypatch
+):
+    monkeypatch.setattr(sys, "argv", [argv0])
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert fairseq_patches.running_plugin_command() is running
+
+
+def test_the_plugin_s_commands_print_no_debug_lines(data_bin, checkpoints, tmp_path):
+    """fairseq's import sets the root logger to DEBUG: bahdanau-plot-alignment printed 97 lines of
+    matplotlib's font search."""
+    completed = subprocess.run(
+        [
+            fairseq_tool("bahdanau-plot-alignment"),
+            "--checkpoint",
+            checkpoints["rnnsearch_50"],
+            "--data",
+            data_bin,
+            "--out-dir",
+            tmp_path,
+            "the dog sees a cat",
+        ],
+        capture_output=True,
+        text=True,
+        env=fairseq_env(),
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "DEBUG" not in completed.stderr
 
 
 def test_importing_the_plugin_again_in_a_fairseq_tool_installs_the_one_line_errors_once(

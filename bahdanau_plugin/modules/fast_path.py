@@ -52,10 +52,20 @@ def _offered() -> Optional[FastPath]:
 
 def layer(torch_class: type, *args, **kwargs) -> nn.Module:
     """``torch_class(*args, **kwargs)``, or the fast path's subclass that computes the same
-    function: same parameters, same initialization, same state dict."""
+    function: same parameters, same initialization, same state dict.
+
+    A parameter the layer goes without (nn.Linear's bias, given ``bias=False``) is an attribute
+    of value None, not a parameter registered as None: fairseq's trainer catalogs every registered
+    parameter, None included, so it took the absent biases of all such layers for one parameter
+    shared between them and logged a false "detected shared parameter" line for each
+    (fairseq/trainer.py, ``_catalog_shared_params``). State dicts never held them."""
     offered = _offered()
     layer_class = offered.layers.get(torch_class, torch_class) if offered else torch_class
-    return layer_class(*args, **kwargs)
+    built = layer_class(*args, **kwargs)
+    for name in [name for name, parameter in built._parameters.items() if parameter is None]:
+        del built._parameters[name]
+        setattr(built, name, None)  # an attribute still: nn.Linear.forward reads it
+    return built
 
 
 def form(name: Optional[str]) -> Optional[nn.Module]:

@@ -15,6 +15,9 @@ This task keeps the words and the line numbers, for the two things that need the
 - ``--skip-invalid-size-inputs-valid-test``: fairseq-interactive leaves out a line over
   ``--max-source-positions``; the task names it in one line on stderr (``filter_indices_by_size``).
 
+An empty or blank line is translated as empty (``inference_step``), as Marian and Sockeye
+translate it, where the models would make a sentence up from the end of sentence alone.
+
 Everything else is fairseq's translation task.
 """
 
@@ -23,6 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
+import torch
 from fairseq import utils
 from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import MODEL_REGISTRY
@@ -133,6 +137,35 @@ class TranslationWithSourceWordsTask(TranslationTask):
             self.target_words_past,
             self.word_dictionary,
         )
+
+    def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
+        """fairseq's translations, except that a source without a word, an empty or blank line
+        (the end of sentence alone), gets an empty one. A batch of such sources alone, as
+        fairseq-interactive makes of each line it reads, is not generated at all."""
+        sources, symbols = sample["net_input"]["src_tokens"], self.source_dictionary
+        has_words = ((sources != symbols.pad()) & (sources != symbols.eos())).any(dim=1).tolist()
+        translations = (
+            super().inference_step(generator, models, sample, prefix_tokens, constraints)
+            if any(has_words)
+            else [None] * len(has_words)
+        )
+        attends = all(getattr(model, "has_attention", True) for model in models)
+        return [
+            hypotheses if words else [self.empty_translation(source, attends)]
+            for hypotheses, words, source in zip(translations, has_words, sources)
+        ]
+
+    def empty_translation(self, source: torch.Tensor, attends: bool) -> dict:
+        """A hypothesis as fairseq's generator makes one: the end of sentence alone, with
+        probability 1, attending (where the models attend) to the source's end of sentence."""
+        end = (source == self.source_dictionary.eos()).float().unsqueeze(1)  # source x target
+        return {
+            "tokens": torch.tensor([self.target_dictionary.eos()], device=source.device),
+            "score": torch.tensor(0.0, device=source.device),
+            "attention": end if attends else torch.empty(0),
+            "alignment": torch.empty(0),
+            "positional_scores": torch.zeros(1, device=source.device),
+        }
 
     def filter_indices_by_size(
         self, indices, dataset, max_positions=None, ignore_invalid_inputs=False

@@ -32,9 +32,10 @@ TOKENIZED = "none"  # the text is already tokenized (Moses), as multi-bleu.perl 
 def corpus_bleu(
     hypotheses: Sequence[str], references: Sequence[str], tokenize: str = DETOKENIZED
 ) -> Score:
-    metric = BLEU(
-        tokenize=tokenize
-    )  # otherwise sacrebleu's defaults: mixed case, exponential smoothing
+    # otherwise sacrebleu's defaults: mixed case, exponential smoothing. Tokenized BLEU is given
+    # tokenized text on purpose: force=True keeps sacrebleu from warning that it looks tokenized
+    # ("It looks like you forgot to detokenize"), and changes nothing else.
+    metric = BLEU(tokenize=tokenize, force=tokenize == TOKENIZED)
     if not hypotheses:
         return Score(None, 0, "no sentence", "")
     score = metric.corpus_score(list(hypotheses), [list(references)])

@@ -1,5 +1,7 @@
-"""bahdanau-evaluate: translate a binarized test set with one or more checkpoints
-(fairseq-generate, beam search) and report as the paper does:
+"""bahdanau-evaluate: BLEU as the paper reports it, for one or more checkpoints.
+
+Translates a binarized test set with each checkpoint (fairseq-generate, beam search), saying how
+many sentences are translated as the batches come, and reports as the paper does:
 
   bleu.json, bleu.txt   sacrebleu BLEU (detokenized, cased) with its signature, on All sentences
                         and on No UNK: the sentences whose source and reference have no <unk> word
@@ -44,7 +46,7 @@ from .binarized_split import (
 )
 from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
-from .generate import TOKENIZED, Generation, read_hypotheses, run_generate
+from .generate import TOKENIZED, Generation, Progress, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
 
 
@@ -61,7 +63,7 @@ def named_checkpoint(text: str) -> Tuple[str, Path]:
 def evaluation_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bahdanau-evaluate",
-        description=__doc__.split("\n", 1)[1],
+        description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -127,7 +129,8 @@ def evaluation_parser() -> argparse.ArgumentParser:
         "--batch-size",
         type=positive_int,
         default=32,
-        help="sentences per batch (default: %(default)s)",
+        help="sentences per batch: the translations, and so the progress lines, come a batch at a "
+        "time (default: %(default)s)",
     )
     parser.add_argument(
         "--bucket-width",
@@ -212,7 +215,7 @@ def translate_all(
             flush=True,
         )
         output = arguments.out_dir / name / f"generate-{generation.subset}.txt"
-        run_generate(checkpoint, arguments.data, generation, output)
+        run_generate(checkpoint, arguments.data, generation, output, Progress(name, sentences))
         translations[name] = {
             "detokenized": read_hypotheses(output, sentences),
             "tokenized": read_hypotheses(output, sentences, TOKENIZED),
@@ -349,7 +352,7 @@ def evaluate(arguments: argparse.Namespace) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
-    # importing fairseq sets the root logger to DEBUG (its text_to_speech task calls basicConfig),
-    # and the models loaded here for the heatmaps would then print their whole configuration
+    # warnings and errors only: the models loaded here for the heatmaps would log their whole
+    # configuration at INFO
     logging.basicConfig(level=logging.WARNING, force=True)
     evaluate(evaluation_parser().parse_args(argv))

@@ -5,9 +5,10 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from fairseq.data import data_utils
 
@@ -18,6 +19,8 @@ from ..errors import EvaluationError
 
 PLUGIN = Path(bahdanau_plugin.__file__).parent  # the folder --user-dir takes
 RESULT_LINE = re.compile(r"^[STHDPA]-\d+\t")  # fairseq-generate's per-sentence lines
+SOURCE_LINE = re.compile(r"^S-\d+\t")  # one per sentence translated
+PROGRESS_SECONDS = 10  # a progress line at most this often, and one at the end
 # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
 DETOKENIZED = "D"
 TOKENIZED = "H"  # as the model wrote it: Moses tokens, BPE pieces
@@ -67,8 +70,6 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         "1",
         "--tokenizer",
         "moses",
-        "--log-interval",
-        "10",
     ]
     if generation.replace_unk is not None:
         command += ["--task", SOURCE_WORDS_TASK, "--replace-unk"]
@@ -78,24 +79,64 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
     return command
 
 
-def run_generate(checkpoint: Path, data_bin: Path, generation: Generation, output: Path) -> None:
-    """Write fairseq-generate's output to a file. Its log and progress lines (which it prints
-    between the results) go on to stderr, so that a long run shows how far it is."""
+class Progress:
+    """Lines on stderr that say how many sentences of the test set a model has translated: at most
+    one every PROGRESS_SECONDS as its translations come, and one at the end."""
+
+    def __init__(self, name: str, sentences: int, clock: Callable[[], float] = time.monotonic):
+        self.name, self.sentences, self.clock = name, sentences, clock
+        self.translated = self.shown = 0
+        self.start = self.printed = clock()
+
+    def sentence_translated(self) -> None:
+        self.translated += 1
+        if self.clock() - self.printed >= PROGRESS_SECONDS:
+            self.print()
+
+    def finished(self) -> None:
+        if self.shown != self.translated:
+            self.print()
+
+    def print(self) -> None:
+        self.printed, self.shown = self.clock(), self.translated
+        print(
+            f"{self.name}: {self.translated:,} of {self.sentences:,} sentences translated, "
+            f"{self.printed - self.start:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def run_generate(
+    checkpoint: Path, data_bin: Path, generation: Generation, output: Path, progress: Progress
+) -> None:
+    """Write fairseq-generate's output to a file, and say how far it is (``progress``) as its
+    translations come: it prints each batch's as soon as they are made (unbuffered). It logs
+    warnings and errors only (LOGLEVEL, unless set) to stderr, and its lines other than the
+    results (its own BLEU, on BPE pieces) go on to stderr too."""
     output.parent.mkdir(parents=True, exist_ok=True)
     command = generate_command(checkpoint, data_bin, generation)
     with output.open("w", encoding="utf-8") as results, subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
         encoding="utf-8",
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        env={
+            "LOGLEVEL": "WARNING",
+            **os.environ,
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONUNBUFFERED": "1",
+        },
     ) as process:
         for line in process.stdout:
             (results if RESULT_LINE.match(line) else sys.stderr).write(line)
+            if SOURCE_LINE.match(line):
+                progress.sentence_translated()
     if process.returncode != 0:
         raise EvaluationError(
             f"fairseq-generate failed on {checkpoint} (exit status {process.returncode}); "
             "its message is above"
         )
+    progress.finished()
 
 
 def read_hypotheses(output: Path, sentences: int, kind: str = DETOKENIZED) -> List[str]:

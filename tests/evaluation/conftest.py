@@ -53,4 +53,5 @@ def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     (out / "stdout.txt").write_text(completed.stdout, encoding="utf-8")
+    (out / "stderr.txt").write_text(completed.stderr, encoding="utf-8")
     return out

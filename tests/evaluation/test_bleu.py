@@ -2,12 +2,13 @@
 references."""
 
 import json
+import logging
 import subprocess
 import sys
 
 import pytest
 
-from bahdanau_tools.evaluation.bleu import corpus_bleu
+from bahdanau_tools.evaluation.bleu import TOKENIZED, corpus_bleu
 
 from ..support.demo_data import UNKNOWN_WORDS
 from .conftest import MODELS
@@ -105,3 +106,20 @@ def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_
 
 def test_bleu_of_no_sentence_is_none():
     assert corpus_bleu([], []).bleu is None
+
+
+# 100 lines ending in a period split off, as Moses tokenizes them: what sacrebleu takes for text
+# someone forgot to detokenize
+TOKENIZED_LINES = ["un homme lit ."] * 100
+
+
+def test_tokenized_bleu_does_not_warn_that_its_text_is_tokenized(caplog):
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        corpus_bleu(TOKENIZED_LINES, TOKENIZED_LINES, tokenize=TOKENIZED)
+    assert caplog.records == []
+
+
+def test_detokenized_bleu_still_warns_of_text_that_looks_tokenized(caplog):
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        corpus_bleu(TOKENIZED_LINES, TOKENIZED_LINES)
+    assert "forgot to detokenize" in caplog.text

@@ -1,10 +1,11 @@
-"""bahdanau-evaluate: the table it prints, the heatmaps it draws, and one-line errors for bad
-input."""
+"""bahdanau-evaluate: the table it prints, the heatmaps it draws, its progress, its help, and
+one-line errors for bad input."""
 
 import pytest
 
 from ..png import assert_png
-from .conftest import HEATMAP_SENTENCES, run_evaluate
+from ..support.demo_data import TEST_SENTENCES
+from .conftest import HEATMAP_SENTENCES, MODELS, run_evaluate
 
 
 def test_prints_all_and_no_unk_bleu_of_every_model_with_the_signature(evaluation):
@@ -32,6 +33,24 @@ def test_draws_a_heatmap_per_chosen_sentence_for_the_model_with_attention_only(e
     for path in (heatmaps / "rnnsearch").iterdir():
         assert_png(path)
     assert not (heatmaps / "rnnencdec").exists()
+
+
+def test_says_how_many_sentences_each_model_has_translated(evaluation):
+    printed = (evaluation / "stderr.txt").read_text(encoding="utf-8")
+    for name in MODELS:
+        assert f"{name}: {TEST_SENTENCES} of {TEST_SENTENCES} sentences translated, " in printed
+
+
+def test_prints_no_debug_line_and_no_warning_of_hydra_or_torch(evaluation):
+    printed = (evaluation / "stderr.txt").read_text(encoding="utf-8")
+    assert "DEBUG" not in printed and "Warning" not in printed
+
+
+def test_help_starts_with_what_the_command_does():
+    completed = run_evaluate("--help")
+    assert completed.returncode == 0
+    description = completed.stdout.split("\n\n")[1]  # after the usage
+    assert description.startswith("Translates a binarized test set with each checkpoint")
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,10 @@ import pytest
 
 from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.evaluation.generate import (
+    PROGRESS_SECONDS,
     TOKENIZED,
     Generation,
+    Progress,
     generate_command,
     read_hypotheses,
 )
@@ -72,3 +74,27 @@ def test_bpe_is_undone_by_fairseq_only_when_the_data_has_codes():
     )
     assert "--bpe" not in plain and "--tokenizer" in plain
     assert with_bpe[-4:] == ["--bpe", "subword_nmt", "--bpe-codes", "bpe.codes"]
+
+
+def test_progress_is_a_line_at_most_every_few_seconds_as_sentences_are_translated(capsys):
+    now = [0.0]
+    progress = Progress("rnnsearch", 1000, clock=lambda: now[0])
+    for seconds in (1, 2, PROGRESS_SECONDS + 1, PROGRESS_SECONDS + 2, 2 * PROGRESS_SECONDS + 1):
+        now[0] = seconds
+        progress.sentence_translated()
+    now[0] = 3 * PROGRESS_SECONDS
+    progress.sentence_translated()
+    progress.finished()
+    assert capsys.readouterr().err.splitlines() == [
+        f"rnnsearch: 3 of 1,000 sentences translated, {PROGRESS_SECONDS + 1} s",
+        f"rnnsearch: 5 of 1,000 sentences translated, {2 * PROGRESS_SECONDS + 1} s",
+        f"rnnsearch: 6 of 1,000 sentences translated, {3 * PROGRESS_SECONDS} s",
+    ]
+
+
+def test_progress_ends_with_one_line_for_all_the_sentences(capsys):
+    progress = Progress("rnnencdec", 2, clock=lambda: 0.0)
+    progress.sentence_translated()
+    progress.sentence_translated()
+    progress.finished()
+    assert capsys.readouterr().err.splitlines() == ["rnnencdec: 2 of 2 sentences translated, 0 s"]

@@ -1,11 +1,17 @@
 """--task translation_with_source_words owns --replace-unk: the option reaches the task, past
-fairseq-generate's check for raw text, and fairseq's own generation option stays unset."""
+fairseq-generate's check for raw text, and fairseq's own generation option stays unset; it
+translates an empty line as empty."""
+
+import re
 
 from fairseq import options
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 import bahdanau_plugin  # noqa: F401  (registers the task, as --user-dir does)
 from bahdanau_plugin.unknown_words import NO_DICTIONARY
+
+from ..support.paths import PLUGIN
+from ..support.tools import run
 
 TASK = ["--task", "translation_with_source_words"]
 
@@ -30,3 +36,27 @@ def test_without_the_task_replace_unk_stays_fairseqs_option():
     cfg = generation_configuration("--replace-unk", "dictionary.txt")
     assert cfg.generation.replace_unk == "dictionary.txt"
     assert "unk_replacement" not in cfg.task
+
+
+def test_fairseq_interactive_translates_an_empty_or_blank_line_as_empty(data_bin, checkpoints):
+    """fairseq's translation task makes a sentence up from the end of sentence alone."""
+    output = run(
+        "fairseq-interactive",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        *TASK,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--max-len-b",
+        "20",
+        stdin="the dog sees a cat\n\n \t \n",
+    )
+    hypotheses = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M))
+    assert sorted(hypotheses) == ["0", "1", "2"]
+    assert hypotheses["1"] == hypotheses["2"] == ""
+    assert re.search(r"^H-1\t0\.0\t$", output, flags=re.M)

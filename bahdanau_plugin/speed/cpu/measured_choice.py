@@ -19,7 +19,8 @@ process, at the shapes and thread count it is asked for:
 - all measurements of a process share ``BUDGET_SECONDS``: once it is spent, a choice not yet made
   is plain, unmeasured;
 - a fast computation that fails (a kernel this build or CPU lacks) makes the choice plain;
-- each choice is logged once, when it is made, with both times and the budget used.
+- each choice is logged once, when it is made, with both times and the budget used, at debug
+  level (``LOGLEVEL=DEBUG`` shows them in fairseq's tools): a choice changes no result.
 
 The fast path's setting (``setting.py``: ``BAHDANAU_FAST_PATH``) sets the rule: ``auto`` (the
 default) measures as above, ``fast`` takes every fast computation that agrees with the plain one,
@@ -112,7 +113,7 @@ class Chooser:
 
     def _choose(self, choice, probes, names) -> bool:
         if self.setting == "auto" and self.spent >= self.budget:
-            logger.info(
+            logger.debug(
                 "%s: %s (the %.0f ms measuring budget is spent)",
                 choice,
                 names[1],
@@ -125,7 +126,7 @@ class Chooser:
             fast_results = fast()  # untimed: oneDNN builds its kernel for a shape on its first call
         except RuntimeError as error:
             self.spent = spent_before + self.clock() - start
-            logger.info("%s: %s (%s failed: %s)", choice, names[1], names[0], error)
+            logger.debug("%s: %s (%s failed: %s)", choice, names[1], names[0], error)
             return False
         difference = first_difference(fast_results, plain())
         self.spent = spent_before + self.clock() - start
@@ -153,7 +154,7 @@ class Chooser:
         # Measurements made inside this one (a loop's products) are counted once, in this one.
         self.spent = spent_before + self.clock() - start
         chosen = best[fast] < (1 - MARGIN) * best[plain]
-        logger.info(
+        logger.debug(
             "%s: %s %.3f ms, %s %.3f ms: %s (%.0f of the %.0f ms measuring budget used)",
             choice,
             names[0],

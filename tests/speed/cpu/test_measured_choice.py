@@ -171,11 +171,12 @@ def test_the_setting_is_the_fast_path_s(monkeypatch):
     assert Chooser().setting == "plain"
 
 
-def test_each_choice_is_logged_once_with_both_times_and_the_budget_used(caplog):
+def test_each_choice_is_logged_once_at_debug_level_with_both_times_and_the_budget_used(caplog):
     rule, clock = chooser()
-    with caplog.at_level(logging.INFO, logger=measured_choice.__name__):
+    with caplog.at_level(logging.DEBUG, logger=measured_choice.__name__):
         for _ in range(2):
             rule.fast(("products", 256, "->", 768), probes(clock, 0.001, 0.002), ("A", "B"))
+    assert [record.levelno for record in caplog.records] == [logging.DEBUG]
     assert [record.getMessage() for record in caplog.records] == [
         "products 256 -> 768: A 1.000 ms, B 2.000 ms: A (9 of the 200 ms measuring budget used)"
     ]
