@@ -15,6 +15,7 @@ figures         matplotlib without a display, PNG output
 serving         bahdanau-serve: a checkpoint behind a browser page with live alignments and a JSON
                 API (no figures: the page draws them)
 errors          DataError, EvaluationError and AveragingError, the one-line errors for bad input
+commands        the console commands' entry points: each imports its tool once it runs
 
 The tools import the plugin (bahdanau_plugin), never the reverse: `--user-dir bahdanau_plugin`
 loads the models alone, not the data pipeline, sacrebleu or matplotlib.
