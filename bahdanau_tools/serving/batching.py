@@ -6,10 +6,10 @@ Callers (the web layer) submit a request's sentences at once and get a concurren
 per sentence; they never wait on the model themselves. A future cancelled before its batch starts
 (its client went away) is left out.
 
-The most urgent sentences go first: a request is due at its arrival plus the time its beam tokens
-would take at BEAM_TOKENS_PER_S. A small request that arrives while a large one waits is therefore
-translated first, and a large one is never passed by requests that arrive after it is due: no
-request is stuck behind another, and none waits forever.
+Requests take turns: each batch is led by the next request in line (its sentences first, then
+those of the requests after it, to fill the batch), and the request that led goes back in line
+behind those that arrived meanwhile. A small request that arrives while a large one is translated
+waits for one batch of it, not all of them, and every request advances at each turn.
 
 That thread is the only one to run the model's torch code, its loading included (``ModelThread``):
 torch's CPU builds parallelize with GNU OpenMP, which keeps a team of threads for every thread that
@@ -18,33 +18,26 @@ regions and puts them to sleep. Loaded in the main thread and run in another, th
 batches of 16 sentences at 85 sentences/s instead of 106 (docs/serving.md).
 """
 
-import itertools
 import queue
 import threading
-import time
+from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Callable, Deque, List, Optional, Sequence
 
 from bahdanau_plugin.errors import PluginError
 
 from .translator import Sentence
-
-# The pace at which a request's beam tokens put off its turn: about what 2 CPU cores translate with
-# a Multi30k-sized model (docs/serving.md). Only the order it gives matters, not the time.
-BEAM_TOKENS_PER_S = 10_000
 
 
 class ServerBusy(PluginError):
     """Too many sentences are waiting already."""
 
 
-@dataclass(order=True)
+@dataclass
 class _Job:
-    due: float  # time.monotonic()
-    arrival: int
-    sentence: Sentence = field(compare=False)
-    future: Future = field(compare=False)
+    sentence: Sentence
+    future: Future
 
 
 class ModelThread:
@@ -84,19 +77,17 @@ class BatchingWorker:
         max_wait_s: float = 0.02,
         max_waiting: int = 1024,
         model_thread: Optional[ModelThread] = None,
-        beam_tokens_per_s: float = BEAM_TOKENS_PER_S,
     ):
         self._translate = translate
         self.max_batch_sentences = max_batch_sentences
         self.max_batch_beam_tokens = max_batch_beam_tokens
         self.max_wait_s = max_wait_s
         self.max_waiting = max_waiting
-        self.beam_tokens_per_s = beam_tokens_per_s
         self._model_thread = model_thread or ModelThread()
         self._running: Optional[Future] = None
-        self._waiting: List[_Job] = []
+        self._line: Deque[List[_Job]] = deque()  # requests, each its sentences not yet started
+        self._led: List[_Job] = []  # what is left of the request that led the last batch
         self._changed = threading.Condition()
-        self._arrivals = itertools.count()
         self._stopping = False
 
     def start(self) -> None:
@@ -111,17 +102,20 @@ class BatchingWorker:
 
     def submit(self, sentences: Sequence[Sentence]) -> List[Future]:
         """One request's sentences, to translate: a future for each."""
-        due = time.monotonic() + sum(s.beam_tokens for s in sentences) / self.beam_tokens_per_s
-        jobs = [_Job(due, next(self._arrivals), sentence, Future()) for sentence in sentences]
+        jobs = [_Job(sentence, Future()) for sentence in sentences]
         with self._changed:
-            if len(self._waiting) + len(jobs) > self.max_waiting:
+            waiting = self._waiting()
+            if waiting + len(jobs) > self.max_waiting:
                 raise ServerBusy(
-                    f"{len(self._waiting):,} sentences are already waiting to be translated, and "
-                    f"the server holds {self.max_waiting:,} at most: try again in a moment"
+                    f"{waiting:,} sentences are already waiting to be translated, and the server "
+                    f"holds {self.max_waiting:,} at most: try again in a moment"
                 )
-            self._waiting.extend(jobs)
+            self._line.append(jobs)
             self._changed.notify()
         return [job.future for job in jobs]
+
+    def _waiting(self) -> int:
+        return len(self._led) + sum(map(len, self._line))
 
     def _run(self) -> None:
         while True:
@@ -134,36 +128,50 @@ class BatchingWorker:
 
     def _next_batch(self) -> Optional[List[_Job]]:
         """Once a sentence waits, what else arrives within max_wait_s (unless a full batch waits
-        already), then the most urgent of them; None when the worker is to stop and none waits."""
+        already), then the batch of the request whose turn it is; None when the worker is to stop
+        and none waits."""
         with self._changed:
-            self._changed.wait_for(lambda: self._waiting or self._stopping)
-            if not self._waiting:
+            self._changed.wait_for(lambda: self._waiting() or self._stopping)
+            if not self._waiting():
                 return None
             self._changed.wait_for(
-                lambda: len(self._waiting) >= self.max_batch_sentences or self._stopping,
+                lambda: self._waiting() >= self.max_batch_sentences or self._stopping,
                 timeout=self.max_wait_s,
             )
-            batch = self._most_urgent()
-            taken = set(map(id, batch))
-            self._waiting = [
-                job for job in self._waiting if id(job) not in taken and not job.future.cancelled()
-            ]
-            return batch
+            return self._in_turn()
 
-    def _most_urgent(self) -> List[_Job]:
-        """The most urgent sentence, then the next most urgent of its beam size (fairseq searches
-        a batch with one beam) as long as the batch stays within its bounds."""
+    def _in_turn(self) -> List[_Job]:
+        """The first request in line leads: its sentences first, then those of the requests after
+        it of the same beam size (fairseq searches a batch with one beam), as long as the batch
+        stays within its bounds. The request that led the last batch goes back in line first,
+        behind the requests that arrived while that batch was translated."""
+        if self._led:
+            self._line.append(self._led)
+        for request in self._line:  # their clients left
+            request[:] = [job for job in request if not job.future.cancelled()]
+        self._line = deque(request for request in self._line if request)
+        if not self._line:
+            self._led = []
+            return []
         batch: List[_Job] = []
-        for job in sorted(job for job in self._waiting if not job.future.cancelled()):
-            if batch and job.sentence.beam != batch[0].sentence.beam:
+        beam = self._line[0][0].sentence.beam
+        for request in self._line:
+            if request[0].sentence.beam != beam:
                 continue
-            if batch and (
-                len(batch) == self.max_batch_sentences
-                or _padded_beam_tokens(batch + [job]) > self.max_batch_beam_tokens
-            ):
+            while request and not self._full(batch, request[0]):
+                batch.append(request.pop(0))
+            if request:
                 break
-            batch.append(job)
+        self._led = self._line.popleft()
+        self._line = deque(request for request in self._line if request)
         return batch
+
+    def _full(self, batch: List[_Job], job: _Job) -> bool:
+        """Whether the batch cannot take the job (a batch takes its first job whatever its size)."""
+        return bool(batch) and (
+            len(batch) == self.max_batch_sentences
+            or _padded_beam_tokens(batch + [job]) > self.max_batch_beam_tokens
+        )
 
     def _translate_jobs(self, jobs: List[_Job]) -> None:
         try:

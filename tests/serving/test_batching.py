@@ -114,33 +114,41 @@ def test_sentences_of_different_beams_are_translated_in_separate_batches(model, 
     assert sorted(model.batches) == [["a", "c"], ["b"]]
 
 
-def test_a_small_request_is_translated_before_a_large_one_that_arrived_just_before(model, running):
+def test_a_request_that_arrives_while_a_large_one_is_translated_waits_for_one_batch_of_it(
+    model, running
+):
+    model.release.clear()
+    worker = running(model, max_batch_sentences=1, max_wait_s=0.0)
+    large = worker.submit([sentence(f"large{number}") for number in range(3)])
+    time.sleep(0.2)  # the worker holds large0
+    (small,) = worker.submit([sentence("small")])
+    model.release.set()
+    _results([*large, small])
+    assert model.batches == [["large0"], ["small"], ["large1"], ["large2"]]
+
+
+def test_waiting_requests_lead_a_batch_in_turn(model, running):
     model.release.clear()
     worker = running(model, max_batch_sentences=1, max_wait_s=0.0)
     (held,) = worker.submit([sentence("held")])
-    time.sleep(0.2)  # the worker holds it; the others wait
-    large = worker.submit([sentence(f"large{number}", tokens=50) for number in range(3)])
-    (small,) = worker.submit([sentence("small", tokens=10)])
+    time.sleep(0.2)  # the worker holds it; the others wait in line
+    large = worker.submit([sentence(f"large{number}") for number in range(3)])
+    a, b = submit_each(worker, sentence("a"), sentence("b"))
     model.release.set()
-    _results([held, small, *large])
-    assert model.batches == [["held"], ["small"], ["large0"], ["large1"], ["large2"]]
+    _results([held, *large, a, b])
+    assert model.batches == [["held"], ["large0"], ["a"], ["b"], ["large1"], ["large2"]]
 
 
-def test_a_large_request_is_translated_before_a_small_one_that_arrived_after_it_was_due(
-    model, running
-):
-    """A request is due at its arrival plus its beam tokens at beam_tokens_per_s: at 10 million a
-    second, the large one (750 beam tokens) is due 75 microseconds after it arrives."""
+def test_a_batch_is_filled_with_the_sentences_of_the_requests_after_its_leader(model, running):
     model.release.clear()
-    worker = running(model, max_batch_sentences=1, max_wait_s=0.0, beam_tokens_per_s=1e7)
+    worker = running(model, max_batch_sentences=3, max_wait_s=0.0)
     (held,) = worker.submit([sentence("held")])
     time.sleep(0.2)
-    (large,) = worker.submit([sentence("large", tokens=150)])
-    time.sleep(0.01)
-    (small,) = worker.submit([sentence("small")])
+    futures = worker.submit([sentence("a1"), sentence("a2")])
+    futures += worker.submit([sentence("b1"), sentence("b2")])
     model.release.set()
-    _results([held, large, small])
-    assert model.batches == [["held"], ["large"], ["small"]]
+    _results([held, *futures])
+    assert model.batches == [["held"], ["a1", "a2", "b1"], ["b2"]]
 
 
 def test_a_cancelled_sentence_is_not_translated(model, running):
