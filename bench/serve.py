@@ -10,7 +10,12 @@ repeat measures, one after the other:
 - bahdanau-serve with --clients concurrent clients on loopback, each sending one sentence per
   request and the next when it has the answer: sentences per second, latency percentiles, and the
   server's peak resident memory (VmHWM); then the latency of one 15-word sentence sent alone,
-  again and again, with no other load.
+  again and again, with no other load;
+- small requests beside a large one: --small-clients clients send that 15-word sentence again and
+  again while one other client sends a large request (--large-sentences sentences of at least
+  --large-words words, at --large-beam) --large-requests times, then the issue's huge request
+  (8 sentences of 1,000 words at beam 64) once: the small requests' latency percentiles, each
+  large request's status and time, and the server's peak memory after each.
 
 Without --checkpoint it trains one (Multi30k with BPE, rnnsearch at bench/benchmark.py's sizes,
 --train-updates updates: a speed benchmark needs a Multi30k-sized model, not a converged one).
@@ -23,6 +28,7 @@ import gzip
 import logging
 import os
 import re
+import itertools
 import socket
 import statistics
 import subprocess
@@ -39,6 +45,9 @@ from bench.common import MULTI30K, PLUGIN, prepare_multi30k, train
 
 READY = "Type the input sentence and press return"
 LATENCY_WORDS = 15
+HUGE = (8, 1000, 64)  # the issue's huge request: sentences, words each, beam
+# words that are one token each after BPE: 1,000 of them stay within --max-source-tokens (1,024)
+HUGE_WORDS = "a man in a blue shirt is playing guitar".split()
 
 
 def arguments():
@@ -58,6 +67,22 @@ def arguments():
     )
     parser.add_argument("--latency-requests", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--small-clients", type=int, default=4)
+    parser.add_argument(
+        "--small-requests",
+        type=int,
+        default=20,
+        help="each small client sends at least this many (default: %(default)s)",
+    )
+    parser.add_argument("--large-requests", type=int, default=3)
+    parser.add_argument("--large-sentences", type=int, default=64)
+    parser.add_argument(
+        "--large-words",
+        type=int,
+        default=25,
+        help="test sentences joined until they have this many words (default: %(default)s)",
+    )
+    parser.add_argument("--large-beam", type=int, default=6)
     parser.add_argument("--screenshot", type=Path, help="also save a screenshot of the page here")
     parser.add_argument(
         "--screenshot-sentence",
@@ -234,6 +259,64 @@ async def _clients(url, sentences, clients):
         return results, time.perf_counter() - start
 
 
+def large_request(sentences, count, words, beam):
+    """count sentences, each consecutive test sentences joined until it has at least words words."""
+    joined, current = [], []
+    for sentence in itertools.cycle(sentences):
+        current.append(sentence)
+        if sum(len(part.split()) for part in current) >= words:
+            joined.append(" ".join(current))
+            current = []
+            if len(joined) == count:
+                return {"text": joined, "beam": beam}
+
+
+def huge_request():
+    count, words, beam = HUGE
+    text = " ".join(itertools.islice(itertools.cycle(HUGE_WORDS), words))
+    return {"text": [text] * count, "beam": beam}
+
+
+async def _beside(url, large, times, small, args):
+    """Small requests sent one after another by --small-clients clients, each at least
+    --small-requests times and as long as one more client sends the large request times times:
+    the small ones' latencies, and each large one's (status, seconds)."""
+    large_done = asyncio.Event()
+    small_latencies, large_results = [], []
+
+    async def large_client(session):
+        for _ in range(times):
+            sent = time.perf_counter()
+            response = await session.post(url + "/translate", json=large)
+            large_results.append((response.status_code, time.perf_counter() - sent))
+        large_done.set()
+
+    async def small_client(session):
+        for count in itertools.count():
+            if large_done.is_set() and count >= args.small_requests:
+                return
+            sent = time.perf_counter()
+            response = await session.post(url + "/translate", json={"text": small})
+            response.raise_for_status()
+            small_latencies.append(time.perf_counter() - sent)
+
+    limits = httpx.Limits(max_connections=args.small_clients + 1)
+    async with httpx.AsyncClient(limits=limits, timeout=600) as session:
+        await asyncio.gather(
+            large_client(session), *(small_client(session) for _ in range(args.small_clients))
+        )
+    return small_latencies, large_results
+
+
+def beside(url, pid, large, times, small, args):
+    small_latencies, large_results = asyncio.run(_beside(url, large, times, small, args))
+    return dict(
+        small=percentiles(small_latencies),
+        large=large_results,
+        memory=peak_memory_mib(pid),
+    )
+
+
 def percentiles(latencies):
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     return {"p50": cuts[49], "p95": cuts[94], "p99": cuts[98]}
@@ -251,10 +334,13 @@ def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
         results, seconds = asyncio.run(_clients(url, sentences, args.clients))
         alone = next(sentence for sentence in sentences if len(sentence.split()) == LATENCY_WORDS)
         single, _ = asyncio.run(_clients(url, [alone] * args.latency_requests, 1))
+        memory = peak_memory_mib(process.pid)
+        large = large_request(sentences, args.large_sentences, args.large_words, args.large_beam)
+        beside_large = beside(url, process.pid, large, args.large_requests, alone, args)
+        beside_huge = beside(url, process.pid, huge_request(), 1, alone, args)
         if args.screenshot is not None:
             typed = test_sentences(args.screenshot_sentence + 1)[-1]
             screenshot(url, typed, args.screenshot_word, args.screenshot)
-        memory = peak_memory_mib(process.pid)
     finally:
         process.terminate()
         process.wait()
@@ -265,6 +351,8 @@ def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
         translations=[text for _, text in results],
         **percentiles(latencies),
         single=percentiles([latency for latency, _ in single]),
+        beside_large=beside_large,
+        beside_huge=beside_huge,
     )
 
 
@@ -318,6 +406,7 @@ def report(runs, args, sentences, identical):
             + " |",
             "| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
             f"{median('interactive', 'memory'):,.0f} / {median('server', 'memory'):,.0f} |",
+            *beside_rows(runs, args),
             f"| translations identical to fairseq-interactive's | {identical:,} of "
             f"{len(sentences):,} |",
             "",
@@ -332,6 +421,30 @@ def report(runs, args, sentences, identical):
             f"- Command: `{' '.join(['python -m bench.serve', *sys.argv[1:]])}`",
         ]
     )
+
+
+def beside_rows(runs, args):
+    """The small requests beside a large one, and beside the huge one, from the last run."""
+    rows = []
+    count, words, beam = HUGE
+    for key, what in (
+        (
+            "beside_large",
+            f"{args.large_sentences} sentences of {args.large_words}+ words at beam "
+            f"{args.large_beam}, sent {args.large_requests} times",
+        ),
+        ("beside_huge", f"{count} sentences of {words:,} words at beam {beam}, sent once"),
+    ):
+        scenario = runs[-1]["server"][key]
+        rows += [
+            f"| {args.small_clients} clients' {LATENCY_WORDS}-word sentences beside {what}: "
+            f"p50 / p99 (s) | {scenario['small']['p50']:.3f} / {scenario['small']['p99']:.3f} |",
+            "| that request: status, seconds each | "
+            + ", ".join(f"{status} in {seconds:.2f}" for status, seconds in scenario["large"])
+            + " |",
+            f"| peak memory of bahdanau-serve after it (MiB) | {scenario['memory']:,.0f} |",
+        ]
+    return rows
 
 
 def main():

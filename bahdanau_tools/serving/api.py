@@ -1,12 +1,15 @@
 """The web layer of bahdanau-serve (FastAPI): the page, POST /translate and GET /health.
 
-It validates requests with pydantic, hands each sentence to the BatchingWorker that owns the model
-and awaits its future, so the event loop never waits on the model. Every error is JSON,
+It validates requests with pydantic (strict types: JSON's true is not a beam, nor is "3"), holds
+them to the server's limits (limits.py), hands their sentences to the BatchingWorker that owns the
+model and awaits their futures, so the event loop never waits on the model. Every error is JSON,
 {"error": "..."}, a line that says what is wrong and what to do, with its 4xx status.
 """
 
 import asyncio
 import dataclasses
+import json
+import reprlib
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,13 +28,15 @@ from pydantic import (
     ValidationInfo,
     model_validator,
 )
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from bahdanau_plugin.errors import PluginError
 
 from .batching import BatchingWorker, ModelThread, ServerBusy
-from .translator import Sentence, SentenceTooLong, Translation, Translator
+from .limits import BodyLimit, Limits, OverLimit, sentences_within
+from .translator import Sentence, Translation, Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BEAM = 64
@@ -43,12 +48,27 @@ EXPECTED = (
     'send {"text": "a sentence" or ["a list", "of sentences"], "beam": 1 to %d, "nbest": 1 to beam}'
     % MAX_BEAM
 )
-STATUS_OF = {SentenceTooLong: 413, ServerBusy: 503}
+JSON_TYPES = {list: "an array", str: "a string", bool: "true or false"}
 
 
-def _has_a_word(text: str) -> str:
+class UnreadableBody(PluginError):
+    """A body that is not JSON in UTF-8."""
+
+
+STATUS_OF = {UnreadableBody: 400, OverLimit: 413, ServerBusy: 503}
+
+
+def _a_sentence(text: str) -> str:
     if not text.strip():
         raise ValueError("is empty or only whitespace: send a sentence to translate")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # JSON's "\ud800" escape: half of a UTF-16 pair
+        raise ValueError(
+            f"is not valid Unicode: character {error.start + 1:,} is a lone surrogate "
+            f"({text[error.start]!r}, half of a UTF-16 pair, as when a string is cut inside an "
+            "emoji): send whole characters"
+        ) from None
     return text
 
 
@@ -59,10 +79,10 @@ def _one_sentence_as_a_list(text):
 class TranslateRequest(BaseModel):
     """The body of POST /translate; beam defaults to the server's --beam (validation context)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: Annotated[
-        List[Annotated[str, AfterValidator(_has_a_word)]],
+        List[Annotated[str, AfterValidator(_a_sentence)]],
         BeforeValidator(_one_sentence_as_a_list),
         Field(min_length=1, max_length=MAX_SENTENCES_PER_REQUEST),
     ]
@@ -93,21 +113,39 @@ def _location(parts) -> str:
     )
 
 
+def _read(body: bytes, default_beam: int) -> TranslateRequest:
+    """The request in the body. Python's json module reads it rather than pydantic's parser, which
+    refuses a lone surrogate escape as "unexpected end of hex escape": JSON's grammar allows one,
+    and the text's validator then says what is wrong with it."""
+    try:
+        value = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise UnreadableBody(
+            f"the body is not UTF-8 (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start:,}): send JSON in UTF-8: {EXPECTED}"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise UnreadableBody(f"the body is not valid JSON ({error}): {EXPECTED}") from None
+    return TranslateRequest.model_validate(value, context={"default_beam": default_beam})
+
+
 def _explain(error: dict) -> str:
-    message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
-    if isinstance(error.get("input"), (int, float)):
-        message += f" (got {error['input']!r})"
+    if error["type"] == "value_error":
+        message = str(error["ctx"]["error"])
+    elif error["type"] == "model_type":  # the body itself
+        kind = JSON_TYPES.get(type(error["input"]), "a number or null")
+        message = f"the body is {kind}, not an object"
+    else:
+        message = error["msg"]
+    if isinstance(error.get("input"), (int, float, str)):
+        message += f" (got {reprlib.repr(error['input'])})"
     location = _location(error["loc"])
     return f"{location}: {message}" if location else message
 
 
 def _invalid_request(_request: Request, error: ValidationError) -> JSONResponse:
-    """400 for a body that is not JSON (or not UTF-8), 422 for JSON of the wrong shape."""
+    """422 for JSON of the wrong shape or values."""
     errors = error.errors(include_url=False)
-    if errors[0]["type"] == "json_invalid":
-        return _error(
-            400, f"the body is not valid JSON in UTF-8 ({errors[0]['ctx']['error']}): {EXPECTED}"
-        )
     return _error(422, "; ".join(dict.fromkeys(map(_explain, errors))) + f" -- {EXPECTED}")
 
 
@@ -149,14 +187,7 @@ async def _unless_client_leaves(request: Request, work):
 
 async def _translations(worker: BatchingWorker, sentences: List[Sentence]) -> List[Translation]:
     """Every sentence's translation, or the first sentence's error."""
-    futures = []
-    try:
-        for sentence in sentences:
-            futures.append(worker.submit(sentence))
-    except ServerBusy:
-        for future in futures:
-            future.cancel()
-        raise
+    futures = worker.submit(sentences)
     # each future's exception retrieved, or asyncio logs the ones after the first as never retrieved
     results = await asyncio.gather(*map(asyncio.wrap_future, futures), return_exceptions=True)
     for result in results:
@@ -167,15 +198,21 @@ async def _translations(worker: BatchingWorker, sentences: List[Sentence]) -> Li
 
 def create_app(
     translator: Translator,
+    limits: Limits,
     default_beam: int = 5,
     max_batch_sentences: int = 64,
+    max_batch_beam_tokens: int = 8192,
     max_wait_s: float = 0.02,
     model_name: str = "",
     model_thread: Optional[ModelThread] = None,
 ) -> FastAPI:
     """model_thread: the thread that loaded the translator, to run it too (batching.py says why)."""
     worker = BatchingWorker(
-        translator.translate, max_batch_sentences, max_wait_s, model_thread=model_thread
+        translator.translate,
+        max_batch_sentences,
+        max_batch_beam_tokens,
+        max_wait_s,
+        model_thread=model_thread,
     )
     started = time.monotonic()
 
@@ -187,6 +224,7 @@ def create_app(
 
     # No /docs: FastAPI's documentation pages load their scripts from a CDN; /openapi.json stays.
     app = FastAPI(title="bahdanau-serve", lifespan=running_worker, docs_url=None, redoc_url=None)
+    app.add_middleware(BodyLimit, max_bytes=limits.body_bytes)
     app.add_exception_handler(ValidationError, _invalid_request)
     app.add_exception_handler(PluginError, _refused)
     app.add_exception_handler(HTTPException, _http_error)
@@ -208,7 +246,7 @@ def create_app(
             "beam": default_beam,
             "max_beam": MAX_BEAM,
             "max_sentences_per_request": MAX_SENTENCES_PER_REQUEST,
-            "max_source_tokens": translator.max_source_tokens,
+            **{f"max_{name}": value for name, value in dataclasses.asdict(limits).items()},
         }
 
     @app.post("/translate", response_model=TranslateResponse)
@@ -219,8 +257,10 @@ def create_app(
             body = await request.body()
         except ClientDisconnect:
             return Response(status_code=CLIENT_CLOSED_REQUEST)
-        order = TranslateRequest.model_validate_json(body, context={"default_beam": default_beam})
-        sentences = [Sentence(text, order.beam, order.nbest) for text in order.text]
+        order = _read(body, default_beam)
+        sentences = await run_in_threadpool(
+            sentences_within, limits, translator, order.text, order.beam, order.nbest
+        )
         translations = await _unless_client_leaves(request, _translations(worker, sentences))
         if translations is None:
             return Response(status_code=CLIENT_CLOSED_REQUEST)

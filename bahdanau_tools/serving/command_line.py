@@ -4,7 +4,8 @@
                    [--tokenizer moses --bpe subword_nmt --bpe-codes CODES]
                    [--beam 5] [--host 127.0.0.1 --port 8000] [--cpu]
 
-then open http://127.0.0.1:8000/ , or POST {"text": "..."} to /translate.
+then open http://127.0.0.1:8000/ , or POST {"text": "..."} to /translate. Every path is read
+from the folder the command is run in.
 """
 
 import argparse
@@ -19,7 +20,10 @@ from bahdanau_plugin.options import positive_int
 
 from .api import MAX_BEAM, create_app
 from .batching import ModelThread
+from .limits import Limits
 from .translator import Translator
+
+DEFAULT_LIMITS = Limits()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,7 +39,9 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--bpe", choices=["subword_nmt"], help="as fairseq-interactive's --bpe")
     parser.add_argument(
-        "--bpe-codes", type=Path, help="the subword-nmt codes (OUT/bpe.codes of prepare_*.py)"
+        "--bpe-codes",
+        type=Path,
+        help="the subword-nmt codes (OUT/bpe.codes of bahdanau-prepare-data --bpe)",
     )
     parser.add_argument("--source-lang", help="default: from the data folder's file names")
     parser.add_argument("--target-lang", help="default: from the data folder's file names")
@@ -52,11 +58,32 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--cpu", action="store_true", help="run on the CPU even when there is a GPU"
     )
-    parser.add_argument(
+    limits = parser.add_argument_group(
+        "what one request may ask (over a limit it is refused with 413, saying which)"
+    )
+    limits.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        default=DEFAULT_LIMITS.body_bytes,
+        help="the largest request body, refused before it is read (default: %(default)s)",
+    )
+    limits.add_argument(
+        "--max-word-chars",
+        type=positive_int,
+        default=DEFAULT_LIMITS.word_chars,
+        help="the longest word after tokenization, before BPE (default: %(default)s)",
+    )
+    limits.add_argument(
         "--max-source-tokens",
         type=positive_int,
-        default=1024,
-        help="longer sentences (tokens after tokenization and BPE) are refused (default: 1024)",
+        default=DEFAULT_LIMITS.source_tokens,
+        help="the longest sentence, in tokens after tokenization and BPE (default: %(default)s)",
+    )
+    limits.add_argument(
+        "--max-request-beam-tokens",
+        type=positive_int,
+        default=DEFAULT_LIMITS.request_beam_tokens,
+        help="a request's tokens x beam, summed over its sentences (default: %(default)s)",
     )
     parser.add_argument(
         "--max-batch-sentences",
@@ -65,12 +92,27 @@ def parser() -> argparse.ArgumentParser:
         help="most sentences translated together (default: 64)",
     )
     parser.add_argument(
+        "--max-batch-beam-tokens",
+        type=positive_int,
+        default=8192,
+        help="most tokens x beam translated together, padding included; a longer sentence is "
+        "translated alone (default: 8192)",
+    )
+    parser.add_argument(
         "--batch-wait-ms",
         type=float,
         default=20.0,
         help="how long a sentence waits for others to batch with (default: 20)",
     )
     return parser
+
+
+def from_here(args: argparse.Namespace) -> None:
+    """Every path absolute, as typed from the current folder: the hub would read a relative
+    --data beside the checkpoint."""
+    for name in ("checkpoint", "data", "bpe_codes"):
+        if getattr(args, name) is not None:
+            setattr(args, name, getattr(args, name).absolute())
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -90,6 +132,7 @@ def main(argv=None) -> None:
     arguments = parser()
     args = arguments.parse_args(argv)
     _check(arguments, args)
+    from_here(args)
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
     model_thread = ModelThread()  # loads the model and translates with it; this thread serves HTTP
     translator = model_thread.call(
@@ -107,8 +150,15 @@ def main(argv=None) -> None:
     ).result()
     app = create_app(
         translator,
+        Limits(
+            body_bytes=args.max_body_bytes,
+            word_chars=args.max_word_chars,
+            source_tokens=args.max_source_tokens,
+            request_beam_tokens=args.max_request_beam_tokens,
+        ),
         default_beam=args.beam,
         max_batch_sentences=args.max_batch_sentences,
+        max_batch_beam_tokens=args.max_batch_beam_tokens,
         max_wait_s=args.batch_wait_ms / 1000,
         model_name=str(args.checkpoint),
         model_thread=model_thread,

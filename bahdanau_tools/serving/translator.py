@@ -1,36 +1,37 @@
 """The model behind bahdanau-serve: raw sentences in; translations, scores and soft alignments out.
 
-It touches the model only through fairseq's hub interface (from_pretrained, encode, generate,
-decode) with fairseq-interactive's tokenizer and BPE options, so a translation is the one that
-fairseq-interactive prints for the same checkpoint, beam and sentence.
+It touches the model only through fairseq's hub interface (from_pretrained, encode's steps,
+generate, decode) with fairseq-interactive's tokenizer and BPE options, so a translation is the one
+that fairseq-interactive prints for the same checkpoint, beam and sentence. The text steps (words,
+pieces) run in the web layer's threads, so that a request is measured against the server's limits
+before the model's thread sees it; generate runs in the model's thread alone.
 """
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from fairseq.data import data_utils
-
-from bahdanau_plugin.errors import PluginError
 
 from ..alignment import END_OF_SENTENCE, soft_alignment, symbols
 from ..hub import load_translator
 from ..words import merge_subwords, readable_words
 
 
-class SentenceTooLong(PluginError):
-    """A sentence over the server's --max-source-tokens."""
-
-
 @dataclass(frozen=True)
 class Sentence:
     """One sentence to translate, the beam to search it with and how many hypotheses to keep."""
 
-    text: str
+    tokens: Tuple[str, ...]  # after tokenization and BPE, without the end of sentence
     beam: int
     nbest: int = 1
+
+    @property
+    def beam_tokens(self) -> int:
+        """What translating it costs, as the server's limits count it: tokens x beam."""
+        return len(self.tokens) * self.beam
 
 
 @dataclass
@@ -67,11 +68,11 @@ def text_options(
 
 
 class Translator:
-    """fairseq's hub interface for one checkpoint; translate() is to be called from one thread."""
+    """fairseq's hub interface for one checkpoint: tokenize() and apply_bpe() from any thread,
+    translate() from one thread only (batching.py says which)."""
 
-    def __init__(self, hub, max_source_tokens: int):
+    def __init__(self, hub):
         self.hub = hub
-        self.max_source_tokens = max_source_tokens
         self.architecture = hub.cfg.model._name
         self.has_alignment = self._returns_attention()
 
@@ -98,7 +99,7 @@ class Translator:
         hub.eval()
         if torch.cuda.is_available() and not cpu:
             hub.cuda()
-        return cls(hub, max_source_tokens)
+        return cls(hub)
 
     @property
     def device(self) -> str:
@@ -110,34 +111,25 @@ class Translator:
         hypothesis = self.hub.generate([end_of_sentence_only], beam=1, max_len_b=1)[0][0]
         return soft_alignment(hypothesis, 1) is not None
 
-    def translate(self, sentences: Sequence[Sentence]) -> List[Union[Translation, PluginError]]:
-        """Sentences of one beam size, translated as one batch: for each its Translation, or the
-        error that refused it."""
-        results: List[Union[Translation, PluginError, None]] = [None] * len(sentences)
-        accepted = {}  # index -> (source tokens, their ids)
-        for index, sentence in enumerate(sentences):
-            # hub.encode's steps, keeping the tokens: an unknown word is shown as itself, not <unk>
-            pieces = self.hub.apply_bpe(self.hub.tokenize(sentence.text))
-            source_ids = self.hub.binarize(pieces)
-            if len(source_ids) - 1 > self.max_source_tokens:
-                results[index] = self._too_long(len(source_ids) - 1)
-            else:
-                accepted[index] = (pieces.split() + [END_OF_SENTENCE], source_ids)
-        if accepted:
-            beam = sentences[next(iter(accepted))].beam
-            hypotheses = self.hub.generate(
-                [source_ids for _, source_ids in accepted.values()], beam=beam
-            )
-            for (index, (source, _)), found in zip(accepted.items(), hypotheses):
-                results[index] = self._translation(source, found[: sentences[index].nbest])
-        return results
+    # hub.encode's steps, keeping the tokens: an unknown word is shown as itself, not <unk>
+    def tokenize(self, text: str) -> str:
+        """The text as fairseq-interactive's --tokenizer writes it."""
+        return self.hub.tokenize(text)
 
-    def _too_long(self, tokens: int) -> SentenceTooLong:
-        return SentenceTooLong(
-            f"the text has {tokens:,} tokens after tokenization, over this server's limit of "
-            f"{self.max_source_tokens:,} (bahdanau-serve --max-source-tokens): send it in shorter "
-            "sentences"
+    def apply_bpe(self, tokenized: str) -> List[str]:
+        """The tokenized text as the model reads it (fairseq-interactive's --bpe), as tokens."""
+        return self.hub.apply_bpe(tokenized).split()
+
+    def translate(self, sentences: Sequence[Sentence]) -> List[Translation]:
+        """Sentences of one beam size, translated as one batch."""
+        hypotheses = self.hub.generate(
+            [self.hub.binarize(" ".join(sentence.tokens)) for sentence in sentences],
+            beam=sentences[0].beam,
         )
+        return [
+            self._translation(list(sentence.tokens) + [END_OF_SENTENCE], found[: sentence.nbest])
+            for sentence, found in zip(sentences, hypotheses)
+        ]
 
     def _translation(self, source: List[str], hypotheses) -> Translation:
         return Translation(

@@ -72,9 +72,10 @@ def free_port() -> int:
 
 
 class Server:
-    """A bahdanau-serve process; its output goes to a log file (a pipe no one reads fills up)."""
+    """A bahdanau-serve process, run in the folder cwd (by default this one); its output goes to a
+    log file (a pipe no one reads fills up)."""
 
-    def __init__(self, checkpoint: Path, data_bin: Path, log: Path, *options: str):
+    def __init__(self, checkpoint: Path, data_bin: Path, log: Path, *options: str, cwd=None):
         self.url = f"http://127.0.0.1:{free_port()}"
         self.log = log
         self._log_file = log.open("w")
@@ -93,6 +94,7 @@ class Server:
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
             env=fairseq_env(),
+            cwd=cwd,
         )
         self._wait_until_ready()
 

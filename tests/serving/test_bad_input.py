@@ -2,6 +2,7 @@
 serving: every test ends with a good request that must succeed."""
 
 import asyncio
+import http.client
 import json
 import socket
 import time
@@ -12,6 +13,8 @@ import pytest
 
 GOOD = {"text": "the dog sees a cat", "beam": 2}
 IN_FLIGHT = 200
+MAX_BODY_BYTES = 256 * 1024  # bahdanau-serve's default --max-body-bytes
+WORDS = "the big dog sees a small cat".split()
 
 
 def assert_still_serving(server) -> None:
@@ -43,6 +46,82 @@ def test_a_5000_token_line_is_refused_naming_the_limit_and_its_option(server):
         {"text": " ".join(["the big dog sees a small cat"] * 715)}
     )  # 5,005 words
     assert_refused(response, 413, "5,005 tokens", "1,024", "--max-source-tokens")
+    assert_still_serving(server)
+
+
+def test_a_word_over_the_limit_is_refused_naming_the_limit_and_its_option(server):
+    response = server.post({"text": "the dog " + "x" * 150})
+    assert_refused(response, 413, "150 characters", "100", "--max-word-chars")
+    assert_still_serving(server)
+
+
+def test_8_sentences_of_1000_words_at_beam_64_are_refused_naming_the_limit_and_its_option(server):
+    sentence = " ".join((WORDS * 143)[:1000])
+    response = server.post({"text": [sentence] * 8, "beam": 64})
+    assert_refused(
+        response, 413, "512,000 beam tokens", "16,384", "--max-request-beam-tokens", "smaller beam"
+    )
+    assert_still_serving(server)
+
+
+def _headers_only(server, headers) -> http.client.HTTPConnection:
+    address = urlsplit(server.url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+    connection.putrequest("POST", "/translate")
+    for name, value in headers.items():
+        connection.putheader(name, value)
+    connection.endheaders()
+    return connection
+
+
+def _refusal(connection: http.client.HTTPConnection):
+    response = connection.getresponse()
+    return response.status, json.loads(response.read())["error"]
+
+
+def test_a_body_longer_than_the_limit_is_refused_before_a_byte_of_it_is_sent(server):
+    connection = _headers_only(server, {"Content-Length": 10 * 1024 * 1024})
+    status, message = _refusal(connection)  # no body sent: the server did not wait for it
+    connection.close()
+    assert status == 413 and "\n" not in message
+    assert "10,485,760 bytes" in message and "262,144" in message
+    assert "--max-body-bytes" in message
+    assert_still_serving(server)
+
+
+def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(server):
+    connection = _headers_only(server, {"Transfer-Encoding": "chunked"})
+    chunk = b"x" * 65536
+    for _ in range(MAX_BODY_BYTES // len(chunk) + 1):
+        connection.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+    status, message = _refusal(connection)  # the body never ends: the answer comes without it
+    connection.close()
+    assert status == 413 and "is over this server's limit of 262,144 bytes" in message
+    assert_still_serving(server)
+
+
+async def _one_and_the_other(url, big_body, body):
+    async with httpx.AsyncClient(timeout=120) as client:
+        return await asyncio.gather(client.post(url, content=big_body), client.post(url, json=body))
+
+
+def test_a_10_mb_body_is_refused_and_another_client_is_answered_meanwhile(server):
+    big_body = json.dumps({"text": "the dog " * (10 * 1024 * 1024 // 8)}).encode()
+    refused, answered = asyncio.run(_one_and_the_other(server.url + "/translate", big_body, GOOD))
+    assert_refused(refused, 413, "--max-body-bytes")
+    assert answered.status_code == 200, answered.text
+
+
+@pytest.mark.parametrize("beam", [True, "3", 3.0])
+def test_a_beam_that_is_not_a_json_integer_is_refused_not_converted(server, beam):
+    response = server.post({"text": "the dog", "beam": beam})
+    assert_refused(response, 422, "beam", "valid integer", f"got {beam!r}")
+    assert_still_serving(server)
+
+
+def test_a_lone_surrogate_in_the_text_is_refused_as_text_that_is_not_valid_unicode(server):
+    response = server.post(b'{"text": "the \\ud800 dog"}')
+    assert_refused(response, 422, "text", "not valid Unicode", "lone surrogate", "whole characters")
     assert_still_serving(server)
 
 

@@ -1,8 +1,14 @@
-"""bahdanau-serve's options are checked before anything loads, with argparse's one-line errors."""
+"""bahdanau-serve's command line: its help, its paths read from where it is run, and its options
+checked before anything loads, with argparse's one-line errors."""
+
+import os
 
 import pytest
 
 from bahdanau_tools.serving.command_line import main
+
+from ..support.tools import run
+from .conftest import Server
 
 
 def _argument_error(capsys, *argv) -> str:
@@ -37,3 +43,29 @@ def test_a_non_positive_batch_size_is_refused(capsys, data_bin, serving_checkpoi
         capsys, serving_checkpoint, "--data", data_bin, "--max-batch-sentences", 0
     )
     assert "argument --max-batch-sentences: 0 is not a positive integer" in error
+
+
+def test_help_names_the_command_that_writes_the_bpe_codes():
+    unwrapped = "".join(run("bahdanau-serve", "--help").split())  # argparse wraps at hyphens
+    assert "OUT/bpe.codesofbahdanau-prepare-data" in unwrapped and "prepare_" not in unwrapped
+
+
+def test_relative_paths_are_read_from_the_folder_it_is_run_in(
+    data_bin, serving_checkpoint, tmp_path
+):
+    """--data ../x, as typed from a subfolder: fairseq's hub would read it beside the checkpoint."""
+    subfolder = tmp_path / "sub"
+    subfolder.mkdir()
+    relative_data = os.path.relpath(data_bin, subfolder)
+    assert relative_data.startswith("..")
+    served = Server(
+        os.path.relpath(serving_checkpoint, subfolder),
+        relative_data,
+        tmp_path / "server.log",
+        cwd=subfolder,
+    )
+    try:
+        (translation,) = served.translate({"text": "the dog sees a cat"})
+        assert translation["hypotheses"][0]["translation"]
+    finally:
+        served.stop()
