@@ -9,7 +9,7 @@ import pytest
 
 from bahdanau_tools.commands import EXIT_INTERRUPTED, INTERRUPTED_WHILE_STARTING
 
-from .support.tools import fairseq_env, fairseq_tool
+from .support.tools import ctrl_c_as_in_a_terminal, fairseq_env, fairseq_tool
 
 COMMANDS = [
     "bahdanau-prepare-data",
@@ -33,6 +33,7 @@ def test_a_ctrl_c_while_a_command_starts_ends_in_one_line(command, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     time.sleep(WHILE_STARTING)
     process.send_signal(signal.SIGINT)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ..support.tools import fairseq_env, fairseq_tool
+from ..support.tools import ctrl_c_as_in_a_terminal, fairseq_env, fairseq_tool
 from .corpora import sentence_pairs, write_corpus
 from .scripts import message_lines
 
@@ -76,6 +76,7 @@ def interrupted(corpus, tmp_path_factory):
         stderr=subprocess.PIPE,
         bufsize=0,  # read byte by byte, nothing kept back from communicate()
         start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     stderr = b""
     while not PROGRESS.search(stderr):

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,13 @@ def fairseq_env() -> dict:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """For ``preexec_fn``: the child's SIGINT does what it does in a terminal's foreground,
+    whatever the tests inherited. A shell that starts a command in the background makes it ignore
+    SIGINT (POSIX), its children too, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def fairseq_tool(name: str) -> str:
