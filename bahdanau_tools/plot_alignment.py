@@ -1,9 +1,9 @@
-"""bahdanau-plot-alignment: translate sentences with a trained model and draw each soft alignment
-(the paper's Figure 3).
+"""bahdanau-plot-alignment: translate sentences with a trained model and draw each soft alignment.
 
-Sentences are raw text: they are tokenized with fairseq's Moses tokenizer and, given --bpe-codes,
-segmented as the training data was. The heatmap shows words: BPE pieces merged back (a source
-word's attention summed over its pieces, a target word's averaged over its pieces).
+Translates each sentence and draws its soft alignment alpha_ij as a heatmap, as the paper's
+Figure 3 does. Sentences are raw text: they are tokenized with fairseq's Moses tokenizer and,
+given --bpe-codes, segmented as the training data was. The heatmap shows words: BPE pieces merged
+back (a source word's attention summed over its pieces, a target word's averaged over its pieces).
 
 example:
   bahdanau-plot-alignment --checkpoint checkpoints/checkpoint_best.pt --data prepared/data-bin \\
@@ -23,7 +23,7 @@ def main(argv=None):
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     parser = argparse.ArgumentParser(
         prog="bahdanau-plot-alignment",
-        description=__doc__.split("\n", 1)[1],
+        description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint_*.pt file")

@@ -43,3 +43,15 @@ def test_a_ctrl_c_while_a_command_starts_ends_in_one_line(command, tmp_path):
         INTERRUPTED_WHILE_STARTING,
         "",
     )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_s_help_starts_by_saying_what_it_does(command):
+    """After the usage lines, the description begins a sentence: the command's name and what it
+    makes, or a verb (not the middle of a sentence cut out of a docstring)."""
+    completed = subprocess.run(
+        [fairseq_tool(command), "--help"], env=fairseq_env(), capture_output=True, text=True
+    )
+    description = completed.stdout.split("\n\n", 1)[1].lstrip()
+    assert completed.returncode == 0
+    assert description.startswith(f"{command}: ") or description[0].isupper(), description[:80]
