@@ -1,13 +1,12 @@
 """Configuration and behaviour common to RNNsearch and RNNencdec."""
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from typing import Optional
 
 from fairseq import hub_utils
 from fairseq.dataclass import FairseqDataclass
-from fairseq.models import FairseqEncoderDecoderModel, register_model_architecture
+from fairseq.models import FairseqEncoderDecoderModel
 from omegaconf import II
 
 from .. import checkpoint_safety
@@ -16,8 +15,6 @@ from ..hub_interface import RecurrentTranslationHubInterface
 from ..options import positive_int
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
 from . import pretrained_paths, training_setup
-
-PAPER_LENGTH_LIMITS = (30, 50)
 
 
 @dataclass
@@ -73,8 +70,10 @@ def size_fields(config_class):
 def apply_architecture(cfg, config_class, **architecture):
     """Fill every option left unset with the architecture's value, else the paper's default.
 
-    fairseq-train leaves options the user did not give unset; fairseq-hydra-train has already
-    filled them from the dataclass, which is why an architecture's own values default to None.
+    Each named architecture (rnnsearch_30, rnnsearch_50, rnnencdec_30, rnnencdec_50) is a function
+    beside its model that calls this with its length limit. fairseq-train leaves options the user
+    did not give unset; fairseq-hydra-train has already filled them from the dataclass, which is
+    why an architecture's own values default to None.
     """
     for option in dataclasses.fields(config_class):
         if option.name.startswith("_") or is_run_option(option):
@@ -82,15 +81,6 @@ def apply_architecture(cfg, config_class, **architecture):
         if getattr(cfg, option.name, None) is not None:
             continue
         setattr(cfg, option.name, architecture.get(option.name, option.default))
-
-
-def register_paper_architectures(model_name: str, config_class) -> None:
-    """MODEL_30 and MODEL_50: the paper's sizes, trained on pairs of up to 30 or 50 tokens."""
-    for limit in PAPER_LENGTH_LIMITS:
-        architecture = functools.partial(
-            apply_architecture, config_class=config_class, max_train_length=limit
-        )
-        register_model_architecture(model_name, f"{model_name}_{limit}")(architecture)
 
 
 def add_size_options(parser, config_class) -> None:

@@ -7,7 +7,7 @@ conditions every GRU step and the deep output; the decoder is otherwise RNNsearc
 from dataclasses import dataclass
 
 import torch
-from fairseq.models import register_model
+from fairseq.models import register_model, register_model_architecture
 from torch import nn
 
 from ..errors import ConfigurationError
@@ -18,7 +18,7 @@ from ..modules.initialization import normal_, zero_
 from .common import (
     RecurrentTranslationConfig,
     RecurrentTranslationModel,
-    register_paper_architectures,
+    apply_architecture,
 )
 
 
@@ -57,6 +57,8 @@ class RNNencdecDecoder(ConditionalGRUDecoder):
         return cache["context_drive"]
 
 
+# fairseq registers the architecture "rnnencdec" with the model (register_model with a dataclass):
+# the paper's sizes, as the dataclass's defaults, and no length limit.
 @register_model("rnnencdec", dataclass=RNNencdecConfig)
 class RNNencdecModel(RecurrentTranslationModel):
     config_class = RNNencdecConfig
@@ -75,4 +77,13 @@ class RNNencdecModel(RecurrentTranslationModel):
         super().prepare_for_inference_(cfg)
 
 
-register_paper_architectures("rnnencdec", RNNencdecConfig)
+@register_model_architecture("rnnencdec", "rnnencdec_30")
+def rnnencdec_30(cfg):
+    """RNNencdec-30: the paper's sizes, trained on pairs of up to 30 tokens (Section 4.2)."""
+    apply_architecture(cfg, RNNencdecConfig, max_train_length=30)
+
+
+@register_model_architecture("rnnencdec", "rnnencdec_50")
+def rnnencdec_50(cfg):
+    """RNNencdec-50: the paper's sizes, trained on pairs of up to 50 tokens (Section 4.2)."""
+    apply_architecture(cfg, RNNencdecConfig, max_train_length=50)

@@ -6,7 +6,7 @@ over them with the alignment model at every target position.
 
 from dataclasses import dataclass, field
 
-from fairseq.models import register_model
+from fairseq.models import register_model, register_model_architecture
 
 from ..modules import fast_path
 from ..modules.attention import BahdanauAttention
@@ -15,7 +15,7 @@ from ..modules.gru_encoder import GRUEncoder
 from .common import (
     RecurrentTranslationConfig,
     RecurrentTranslationModel,
-    register_paper_architectures,
+    apply_architecture,
 )
 
 
@@ -27,7 +27,8 @@ class RNNsearchConfig(RecurrentTranslationConfig):
 
 
 class RNNsearchEncoder(GRUEncoder):
-    """Bidirectional GRU (Appendix A.2.1): nn.GRU concatenates ->h_j and <-h_j into h_j."""
+    """Bidirectional (Appendix A.2.1): a forward and a backward GRU, whose states ->h_j and <-h_j
+    are concatenated into the annotation h_j."""
 
     def __init__(self, cfg, dictionary):
         super().__init__(cfg, dictionary, bidirectional=True)
@@ -69,6 +70,8 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
         return context.to(encoder_out["annotations"].dtype), alpha
 
 
+# fairseq registers the architecture "rnnsearch" with the model (register_model with a dataclass):
+# the paper's sizes, as the dataclass's defaults, and no length limit.
 @register_model("rnnsearch", dataclass=RNNsearchConfig)
 class RNNsearchModel(RecurrentTranslationModel):
     config_class = RNNsearchConfig
@@ -76,4 +79,13 @@ class RNNsearchModel(RecurrentTranslationModel):
     decoder_class = RNNsearchDecoder
 
 
-register_paper_architectures("rnnsearch", RNNsearchConfig)
+@register_model_architecture("rnnsearch", "rnnsearch_30")
+def rnnsearch_30(cfg):
+    """RNNsearch-30: the paper's sizes, trained on pairs of up to 30 tokens (Section 4.2)."""
+    apply_architecture(cfg, RNNsearchConfig, max_train_length=30)
+
+
+@register_model_architecture("rnnsearch", "rnnsearch_50")
+def rnnsearch_50(cfg):
+    """RNNsearch-50: the paper's sizes, trained on pairs of up to 50 tokens (Section 4.2)."""
+    apply_architecture(cfg, RNNsearchConfig, max_train_length=50)

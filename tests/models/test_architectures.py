@@ -2,6 +2,7 @@
 
 import pytest
 from fairseq import options
+from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 from bahdanau_plugin.errors import ConfigurationError
 
@@ -32,6 +33,14 @@ def test_named_architectures_have_the_papers_sizes_and_length_limit(arch, limit)
     args = _parse("--arch", arch)
     assert {name: getattr(args, name) for name in PAPER_SIZES} == PAPER_SIZES
     assert args.max_train_length == limit
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"])
+def test_each_named_architecture_is_a_function_of_that_name_beside_its_model(arch):
+    _parse("--arch", arch)  # loads the plugin
+    function = ARCH_CONFIG_REGISTRY[arch]
+    assert function.__name__ == arch
+    assert function.__module__ == ARCH_MODEL_REGISTRY[arch].__module__
 
 
 def test_rnnsearch_alignment_model_has_1000_hidden_units():
