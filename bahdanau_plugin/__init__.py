@@ -2,10 +2,10 @@
 
 Pass this folder to fairseq with ``--user-dir``. Importing it registers the models (rnnsearch,
 rnnencdec and their paper architectures), the task ``translation_with_source_words``
-(--replace-unk, and fairseq-interactive's lines named when left out) and the CPU fast path, and
-makes the few changes to fairseq, torch and Python that no option or hook can make, each with its
-reason, listed in fairseq_patches.CHANGES: those that serve fairseq's command-line tools only when
-one of them runs. None of them changes what fairseq computes.
+(--replace-unk, and fairseq-interactive's lines named when left out) and the fast path
+(``speed/``), and makes the few changes to fairseq, torch and Python that no option or hook can
+make, each with its reason, listed in fairseq_patches.CHANGES: those that serve fairseq's
+command-line tools only when one of them runs. None of them changes what fairseq computes.
 """
 
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)

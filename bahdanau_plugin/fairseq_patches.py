@@ -30,7 +30,7 @@ from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, TorchLoadingWeightsOnly
 from .speed.cpu.freed_memory import keep_freed_memory_for_reuse
 from .speed.cpu.onednn_linear import limit_onednn_caches
 from .errors import ConfigurationError, print_errors_as_one_line
-from .models.common import RecurrentTranslationModel
+from .models.recurrent_translation import RecurrentTranslationModel
 
 TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
 

@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 from typing import List
 
-from bahdanau_plugin.models.common import RecurrentTranslationModel
+from bahdanau_plugin.models.recurrent_translation import RecurrentTranslationModel
 
 
 def ensemble_members(checkpoint: Path) -> List[Path]:

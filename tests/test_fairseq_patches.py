@@ -52,8 +52,8 @@ print(json.dumps([batch["id"].tolist() for batch in iterator.next_epoch_itr(shuf
 # fairseq-generate with the plugin, its models batching as fairseq would batch any other's.
 GENERATE_WITHOUT_THE_PROTECTION = """
 import sys
-from bahdanau_plugin.models import common
-common.batch_every_sentence = lambda cfg: None
+from bahdanau_plugin.models import inference_setup
+inference_setup.batch_every_sentence = lambda cfg: None
 from fairseq_cli import generate
 sys.argv[0] = "fairseq-generate"
 generate.cli_main()

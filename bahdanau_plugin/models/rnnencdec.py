@@ -15,11 +15,8 @@ from ..modules import fast_path
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
 from ..modules.initialization import normal_, zero_
-from .common import (
-    RecurrentTranslationConfig,
-    RecurrentTranslationModel,
-    apply_architecture,
-)
+from .config import RecurrentTranslationConfig, apply_architecture
+from .recurrent_translation import RecurrentTranslationModel
 
 
 @dataclass

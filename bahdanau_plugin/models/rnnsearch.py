@@ -12,11 +12,8 @@ from ..modules import fast_path
 from ..modules.attention import BahdanauAttention
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
-from .common import (
-    RecurrentTranslationConfig,
-    RecurrentTranslationModel,
-    apply_architecture,
-)
+from .config import RecurrentTranslationConfig, apply_architecture
+from .recurrent_translation import RecurrentTranslationModel
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """fairseq options under which these models would train wrongly, refused in one line.
 
 The alignment model keeps its parameters and gradients in float32 under half precision
-(modules/attention.py): at the paper's start v_a's gradient is about 1e-10, below float16's
-smallest number. Three of fairseq's ways of handling gradients would round those float32
+(modules/attention.py): at the paper's start v_a's gradient is below float16's smallest number
+(docs/precision.md). Three of fairseq's ways of handling gradients would round those float32
 gradients anyway; each is refused with the option that works instead. The model reads fairseq's
 options from the run's configuration (the interpolated fields of ``RecurrentTranslationConfig``,
 as fairseq's wav2vec models read ``ddp_backend``) and checks them when it first trains, so a

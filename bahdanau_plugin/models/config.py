@@ -1,0 +1,95 @@
+"""The models' options: one dataclass with the paper's sizes as defaults, and the way each named
+architecture (``rnnsearch_30`` ... ``rnnencdec_50``, beside its model) fills those left unset."""
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Optional
+
+from fairseq.dataclass import FairseqDataclass
+from omegaconf import II
+
+from ..errors import ConfigurationError
+from ..options import positive_int
+
+
+@dataclass
+class RecurrentTranslationConfig(FairseqDataclass):
+    dropout: float = field(
+        default=0.0,
+        metadata={"help": "dropout on embeddings, annotations and the maxout layer (paper: none)"},
+    )
+    encoder_embed_dim: int = field(
+        default=620, metadata={"help": "source word embedding size m (paper: 620)"}
+    )
+    encoder_hidden_dim: int = field(
+        default=1000,
+        metadata={"help": "encoder GRU units n, per direction when bidirectional (paper: 1000)"},
+    )
+    decoder_embed_dim: int = field(
+        default=620, metadata={"help": "target word embedding size m (paper: 620)"}
+    )
+    decoder_hidden_dim: int = field(
+        default=1000, metadata={"help": "decoder GRU units n (paper: 1000)"}
+    )
+    maxout_dim: int = field(
+        default=500, metadata={"help": "maxout units l of the deep output (paper: 500)"}
+    )
+    max_train_length: Optional[int] = field(
+        default=None,
+        metadata={
+            "help": "training pairs with more tokens than this on either side (end of sentence "
+            "not counted) are skipped; translation is never limited. Default: the architecture's "
+            "(30 for *_30, 50 for *_50, no limit for plain rnnsearch/rnnencdec)"
+        },
+    )
+    # fairseq's own options for the run, read (never set) to refuse those under which the models
+    # would train wrongly (training_setup.py), as fairseq's wav2vec models read ddp_backend
+    ddp_backend: str = II("distributed_training.ddp_backend")
+    ddp_comm_hook: str = II("distributed_training.ddp_comm_hook")
+    distributed_world_size: int = II("distributed_training.distributed_world_size")
+    fp16: bool = II("common.fp16")
+    bf16: bool = II("common.bf16")
+    memory_efficient_fp16: bool = II("common.memory_efficient_fp16")
+    memory_efficient_bf16: bool = II("common.memory_efficient_bf16")
+
+
+def is_run_option(option: dataclasses.Field) -> bool:
+    """Whether the field reads one of fairseq's own options (interpolated from its config)."""
+    return isinstance(option.default, str) and option.default.startswith("${")
+
+
+def size_fields(config_class):
+    return [f for f in dataclasses.fields(config_class) if f.name.endswith(("_dim", "_length"))]
+
+
+def apply_architecture(cfg, config_class, **architecture):
+    """Fill every option left unset with the architecture's value, else the paper's default.
+
+    Each named architecture (rnnsearch_30, rnnsearch_50, rnnencdec_30, rnnencdec_50) is a function
+    beside its model that calls this with its length limit. fairseq-train leaves options the user
+    did not give unset; fairseq-hydra-train has already filled them from the dataclass, which is
+    why an architecture's own values default to None.
+    """
+    for option in dataclasses.fields(config_class):
+        if option.name.startswith("_") or is_run_option(option):
+            continue
+        if getattr(cfg, option.name, None) is not None:
+            continue
+        setattr(cfg, option.name, architecture.get(option.name, option.default))
+
+
+def add_size_options(parser, config_class) -> None:
+    """The sizes as positive integers: fairseq-train then refuses 0 or a negative size with
+    argparse's usual error (usage line, exit code 2) while parsing, before any data is read."""
+    for size in size_fields(config_class):
+        parser.add_argument(
+            "--" + size.name.replace("_", "-"), type=positive_int, help=size.metadata["help"]
+        )
+
+
+def check_sizes(cfg, config_class):
+    """fairseq-hydra-train has no argparse: its sizes are checked when the model is built."""
+    for size in size_fields(config_class):
+        value = getattr(cfg, size.name)
+        if value is not None and value <= 0:
+            raise ConfigurationError(f"model.{size.name} must be a positive integer, got {value}")

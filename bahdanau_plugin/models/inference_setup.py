@@ -1,0 +1,37 @@
+"""What fairseq's translating tools are made to do differently for these models, in one place.
+
+fairseq-generate, fairseq-interactive and the hub call the model's ``prepare_for_inference_``
+before they translate; it applies ``apply`` to the run's configuration. fairseq-train never calls
+it, so training is fairseq's own.
+"""
+
+from ..errors import ConfigurationError
+from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
+
+
+def apply(cfg) -> None:
+    refuse_fairseqs_own_unk_replacement(cfg)
+    batch_every_sentence(cfg)
+
+
+def refuse_fairseqs_own_unk_replacement(cfg) -> None:
+    """fairseq's own --replace-unk misreads these models' alignment (fairseq issue #3533) and
+    fairseq-interactive's source words (#1033); the plugin's task replaces instead."""
+    if getattr(cfg.generation, "replace_unk", None) is not None:
+        raise ConfigurationError(
+            f"--replace-unk needs --task {SOURCE_WORDS_TASK}, which replaces unknown words from "
+            "these models' attention: add that option (in Python, load the model with "
+            "RNNsearchModel.from_pretrained)"
+        )
+
+
+def batch_every_sentence(cfg) -> None:
+    """fairseq-generate leaves out the last batch of the test set when its size is not a multiple
+    of --required-batch-size-multiple (8 by default; fairseq issue #5036): up to 7 sentences
+    missing from the output and from BLEU, without a word. Translating with these models, it
+    batches with a multiple of 1, as fairseq-interactive and the hub always do; only the sizes of
+    the batches change, not a translation. (fairseq-train never calls this: its batches stay
+    fairseq's own.)"""
+    dataset = getattr(cfg, "dataset", None)
+    if dataset is not None:
+        dataset.required_batch_size_multiple = 1

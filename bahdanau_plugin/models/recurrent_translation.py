@@ -1,0 +1,119 @@
+"""The model both architectures are: what RNNsearch and RNNencdec share as fairseq models.
+
+A subclass names its configuration, encoder and decoder (``rnnsearch.py``, ``rnnencdec.py``);
+this class builds them, checks fairseq's options when the model first trains
+(``training_setup.py``) and when it is made ready to translate (``inference_setup.py``), loads
+from a folder for the hub, and keeps the paper's training length limit out of translation.
+"""
+
+from fairseq import hub_utils
+from fairseq.models import FairseqEncoderDecoderModel
+
+from .. import checkpoint_safety
+from ..errors import CheckpointError, ConfigurationError
+from ..hub_interface import RecurrentTranslationHubInterface
+from . import inference_setup, pretrained_paths, training_setup
+from .config import add_size_options, check_sizes
+
+
+def check_right_padded_targets(task) -> None:
+    """The decoder reads each target sentence from its first token, as the paper's recurrence does:
+    left padding would run the GRU over the padding before the sentence and change its states."""
+    if getattr(getattr(task, "cfg", None), "left_pad_target", False):
+        raise ConfigurationError(
+            "--left-pad-target is not supported: the recurrent decoder needs right-padded targets "
+            "(fairseq's default); drop the flag"
+        )
+
+
+class RecurrentTranslationModel(FairseqEncoderDecoderModel):
+    """Subclasses name their configuration, encoder and decoder classes."""
+
+    config_class = encoder_class = decoder_class = None
+
+    def __init__(self, cfg, encoder, decoder):
+        super().__init__(encoder, decoder)
+        self.cfg = cfg
+        self._training_setup_checked = False
+
+    @classmethod
+    def add_args(cls, parser):
+        add_size_options(parser, cls.config_class)
+        super().add_args(parser)  # the other options: fairseq skips those already on the parser
+
+    @classmethod
+    def build_model(cls, cfg, task):
+        check_sizes(cfg, cls.config_class)
+        check_right_padded_targets(task)
+        encoder = cls.encoder_class(cfg, task.source_dictionary)
+        decoder = cls.decoder_class(cfg, task.target_dictionary)
+        return cls(cfg, encoder, decoder)
+
+    def train(self, mode: bool = True):
+        # fairseq's trainer sets training mode before each update, outside the update's own error
+        # handling (which would save a crash checkpoint): checked once, at the first.
+        if mode and not self._training_setup_checked:
+            training_setup.check(self.cfg)
+            self._training_setup_checked = True
+        return super().train(mode)
+
+    @classmethod
+    def from_pretrained(
+        cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=None, **kwargs
+    ):
+        """fairseq's loading for the hub (as BARTModel's), returning the plugin's hub interface:
+        fairseq's, whose translate() also replaces unknown words when given replace_unk=.
+
+        Both folders are read from the current directory (pretrained_paths.py); without
+        data_name_or_path, the dictionaries are those beside the checkpoint. A checkpoint that
+        cannot be loaded is a CheckpointError of one line, as the commands print it."""
+        model_folder = pretrained_paths.model_folder(model_name_or_path)
+        data_folder = pretrained_paths.data_folder(data_name_or_path, model_folder)
+        try:
+            loaded = hub_utils.from_pretrained(
+                model_folder,
+                checkpoint_file,
+                data_folder,
+                archive_map=cls.hub_models(),
+                **kwargs,
+            )
+        except Exception as error:
+            explanation = checkpoint_safety.checkpoint_problem(error)
+            if explanation is None:
+                raise
+            raise CheckpointError(explanation) from None
+        return RecurrentTranslationHubInterface(loaded["args"], loaded["task"], loaded["models"])
+
+    def prepare_for_inference_(self, cfg):
+        """fairseq-generate, fairseq-interactive and the hub call this before they translate."""
+        inference_setup.apply(cfg)
+        super().prepare_for_inference_(cfg)
+
+    def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        for side, module in (("source", self.encoder), ("target", self.decoder)):
+            _check_vocabulary(state_dict, side, module)
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+
+    def max_positions(self):
+        """The paper's length limit filters training (and validation) pairs only.
+
+        fairseq-generate, fairseq-interactive and the hub interface call prepare_for_inference_,
+        which sets _is_generation_fast: from then on sentences of any length are translated.
+        """
+        if self._is_generation_fast or self.cfg.max_train_length is None:
+            return super().max_positions()
+        limit = self.cfg.max_train_length + 1  # fairseq's sizes count the end-of-sentence token
+        return (limit, limit)
+
+
+def _check_vocabulary(state_dict, side: str, module) -> None:
+    """A checkpoint used with another dictionary fails here with a sentence, not a shape dump."""
+    key = ("encoder" if side == "source" else "decoder") + ".embed_tokens.weight"
+    if key not in state_dict:
+        return
+    trained, given = state_dict[key].size(0), len(module.dictionary)
+    if trained != given:
+        raise CheckpointError(
+            f"the checkpoint was trained with a {trained}-symbol {side} dictionary but the data "
+            f"directory's has {given}: use the dictionaries (dict.*.txt) the model was trained with"
+        )
