@@ -66,8 +66,9 @@ def keep_packed_for_generation(weight: Tensor) -> None:
     instead of oneDNN reordering the plain weight at every call; whether they run through oneDNN so
     is measured against ATen (``onednn_is_faster`` with ``packed``). In a beam search each decoder
     product runs once per target word on a few rows, and for a large weight that reorder is most of
-    its cost (docs/performance-log.md, 2026-11-23). The copy is made on first use and made again
-    when the weight is written in place (its version changes) or replaced (its storage changes)."""
+    its cost (docs/performance-log.md, 2026-11-23, d52d788). The copy is made on first use and made
+    again when the weight is written in place (its version changes) or replaced (its storage
+    changes)."""
     if weight.numel() >= PACKED_WEIGHT_MIN_ELEMENTS:
         _generation_weights.setdefault(weight, None)
 
