@@ -115,8 +115,8 @@ def log_at_the_level_of_fairseqs_tools() -> None:
     tools set, LOGLEVEL (INFO unless set). Importing fairseq sets it to DEBUG
     (fairseq/models/wav2vec/wav2vec2_classification.py calls logging.basicConfig(level=DEBUG)),
     which fairseq-generate's own basicConfig, called after that import, leaves as it is: every
-    library's debug lines then print, hydra's, matplotlib's font search (97 lines in
-    bahdanau-plot-alignment), the fast path's choices. fairseq has no option for it."""
+    library's debug lines then print, hydra's, matplotlib's font search (in bahdanau-plot-alignment:
+    docs/fairseq_changes.md), the fast path's choices. fairseq has no option for it."""
     if running_fairseq_tool() is not None or running_plugin_command():
         logging.getLogger().setLevel(os.environ.get("LOGLEVEL", "INFO").upper())
 
@@ -204,8 +204,8 @@ def _loaded_copies(module_name: str):
 
 CHANGES = (
     # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
-    # unless set; torch's defaults (1,024 kernels each) cost up to 280 MiB for no speed
-    # (speed/cpu/onednn_linear.py).
+    # unless set: torch's defaults (1,024 kernels each) cost memory for no speed
+    # (speed/cpu/onednn_linear.py says why).
     # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
     limit_onednn_caches,
     # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin

@@ -12,7 +12,7 @@ tokens per second), and each process's peak resident memory. Then bench/profile_
 training step and a beam-search step of rnnsearch and lstm into matrix products and everything
 else. Prints one table per class and writes it into its own block of docs/performance.md
 (``--document``; created if missing), with the machine's load average before and after. Not part
-of the test suite: about 10 minutes per class on 2 cores.
+of the test suite (how long it takes: bench/README.md).
 """
 
 import argparse

@@ -19,7 +19,7 @@ repeat measures, one after the other:
 
 Without --checkpoint it trains one (Multi30k with BPE, rnnsearch at bench/benchmark.py's sizes,
 --train-updates updates: a speed benchmark needs a Multi30k-sized model, not a converged one).
-Not part of the test suite: about 15 minutes on 2 cores, training included.
+Not part of the test suite (how long it takes, training included: bench/README.md).
 """
 
 import argparse

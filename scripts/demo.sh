@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The built-in demo: a synthetic reordering task, a small RNNsearch trained on CPU for about two
-# minutes, translations through fairseq-interactive, a Figure 3 style alignment heatmap, and the
-# command that serves the model (bahdanau-serve).
+# The built-in demo: a synthetic reordering task, a small RNNsearch trained briefly on CPU (how
+# long: README.md), translations through fairseq-interactive, a Figure 3 style alignment heatmap,
+# and the command that serves the model (bahdanau-serve).
 # Usage: bash scripts/demo.sh [OUTPUT_DIR]   (default: demo/; fairseq's tools must be on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."

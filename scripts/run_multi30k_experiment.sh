@@ -86,8 +86,8 @@ done
 
 echo "== $(date +%T) evaluating on test_2016_flickr -> $out/evaluation"
 # shellcheck disable=SC2086  # HEATMAPS and EVALUATE_OPTIONS are lists
-# Multi30k's sentences are short (test sources: 13 words on average, the longest 35), so Figure 2
-# gets buckets of 5 words; the longest 16 sentences (26 to 35 words) share the last one.
+# Multi30k's test sentences are short (docs/results.md, "BLEU by sentence length"), so Figure 2
+# gets buckets of 5 words, and the longest sentences share the last one.
 OMP_NUM_THREADS=$cores bahdanau-evaluate --data "$DATA/data-bin" --out-dir "$out/evaluation" \
   "${models[@]}" --bucket-width 5 --min-bucket-sentences 15 --heatmaps $HEATMAPS $EVALUATE_OPTIONS
 echo "== done: $out/commands.txt, $out/evaluation/{bleu.txt,bleu_by_length.csv,bleu_by_length.png,heatmaps/}"

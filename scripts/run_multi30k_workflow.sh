@@ -8,7 +8,7 @@
 #
 # Usage: bash scripts/run_multi30k_workflow.sh [OUT]      (default OUT: /tmp/multi30k-workflow)
 # Run from anywhere with the project's environment active. Settings, from the environment:
-#   SHORTLIST=2000      words per language (the rest is <unk>: about 5.5% of the test tokens)
+#   SHORTLIST=2000      words per language (the rest is <unk>: how much, docs/results.md)
 #   BUDGET_MINUTES=72   training time of each model (fairseq-train --stop-time-hours), both at once
 #   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH, MULTI30K, EVALUATE_OPTIONS
 set -euo pipefail

@@ -15,7 +15,7 @@ That thread is the only one to run the model's torch code, its loading included 
 torch's CPU builds parallelize with GNU OpenMP, which keeps a team of threads for every thread that
 has run a parallel region, and once its threads outnumber the cores it stops spinning between
 regions and puts them to sleep. Loaded in the main thread and run in another, the model translated
-batches of 16 sentences at 85 sentences/s instead of 106 (docs/serving.md).
+slower than loaded and run in one thread (docs/serving.md, "Design": the measurements).
 """
 
 import queue

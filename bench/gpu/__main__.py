@@ -4,8 +4,8 @@ Each section computes afresh in a work folder of its own, per device (WORK/DEVIC
 when the section starts), so that nothing a dry run or an earlier run left is read again. As soon
 as a section ends, its result is written and the report rebuilt from every result present; with
 ``--copy-to DIR`` (or BAHDANAU_GPU_KIT_COPY_TO), both are copied to DIR too, so that a run stopped
-part-way leaves there what it finished. Every section runs in one command, estimated at under 8
-minutes on one H100 (docs/gpu-kit.md); each prints its time as it ends. The exit status is 1 if
+part-way leaves there what it finished. Every section runs in one command (its time on one H100:
+docs/gpu-kit.md, section 5); each prints its time as it ends. The exit status is 1 if
 any section, or any measurement within one, ended in an error.
 """
 

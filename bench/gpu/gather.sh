@@ -2,7 +2,8 @@
 # Gathers what the GPU kit installs on a GPU machine that has no fairseq and reaches no package
 # registry: wheels for CPython 3.12 on manylinux x86-64 (the GPU machines: Python 3.12, torch
 # 2.11 with CUDA 13, numpy, regex, sacrebleu, tqdm, PyYAML, scikit-learn, torchaudio and pytest
-# already there) into .gpu-kit/ (git-ignored, about 22 MB). Run it where PyPI is reachable:
+# already there) into .gpu-kit/ (git-ignored; its size: docs/gpu-kit.md). Run it where PyPI is
+# reachable:
 #   bash bench/gpu/gather.sh          (or make gpu-kit)
 # The versions are the ones `make setup` installs here. PYTHON_VERSION=3.11 gathers for 3.11.
 set -euo pipefail

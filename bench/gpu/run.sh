@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU kit, on a machine with a CUDA build of torch (make gpu-check), every section in one
-# command estimated under 8 minutes on one H100 (docs/gpu-kit.md):
+# command (its time on one H100: docs/gpu-kit.md, section 5):
 #   bash bench/gpu/run.sh --copy-to DIR
 # (any python -m bench.gpu options pass through, e.g. --sections paper_size). Without fairseq
 # importable, it installs .gpu-kit/ (bench/gpu/gather.sh) into a folder of its own, offline; then

@@ -6,8 +6,8 @@ the mmap threshold). A training step on CPU allocates and frees the same large t
 step: the output layer's logits, fairseq's log-softmax over them and their gradients are each 52 MiB
 at the benchmark's sizes (1,360 target words x 9,642 words), 480 MiB at the paper's. Each fresh
 mapping is then faulted in and zeroed by the kernel page by page as it is first written, at every
-step, which took a third of a training step's time, for fairseq's lstm as much as for these models
-(docs/performance-log.md, "freed memory kept for reuse"). With both thresholds at REUSE_BYTES the
+step, a large share of a training step's time, for fairseq's lstm as much as for these models
+(docs/performance-log.md, 2026-11-24, 68f8703). With both thresholds at REUSE_BYTES the
 same blocks are reused from the heap, already mapped.
 
 The peak stays what the step needs; what changes is that freed memory up to REUSE_BYTES stays

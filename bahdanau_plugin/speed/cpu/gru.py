@@ -7,13 +7,12 @@ product per step (``gru_steps``). Where gradients are wanted, the steps are one 
 with the backward pass written out (``GRURecurrence``), as the decoder's recurrence is: each step
 records no autograd nodes, and the recurrent weight's gradient is one product over all steps.
 
-Which loop wins depends on the machine (docs/performance-log.md): with AVX-512, oneDNN's products
-run at twice MKL's rate on this work and pay for the Python loop (one encoder direction of 80
-sentences of 16 words, forward and backward, 2 threads: 12 to 14 ms against nn.GRU's 19 to 21);
-where the two libraries run at the same rate, nn.GRU's loop can be as fast or faster. So the loop
-runs where it is measured faster (``loop_is_faster``, measured_choice's rule). Anything it does not
-cover (another device or precision, an initial state, several layers or directions, time-major
-input) is nn.GRU's own forward too, so cuDNN on a GPU.
+Which loop wins depends on the machine: where oneDNN's products run faster than MKL's, they pay for
+the Python loop; where the two libraries run at the same rate, nn.GRU's loop can be as fast or
+faster (the times on the machines measured: docs/performance-log.md, 2026-11-24, 68f8703). So
+the loop runs where it is measured faster (``loop_is_faster``, measured_choice's rule). Anything it
+does not cover (another device or precision, an initial state, several layers or directions,
+time-major input) is nn.GRU's own forward too, so cuDNN on a GPU.
 """
 
 import copy
@@ -88,7 +87,8 @@ def gru_steps(input_drives: Tensor, recurrent: Product, bias: Tensor, keep_for_b
 class GRURecurrence(torch.autograd.Function):
     """``gru_steps`` as one autograd function with its backward pass written out: a step costs a
     few operators in each direction instead of the dozen autograd records for the loop above, and
-    the weight's gradient is one product over all steps (docs/performance-log.md)."""
+    the weight's gradient is one product over all steps (docs/performance-log.md, 2026-11-24,
+    68f8703)."""
 
     @staticmethod
     def forward(ctx, input_drives: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> Tensor:

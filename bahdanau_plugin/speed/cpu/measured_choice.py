@@ -3,10 +3,10 @@
 Each choice the fast path makes (oneDNN or ATen products, the Python GRU loop or nn.GRU, the sigmoid
 identity or torch.tanh for the energies, weights packed for generation or not) has a winner that
 depends on the CPU, the libraries, the thread count and the shapes, and CPU flags do not predict it:
-on a real AVX2-only AMD EPYC oneDNN's float32 product ran at 136 GFLOP/s against MKL's 178, on an
-AVX-512 EPYC capped at AVX2 it ran at 206 to 223 against 182 to 196, and uncapped at twice MKL's
-rate (docs/performance-log.md). So each choice is made by timing both computations, once per
-process, at the shapes and thread count it is asked for:
+on the machines measured, oneDNN's float32 products ran slower than MKL's on a real AVX2-only AMD
+EPYC and faster on an AMD EPYC with AVX-512, capped at AVX2 or not (docs/performance-log.md,
+2026-11-24, issue 19). So each choice is made by timing both computations, once per process, at
+the shapes and thread count it is asked for:
 
 - both run once untimed (oneDNN builds its kernel for a shape on its first call), and their
   results (values, and gradients where the choice is for training) are compared: the fast
@@ -180,7 +180,8 @@ def probe(
         with torch.inference_mode(False), torch.enable_grad():
             output = compute()
             weighted = output if upstream is None else output * upstream
-            # a scalar, not grad_outputs, whose first use in a process imports sympy (0.3 s)
+            # a scalar, not grad_outputs, whose first use in a process imports sympy: longer than
+            # the whole measuring budget (docs/performance-log.md, 2026-11-24, issue 19)
             return [output.detach(), *torch.autograd.grad(weighted.sum(), wrt)]
 
     def forward():

@@ -1,8 +1,10 @@
 """nn.Linear whose float32 products run through oneDNN on CPU, where that is faster.
 
-torch computes a CPU float32 ``F.linear`` with ATen's GEMM (MKL's), which on AMD CPUs with AVX-512
-runs about half as fast as oneDNN's, and on a real AVX2-only AMD CPU faster
-(docs/performance-log.md): so each product's library is chosen by timing both at its shapes
+torch computes a CPU float32 ``F.linear`` with ATen's GEMM (MKL's), which is slower than oneDNN's
+on some CPUs and faster on others (on the machines measured: slower on an AMD EPYC with AVX-512,
+faster on an AVX2-only one; docs/performance.md, "What holds where, and why", and
+docs/performance-log.md, 2026-11-24, issue 19): so each product's library is chosen by timing both
+at its shapes
 (``onednn_is_faster``, by measured_choice's rule). oneDNN's linear kernel is torch's own (the one
 torch.compile uses on CPU); this module calls it in the forward pass and for both products of the
 backward pass. Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or
@@ -30,11 +32,11 @@ from .measured_choice import CHOOSER, probe
 _ONEDNN_LINEAR = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
 _ONEDNN_REORDER_WEIGHT = getattr(getattr(torch.ops, "mkldnn", None), "_reorder_linear_weight", None)
 
-# oneDNN compiles a kernel for each shape and caches up to 1024 of them, about 0.6 MiB each; ideep,
-# torch's layer over it, keeps another 1024 of its own objects around them. Sentence lengths and
-# finished beams change the row count from batch to batch and step to step: with those defaults a
-# training run grew by about 280 MiB and fairseq-generate by 130 to 240 MiB. oneDNN's cache of 16
-# keeps the speed; ideep's adds none (docs/performance-log.md).
+# oneDNN compiles a kernel for each shape and caches up to 1024 of them; ideep, torch's layer over
+# it, keeps another 1024 of its own objects around them. Sentence lengths and finished beams change
+# the row count from batch to batch and step to step, so with those defaults memory grows with every
+# new row count. oneDNN's cache of 16 keeps the speed; ideep's adds none (the measurements:
+# docs/performance-log.md, 2026-11-21 to 2026-11-23).
 ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACITY": "1"}
 
 
@@ -51,10 +53,10 @@ _generation_weights = WeakIdKeyDictionary()
 
 
 # Weights smaller than this are left to oneDNN's reorder at each product. The output layer's
-# (9,642 x 256) is the one whose reorder costs most of its product at beam-search row counts;
-# packing the smaller ones too (at most 768 x 512 here) gained little and raised fairseq-generate's
-# peak memory by 70 to 130 MiB at beam 12, as oneDNN's threads then allocate in heaps of their own
-# (docs/performance-log.md).
+# (9,642 x 256 in the benchmark's model) is the one whose reorder costs most of its product at
+# beam-search row counts; packing the smaller ones too (at most 768 x 512 there) gained little and
+# raised fairseq-generate's peak memory, as oneDNN's threads then allocate in heaps of their own
+# (docs/performance-log.md, 2026-11-23, d52d788).
 PACKED_WEIGHT_MIN_ELEMENTS = 1 << 20
 
 
@@ -64,8 +66,9 @@ def keep_packed_for_generation(weight: Tensor) -> None:
     instead of oneDNN reordering the plain weight at every call; whether they run through oneDNN so
     is measured against ATen (``onednn_is_faster`` with ``packed``). In a beam search each decoder
     product runs once per target word on a few rows, and for a large weight that reorder is most of
-    its cost (docs/performance-log.md). The copy is made on first use and made again when the weight
-    is written in place (its version changes) or replaced (its storage changes)."""
+    its cost (docs/performance-log.md, 2026-11-23, d52d788). The copy is made on first use and made
+    again when the weight is written in place (its version changes) or replaced (its storage
+    changes)."""
     if weight.numel() >= PACKED_WEIGHT_MIN_ELEMENTS:
         _generation_weights.setdefault(weight, None)
 
@@ -226,7 +229,7 @@ class _OneDNNLinear(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             # g W, with W^T as a transposed view: oneDNN takes that layout, and a copy of W^T at
             # every call costs more than the product itself for the decoder's recurrent layers
-            # (bench/kernels.py: 80 x 256 -> 768, 166 against 266 us of CPU time)
+            # (docs/performance-log.md, 2026-11-21 to 2026-11-23)
             grad_input = _onednn_linear(grad_output, weight.t(), None)
         if ctx.needs_input_grad[1]:
             grad_weight = onednn_weight_gradient(grad_output, input)
@@ -315,7 +318,8 @@ class Product:
         input = input.reshape(-1, input.size(-1))
         if self.onednn:
             # oneDNN's fast kernels want g^T, its weight here, as a transposed dense matrix: a view
-            # with longer rows (a slice of the recurrence's gradients) took it 9 s instead of 5 ms
+            # with longer rows (a slice of the recurrence's gradients) falls to a far slower kernel
+            # (docs/performance-log.md, 2026-11-24, issue 19)
             return onednn_weight_gradient(grad_output.contiguous(), input)
         return torch.mm(grad_output.t(), input)
 
