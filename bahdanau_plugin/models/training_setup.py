@@ -1,7 +1,7 @@
 """fairseq options under which these models would train wrongly, refused in one line.
 
 The alignment model keeps its parameters and gradients in float32 under half precision
-(modules/attention.py): at the paper's start v_a's gradient is below float16's smallest number
+(modules/full_precision.py): at the paper's start v_a's gradient is below float16's smallest number
 (docs/precision.md). Three of fairseq's ways of handling gradients would round those float32
 gradients anyway; each is refused with the option that works instead. The model reads fairseq's
 options from the run's configuration (the interpolated fields of ``RecurrentTranslationConfig``,

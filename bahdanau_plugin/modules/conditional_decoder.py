@@ -12,7 +12,7 @@ from fairseq.models import FairseqIncrementalDecoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
-from . import fast_path
+from . import fast_path, unused_weights
 from .beam_rows import SENTENCES, reorder_rows
 from .conditional_gru import ConditionalGRUCell
 from .initialization import build_embedding, normal_, zero_
@@ -67,7 +67,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
 
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
         features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)
-        return self.output_layer(features), extra
+        logits = unused_weights.in_the_output(
+            self.output_layer(features),
+            self.gru.parameters(),
+            target_positions=prev_output_tokens.size(1),
+            incremental=incremental_state is not None,
+        )  # for fairseq's default DDP backend (unused_weights.py)
+        return logits, extra
 
     def extract_features(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
         if incremental_state is not None:
@@ -85,8 +91,6 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         maxout = fast_path.run(
             self.fused_deep_output, self.deep_output, prev_states, embedded, contexts
         )
-        if embedded.size(1) == 1 and incremental_state is None and torch.is_grad_enabled():
-            maxout = maxout + self._unused_step(input_drives[:, 0], contexts[:, 0], cache, state)
         return self.dropout_module(maxout), {"attn": [alphas]}
 
     def recur(
@@ -114,16 +118,6 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
                 state = self.gru(drive, state)  # s_i, Eq. (4)
         attn = torch.stack(alphas, 1) if alphas[0] is not None else None
         return torch.stack(prev_states, 1), torch.stack(contexts, 1), attn, state
-
-    def _unused_step(self, input_drive: Tensor, context: Tensor, cache, state: Tensor) -> Tensor:
-        """0, computed from s_1, for a batch whose targets are one token (end of sentence) each.
-
-        Such a batch never needs s_1, so the GRU's weights would get no gradient at all, and
-        fairseq's default DDP backend (pytorch_ddp, which does not search for unused parameters)
-        fails or hangs waiting for them. s_1 multiplied by 0 gives them their true gradient, 0.
-        """
-        next_state = self.gru(input_drive + self.context_drive(context, cache), state)
-        return 0.0 * next_state.sum()
 
     def output_layer(self, features: Tensor) -> Tensor:
         return self.output_projection(features)  # W_o t_i, Eq. (A.2.2); softmax in the criterion
