@@ -2,6 +2,18 @@
 
 A bidirectional GRU encodes the source into annotations h_j = [->h_j ; <-h_j]; the decoder attends
 over them with the alignment model at every target position.
+
+Read in the paper's order:
+
+1. the encoder (A.2.1): ``RNNsearchEncoder`` below, on ``modules/gru_encoder.py``;
+2. the alignment model (3.1, A.1.2, Eqs. 5 and 6): ``modules/attention.py``, used by
+   ``RNNsearchDecoder.context`` below;
+3. the conditional GRU (Eq. 4, A.2.2): ``modules/conditional_gru.py``;
+4. the deep output, a maxout layer (A.2.2): ``modules/maxout_output.py``;
+5. the decoder's steps put together, shared with RNNencdec: ``modules/conditional_decoder.py``
+   (``extract_features``, a numbered recipe);
+6. the model and its architectures ``rnnsearch_30`` and ``rnnsearch_50`` (Section 4.2): below,
+   on ``recurrent_translation.py`` and ``config.py``.
 """
 
 from dataclasses import dataclass, field

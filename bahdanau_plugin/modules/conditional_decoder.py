@@ -76,21 +76,36 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         return logits, extra
 
     def extract_features(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
+        """The decoder over target positions i = 1..T (Appendix A.2.2), given y_0..y_{T-1}
+        (B x T) and the encoder's output (annotations h_j: B x S x 2n for RNNsearch):
+
+        1. E y_{i-1}, and the GRU's input term W E y_{i-1} for every position at once;
+        2. at each position, from the previous state s_{i-1} (``recur``):
+           a. the context c_i (``context``): RNNsearch's alignment model, e_ij = a(s_{i-1}, h_j)
+              and alpha_ij = softmax_j(e_ij), c_i = sum_j alpha_ij h_j (Eqs. 5 and 6);
+              RNNencdec's one fixed c;
+           b. the state s_i = f(s_{i-1}, y_{i-1}, c_i), the conditional GRU (Eq. 4);
+        3. the deep output t_i = maxout(U_o s_{i-1} + V_o E y_{i-1} + C_o c_i) at every position
+           at once (B x T x l); ``output_layer`` then gives W_o t_i, whose softmax is p(y_i).
+
+        Steps 2 and 3 go through ``fast_path.run``: the modules' own code, or a faster form of it
+        checked to compute the same (modules/fast_path.py)."""
         if incremental_state is not None:
             prev_output_tokens = prev_output_tokens[:, -1:]
-        embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))  # E y_{i-1}
-        cache = self._cache(encoder_out, incremental_state)
-        input_drives = self.gru.project_inputs(embedded)  # W E y_{i-1} for all positions at once
+        # 1. E y_{i-1} (B x T x m) and W E y_{i-1} (B x T x 3n), all positions at once
+        embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))
+        cache = self._cache(encoder_out, incremental_state)  # s_0 and the per-sentence tensors
+        input_drives = self.gru.project_inputs(embedded)
         keep_last_state = incremental_state is not None
         prev_states, contexts, alphas, state = fast_path.run(
             self.fused_recurrence, self.recur, input_drives, encoder_out, cache, keep_last_state
-        )
+        )  # 2. s_{i-1}: B x T x n, c_i: B x T x 2n (RNNsearch), alpha_i: B x T x S or None
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)
         maxout = fast_path.run(
             self.fused_deep_output, self.deep_output, prev_states, embedded, contexts
-        )
+        )  # 3. t_i: B x T x l
         return self.dropout_module(maxout), {"attn": [alphas]}
 
     def recur(
