@@ -8,10 +8,12 @@ from a folder for the hub, and keeps the paper's training length limit out of tr
 
 from fairseq import hub_utils
 from fairseq.models import FairseqEncoderDecoderModel
+from torch import nn
 
 from .. import checkpoint_safety
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
+from ..modules import fast_path
 from . import inference_setup, pretrained_paths, training_setup
 from .config import add_size_options, check_sizes
 
@@ -24,6 +26,18 @@ def check_right_padded_targets(task) -> None:
             "--left-pad-target is not supported: the recurrent decoder needs right-padded targets "
             "(fairseq's default); drop the flag"
         )
+
+
+def unregister_absent_parameters_(model: nn.Module) -> None:
+    """A parameter a layer goes without (nn.Linear's bias, given ``bias=False``) becomes an
+    attribute of value None, not a parameter registered as None: fairseq's trainer catalogs every
+    registered parameter, None included, so it took the absent biases of all such layers for one
+    parameter shared between them and logged a false "detected shared parameter" line for each
+    (fairseq/trainer.py, ``_catalog_shared_params``). State dicts never held them."""
+    for module in model.modules():
+        for name in [name for name, parameter in module._parameters.items() if parameter is None]:
+            del module._parameters[name]
+            setattr(module, name, None)  # an attribute still: nn.Linear.forward reads it
 
 
 class RecurrentTranslationModel(FairseqEncoderDecoderModel):
@@ -47,7 +61,10 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         check_right_padded_targets(task)
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
-        return cls(cfg, encoder, decoder)
+        model = cls(cfg, encoder, decoder)
+        fast_path.use_faster_layers_(model)  # the speed layer's, where it is on
+        unregister_absent_parameters_(model)
+        return model
 
     def train(self, mode: bool = True):
         # fairseq's trainer sets training mode before each update, outside the update's own error

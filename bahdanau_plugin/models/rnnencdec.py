@@ -27,9 +27,7 @@ class RNNencdecConfig(RecurrentTranslationConfig):
 class RNNencdecEncoder(GRUEncoder):
     def __init__(self, cfg, dictionary):
         super().__init__(cfg, dictionary, bidirectional=False)
-        self.summary_projection = fast_path.layer(
-            nn.Linear, cfg.encoder_hidden_dim, cfg.decoder_hidden_dim
-        )  # V
+        self.summary_projection = nn.Linear(cfg.encoder_hidden_dim, cfg.decoder_hidden_dim)  # V
         normal_(self.summary_projection.weight)
         zero_(self.summary_projection.bias)
 

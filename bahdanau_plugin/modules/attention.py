@@ -5,7 +5,6 @@ from typing import Tuple
 import torch
 from torch import Tensor, nn
 
-from . import fast_path
 from .full_precision import FullPrecisionModule, in_own_precision
 from .initialization import ALIGNMENT_STD, normal_, zero_
 
@@ -20,13 +19,9 @@ class BahdanauAttention(FullPrecisionModule):
 
     def __init__(self, state_dim: int, annotation_dim: int, attention_dim: int):
         super().__init__()
-        self.state_projection = fast_path.layer(
-            nn.Linear, state_dim, attention_dim, bias=False
-        )  # W_a
-        self.annotation_projection = fast_path.layer(
-            nn.Linear, annotation_dim, attention_dim
-        )  # U_a
-        self.energy = fast_path.layer(nn.Linear, attention_dim, 1, bias=False)  # v_a
+        self.state_projection = nn.Linear(state_dim, attention_dim, bias=False)  # W_a
+        self.annotation_projection = nn.Linear(annotation_dim, attention_dim)  # U_a
+        self.energy = nn.Linear(attention_dim, 1, bias=False)  # v_a
         normal_(self.state_projection.weight, ALIGNMENT_STD)
         normal_(self.annotation_projection.weight, ALIGNMENT_STD)
         zero_(self.annotation_projection.bias)

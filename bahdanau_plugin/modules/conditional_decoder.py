@@ -34,12 +34,12 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         self.embed_tokens = build_embedding(
             len(dictionary), cfg.decoder_embed_dim, dictionary.pad()
         )
-        self.initial_state = fast_path.layer(nn.Linear, summary_dim, cfg.decoder_hidden_dim)  # W_s
+        self.initial_state = nn.Linear(summary_dim, cfg.decoder_hidden_dim)  # W_s
         self.gru = ConditionalGRUCell(cfg.decoder_embed_dim, context_dim, cfg.decoder_hidden_dim)
         self.deep_output = MaxoutOutput(
             cfg.decoder_hidden_dim, cfg.decoder_embed_dim, context_dim, cfg.maxout_dim
         )
-        self.output_projection = fast_path.layer(nn.Linear, cfg.maxout_dim, len(dictionary))  # W_o
+        self.output_projection = nn.Linear(cfg.maxout_dim, len(dictionary))  # W_o
         for layer in (self.initial_state, self.output_projection):
             normal_(layer.weight)
             zero_(layer.bias)

@@ -3,7 +3,6 @@
 import torch
 from torch import Tensor, nn
 
-from . import fast_path
 from .initialization import normal_, orthogonal_blocks_, zero_
 
 
@@ -18,16 +17,10 @@ class ConditionalGRUCell(nn.Module):
     def __init__(self, input_dim: int, context_dim: int, hidden_dim: int):
         super().__init__()
         self.hidden_dim = hidden_dim
-        self.input_weights = fast_path.layer(
-            nn.Linear, input_dim, 3 * hidden_dim
-        )  # [W_z; W_r; W] and biases
-        self.context_weights = fast_path.layer(
-            nn.Linear, context_dim, 3 * hidden_dim, bias=False
-        )  # [C_z; C_r; C]
-        self.gate_weights = fast_path.layer(
-            nn.Linear, hidden_dim, 2 * hidden_dim, bias=False
-        )  # [U_z; U_r]
-        self.candidate_weights = fast_path.layer(nn.Linear, hidden_dim, hidden_dim, bias=False)  # U
+        self.input_weights = nn.Linear(input_dim, 3 * hidden_dim)  # [W_z; W_r; W] and biases
+        self.context_weights = nn.Linear(context_dim, 3 * hidden_dim, bias=False)  # [C_z; C_r; C]
+        self.gate_weights = nn.Linear(hidden_dim, 2 * hidden_dim, bias=False)  # [U_z; U_r]
+        self.candidate_weights = nn.Linear(hidden_dim, hidden_dim, bias=False)  # U
         normal_(self.input_weights.weight)
         zero_(self.input_weights.bias)
         normal_(self.context_weights.weight)

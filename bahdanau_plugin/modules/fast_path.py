@@ -3,16 +3,17 @@
 The modules are the paper's equations written with ordinary torch layers, and that is what runs
 unless a fast path is registered here. A fast path can offer two kinds of thing:
 
-- a **leaf layer** that computes the same function as a torch layer: the modules build every
-  nn.Linear and nn.GRU through ``layer``, which gives the registered subclass instead, as
-  fairseq's ``LayerNorm`` gives apex's fused layer where apex is installed;
+- a **leaf layer** that computes the same function as a torch layer: once a model is built, its
+  build calls ``use_faster_layers_``, which puts the registered subclass in place of each such
+  torch layer, holding the same parameters (as torch.ao.quantization swaps modules), as fairseq's
+  ``LayerNorm`` gives apex's fused layer where apex is installed;
 - a **fused form** of a module's own computation (``form``), given to the module when it is built
   and called through ``run``: ``run(form, plain, *inputs)`` is ``plain(*inputs)``, the module's
   own code, except where the form ``takes`` those inputs, and then the form computes it instead.
   A form takes nothing before it has checked that it computes what ``plain`` computes, so a
   change to the modules is never ignored: where the form no longer matches, it steps aside.
 
-A fast path is asked when each module is built; set to plain, it offers nothing, and the model is
+A fast path is asked when each model is built; set to plain, it offers nothing, and the model is
 built of torch layers and the modules' code only.
 """
 
@@ -29,9 +30,10 @@ DEEP_OUTPUT = "deep output"  # MaxoutOutput.forward
 
 @dataclass(frozen=True)
 class FastPath:
-    """What a fast path offers: leaf layers by the torch class whose function they compute, fused
-    forms by name (each a factory of ``nn.Module`` with ``takes`` and ``forward``), and whether it
-    offers anything at all (asked at every build)."""
+    """What a fast path offers: leaf layers by the torch class whose function they compute (each
+    with a ``holding(layer)`` that makes one holding that torch layer's parameters), fused forms by
+    name (each a factory of ``nn.Module`` with ``takes`` and ``forward``), and whether it offers
+    anything at all (asked at every build)."""
 
     layers: Dict[type, type]
     forms: Dict[str, Callable[[], nn.Module]]
@@ -50,22 +52,18 @@ def _offered() -> Optional[FastPath]:
     return _registered if _registered is not None and _registered.enabled() else None
 
 
-def layer(torch_class: type, *args, **kwargs) -> nn.Module:
-    """``torch_class(*args, **kwargs)``, or the fast path's subclass that computes the same
-    function: same parameters, same initialization, same state dict.
-
-    A parameter the layer goes without (nn.Linear's bias, given ``bias=False``) is an attribute
-    of value None, not a parameter registered as None: fairseq's trainer catalogs every registered
-    parameter, None included, so it took the absent biases of all such layers for one parameter
-    shared between them and logged a false "detected shared parameter" line for each
-    (fairseq/trainer.py, ``_catalog_shared_params``). State dicts never held them."""
+def use_faster_layers_(model: nn.Module) -> None:
+    """Where a fast path is on, each torch layer of ``model`` whose class it offers a subclass for
+    (the exact class: not a subclass of it) is replaced by one holding the same parameters: the
+    same function, parameter names and state dict."""
     offered = _offered()
-    layer_class = offered.layers.get(torch_class, torch_class) if offered else torch_class
-    built = layer_class(*args, **kwargs)
-    for name in [name for name, parameter in built._parameters.items() if parameter is None]:
-        del built._parameters[name]
-        setattr(built, name, None)  # an attribute still: nn.Linear.forward reads it
-    return built
+    if offered is None:
+        return
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            faster = offered.layers.get(type(child))
+            if faster is not None:
+                setattr(parent, name, faster.holding(child))
 
 
 def form(name: Optional[str]) -> Optional[nn.Module]:

@@ -7,7 +7,6 @@ from fairseq.models import FairseqEncoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
-from . import fast_path
 from .beam_rows import SENTENCES, reorder_rows
 from .initialization import build_embedding, normal_, orthogonal_blocks_, zero_
 
@@ -70,9 +69,7 @@ class GRUEncoder(FairseqEncoder):
 
     @staticmethod
     def _build_rnn(cfg) -> nn.GRU:
-        rnn = fast_path.layer(
-            nn.GRU, cfg.encoder_embed_dim, cfg.encoder_hidden_dim, batch_first=True
-        )
+        rnn = nn.GRU(cfg.encoder_embed_dim, cfg.encoder_hidden_dim, batch_first=True)
         orthogonal_blocks_(rnn.weight_hh_l0, cfg.encoder_hidden_dim)
         normal_(rnn.weight_ih_l0)
         zero_(rnn.bias_ih_l0)

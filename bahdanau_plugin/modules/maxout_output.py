@@ -2,7 +2,6 @@
 
 from torch import Tensor, nn
 
-from . import fast_path
 from .initialization import normal_, zero_
 
 
@@ -15,9 +14,9 @@ class MaxoutOutput(nn.Module):
         super().__init__()
         self.maxout_dim = maxout_dim
         pre_dim = self.POOL_SIZE * maxout_dim
-        self.state_weights = fast_path.layer(nn.Linear, state_dim, pre_dim)  # U_o and the bias
-        self.embedding_weights = fast_path.layer(nn.Linear, embed_dim, pre_dim, bias=False)  # V_o
-        self.context_weights = fast_path.layer(nn.Linear, context_dim, pre_dim, bias=False)  # C_o
+        self.state_weights = nn.Linear(state_dim, pre_dim)  # U_o and the bias
+        self.embedding_weights = nn.Linear(embed_dim, pre_dim, bias=False)  # V_o
+        self.context_weights = nn.Linear(context_dim, pre_dim, bias=False)  # C_o
         for layer in (self.state_weights, self.embedding_weights, self.context_weights):
             normal_(layer.weight)
         zero_(self.state_weights.bias)

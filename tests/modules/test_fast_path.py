@@ -1,5 +1,5 @@
-"""modules/fast_path.py: where a faster computation plugs in; with none offered, the modules build
-torch layers and run their own code."""
+"""modules/fast_path.py: where a faster computation plugs in; with none offered, a model keeps its
+torch layers and runs the modules' own code."""
 
 import pytest
 import torch
@@ -9,7 +9,15 @@ from bahdanau_plugin.modules import fast_path
 
 
 class FastLinear(nn.Linear):
-    pass
+    @classmethod
+    def holding(cls, layer):
+        faster = cls(layer.in_features, layer.out_features, layer.bias is not None, device="meta")
+        faster.weight, faster.bias = layer.weight, layer.bias
+        return faster
+
+
+class SubclassedLinear(nn.Linear):
+    """A layer of the model's own that derives from nn.Linear: not torch's layer itself."""
 
 
 class Form(nn.Module):
@@ -37,26 +45,36 @@ def offered(monkeypatch):
     return state
 
 
-def test_a_layer_is_the_fast_path_s_subclass_where_one_is_offered(offered):
-    assert type(fast_path.layer(nn.Linear, 3, 4, bias=False)) is FastLinear
+def _model():
+    model = nn.Sequential(nn.Linear(3, 4, bias=False), nn.GRU(4, 5), SubclassedLinear(2, 2))
+    model.append(nn.Sequential(nn.Linear(4, 2)))
+    return model
 
 
-def test_a_layer_is_torch_s_own_where_the_fast_path_is_off(offered):
+def test_torch_s_layers_become_the_fast_path_s_where_it_offers_them(offered):
+    model = _model()
+    fast_path.use_faster_layers_(model)
+    assert type(model[0]) is FastLinear and type(model[3][0]) is FastLinear
+
+
+def test_torch_s_layers_stay_where_the_fast_path_is_off(offered):
     offered["on"] = False
-    assert type(fast_path.layer(nn.Linear, 3, 4)) is nn.Linear
+    model = _model()
+    fast_path.use_faster_layers_(model)
+    assert type(model[0]) is nn.Linear and type(model[3][0]) is nn.Linear
 
 
-def test_a_layer_the_fast_path_has_nothing_for_is_torch_s_own(offered):
-    assert type(fast_path.layer(nn.GRU, 3, 4)) is nn.GRU
+def test_a_layer_the_fast_path_has_nothing_for_stays_torch_s_own(offered):
+    model = _model()
+    fast_path.use_faster_layers_(model)
+    assert type(model[1]) is nn.GRU and type(model[2]) is SubclassedLinear
 
 
-def test_the_fast_path_s_layer_starts_from_torch_s_parameters(offered):
-    torch.manual_seed(0)
-    fast = fast_path.layer(nn.Linear, 3, 4)
-    torch.manual_seed(0)
-    plain = nn.Linear(3, 4)
-    assert fast.state_dict().keys() == plain.state_dict().keys()
-    assert all(torch.equal(fast.state_dict()[k], plain.state_dict()[k]) for k in plain.state_dict())
+def test_the_fast_path_s_layer_holds_the_very_parameters_of_torch_s(offered):
+    model = _model()
+    parameters = {name: id(parameter) for name, parameter in model.named_parameters()}
+    fast_path.use_faster_layers_(model)
+    assert {name: id(parameter) for name, parameter in model.named_parameters()} == parameters
 
 
 def test_a_form_is_built_only_where_the_fast_path_offers_it(offered):

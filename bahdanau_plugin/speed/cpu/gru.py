@@ -154,8 +154,25 @@ def loop_is_faster(rnn: nn.GRU, inputs: Tensor) -> bool:
 
 class OneDNNGRU(nn.GRU):
     """nn.GRU, through ``run_gru`` where it applies, is faster and computes what nn.GRU computes
-    (measured_choice compares both): the layer the modules get for nn.GRU (modules/fast_path.py)
-    where the fast path is on."""
+    (measured_choice compares both): the layer that takes the place of each nn.GRU of a model
+    (modules/fast_path.py) where the fast path is on."""
+
+    @classmethod
+    def holding(cls, rnn: nn.GRU) -> "OneDNNGRU":
+        """A OneDNNGRU holding ``rnn``'s parameters (modules/fast_path.py)."""
+        faster = cls(
+            rnn.input_size,
+            rnn.hidden_size,
+            rnn.num_layers,
+            rnn.bias,
+            rnn.batch_first,
+            rnn.dropout,
+            rnn.bidirectional,
+            device="meta",
+        )
+        for name, parameter in rnn.named_parameters(recurse=False):
+            setattr(faster, name, parameter)
+        return faster
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None):
         if (

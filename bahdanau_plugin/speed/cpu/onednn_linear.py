@@ -267,8 +267,15 @@ def rows_of(input: Tensor) -> Tensor:
 
 
 class OneDNNLinear(nn.Linear):
-    """nn.Linear, through oneDNN where it applies and is faster: the layer the modules get for
-    nn.Linear (modules/fast_path.py) where the fast path is on."""
+    """nn.Linear, through oneDNN where it applies and is faster: the layer that takes the place of
+    each nn.Linear of a model (modules/fast_path.py) where the fast path is on."""
+
+    @classmethod
+    def holding(cls, layer: nn.Linear) -> "OneDNNLinear":
+        """A OneDNNLinear holding ``layer``'s parameters (modules/fast_path.py)."""
+        faster = cls(layer.in_features, layer.out_features, layer.bias is not None, device="meta")
+        faster.weight, faster.bias = layer.weight, layer.bias
+        return faster
 
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)
