@@ -8,8 +8,9 @@ import torch
 # too (they inherit the setting); tests/speed/cpu/test_measured_choice.py tests the measuring.
 os.environ.setdefault("BAHDANAU_FAST_PATH", "fast")  # before the plugin is imported
 
+from bench.models import MODELS  # noqa: E402
+
 from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words  # noqa: E402
-from .support.models import MODELS  # noqa: E402
 from .support.training import ARCHITECTURES, train  # noqa: E402
 
 

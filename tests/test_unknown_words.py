@@ -18,11 +18,11 @@ from bahdanau_plugin.unknown_words import (
     replaced_tokens,
     source_text_path,
 )
+from bench.models import dictionary
 
 from .support.assertions import assert_one_line_error
 from .support.demo_data import binarize_test_split
 from .support.paths import PLUGIN
-from .support.models import dictionary
 from .support.tools import tool_on_bytes
 
 UNKNOWN = "zyzzyva"  # no dictionary of the demo corpus has it

@@ -3,7 +3,9 @@
 import pytest
 import torch
 
-from ..support.models import MODELS, build_tiny_model
+from bench.models import MODELS
+
+from ..support.models import build_tiny_model
 
 SIZES = dict(
     encoder_embed_dim=40,

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from ..support.browser import (
+from bench.browser import (
     headless_chromium,
     missing_programs,
     type_and_wait_for_translation,

@@ -18,10 +18,11 @@ from bahdanau_plugin.models.rnnsearch import RNNsearchDecoder, RNNsearchEncoder,
 from bahdanau_plugin.modules.attention import BahdanauAttention
 from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
 from bahdanau_plugin.modules.maxout_output import MaxoutOutput
+from bench.models import MODELS
 
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from ..support.paths import PLUGIN
-from ..support.models import MODELS, build_tiny_model, randomize_
+from ..support.models import build_tiny_model, randomize_
 from ..support.speed import plain_modules
 
 SETTINGS = pytest.mark.parametrize("setting", ["auto", "fast", "plain"])

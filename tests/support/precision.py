@@ -14,8 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from bahdanau_plugin.models.rnnsearch import RNNsearchModel
-
-from . import models
+from bench import models
 
 # the sizes that build() sets to one value (the maxout layer gets half of it)
 SIZES = (
