@@ -9,4 +9,5 @@ training     the fairseq-train command of the tests' checkpoints
 demo_data    the binarized demo corpus the session's fixtures train and translate
 malicious    a checkpoint whose pickle would run code
 precision    how far a precision moves the gradients from float64's
+png          that a written figure is a PNG image that reads back
 """
