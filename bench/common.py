@@ -14,7 +14,7 @@ from pathlib import Path
 from fairseq.data import data_utils
 from fairseq.models.lstm import LSTMModel, base_architecture
 
-from tests.support import models
+from bench import models
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = str(REPO / "bahdanau_plugin")

@@ -360,7 +360,7 @@ def screenshot(url, sentence, word, path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    from tests.support.browser import headless_chromium, type_and_wait_for_translation
+    from bench.browser import headless_chromium, type_and_wait_for_translation
 
     with headless_chromium(width=1000, height=1060) as driver:
         type_and_wait_for_translation(driver, url + "/", sentence)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Headless Chromium for the page's browser test (tests/serving/test_page.py): Debian's chromium and
-# chromium-driver, installed with apt-get when either is missing (`make test` runs this first).
-# Where installing is impossible (no apt-get, neither root nor password-less sudo, no package
-# server), it says why and goes on: the browser test is then skipped with that reason.
+# Headless Chromium for the page's browser test (tests/bahdanau_tools/serving/test_page.py):
+# Debian's chromium and chromium-driver, installed with apt-get when either is missing (`make test`
+# runs this first). Where installing is impossible (no apt-get, neither root nor password-less sudo,
+# no package server), it says why and goes on: the browser test is then skipped with that reason.
 set -euo pipefail
 
 if command -v chromium > /dev/null && command -v chromedriver > /dev/null; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The paper's training (Appendix B.2) with fairseq-train flags: the same recipe as
-# configs/paper_training.yaml (tests/test_configs.py checks that both give the same configuration).
-# Adadelta (rho 0.95, epsilon 1e-6, learning rate 1.0), gradient L2 norm clipped at 1,
-# minibatches of 80 sentences; the architecture brings the sizes and the length limit.
+# configs/paper_training.yaml (tests/repository/test_configs.py checks that both give the same
+# configuration). Adadelta (rho 0.95, epsilon 1e-6, learning rate 1.0), gradient L2 norm clipped at
+# 1, minibatches of 80 sentences; the architecture brings the sizes and the length limit.
 #
 # Usage: bash scripts/train_paper_recipe.sh ARCH DATA SAVE_DIR [more fairseq-train options]
 #   ARCH: rnnsearch_30, rnnsearch_50, rnnencdec_30 or rnnencdec_50 (or rnnsearch, rnnencdec);

@@ -5,11 +5,13 @@ import torch
 
 # The fast path's computations are chosen by timing them (speed/cpu/measured_choice.py): the
 # tests take every one of them, whatever this machine measures, and fairseq's tools run by the tests
-# too (they inherit the setting); tests/speed/cpu/test_measured_choice.py tests the measuring.
+# too (they inherit the setting); tests/bahdanau_plugin/speed/cpu/test_measured_choice.py tests the
+# measuring.
 os.environ.setdefault("BAHDANAU_FAST_PATH", "fast")  # before the plugin is imported
 
+from bench.models import MODELS  # noqa: E402
+
 from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words  # noqa: E402
-from .support.models import MODELS  # noqa: E402
 from .support.training import ARCHITECTURES, train  # noqa: E402
 
 
@@ -17,8 +19,9 @@ def pytest_addoption(parser):
     parser.addoption(
         "--device",
         default="cpu",
-        help="where the tests of tests/models and tests/modules build their models and batches "
-        "(torch's default device): cuda on a GPU, as bench/gpu runs them",
+        help="where the tests of tests/bahdanau_plugin/models and tests/bahdanau_plugin/modules "
+        "build their models and batches (torch's default device): cuda on a GPU, as bench/gpu "
+        "runs them",
     )
 
 

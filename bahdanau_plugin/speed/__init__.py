@@ -23,8 +23,8 @@ them faster (docs/performance.md, docs/gpu.md), plugged in by registration
 Where a fused form no longer computes what the modules compute (an edited module), it steps aside
 with one warning naming the part, and the model runs as plain PyTorch there; so it does while a
 module it bypasses has a forward hook. ``BAHDANAU_FAST_PATH=plain`` (``setting.py``) builds none
-of it. The parameters, their names and the checkpoints are the modules'. tests/speed holds each
-fast computation against the plain one.
+of it. The parameters, their names and the checkpoints are the modules'. tests/bahdanau_plugin/speed
+holds each fast computation against the plain one.
 """
 
 from torch import nn

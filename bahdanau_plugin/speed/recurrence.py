@@ -27,8 +27,9 @@ for C, at each position, as the modules do.
 What is specific to a device is elsewhere: the products' library on a CPU (``Product``), and on a
 GPU the whole forward and backward passes replayed from CUDA graphs (``cuda/graphs.py``), which
 record ``forward_pass`` and ``backward_pass`` below.
-``tests/speed/test_recurrence.py`` holds the values and gradients against the plain loop's, and a
-model checks this recurrence against its own decoder's ``recur`` before running it (``checks.py``).
+``tests/bahdanau_plugin/speed/test_recurrence.py`` holds the values and gradients against the plain
+loop's, and a model checks this recurrence against its own decoder's ``recur`` before running it
+(``checks.py``).
 """
 
 from dataclasses import dataclass

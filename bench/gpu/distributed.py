@@ -1,13 +1,13 @@
 """Section: fairseq's distributed training on the GPU trains as one process does.
 
-As tests/test_distributed.py on the CPU: two fairseq-train processes, each taking one of every
-two batches and all-reducing their gradients, against one process that accumulates the same two
-batches (``--update-freq 2``) for the same updates; their logged losses and final parameters must
-agree. Both workers run on the one GPU: fairseq 0.12 with ``--distributed-no-spawn`` puts a worker
-on its ``--device-id`` (0 unless given: distributed/utils.py's distributed_main), and NCCL refuses
-two ranks on one device where gloo does not, so the workers start with explicit ranks, gloo, and
-a tcp:// rendezvous on a free port. The reference runs with ``--distributed-world-size 1``, which
-keeps fairseq from spreading it over every GPU a machine has.
+As tests/repository/test_distributed.py on the CPU: two fairseq-train processes, each taking one of
+every two batches and all-reducing their gradients, against one process that accumulates the same
+two batches (``--update-freq 2``) for the same updates; their logged losses and final parameters
+must agree. Both workers run on the one GPU: fairseq 0.12 with ``--distributed-no-spawn`` puts a
+worker on its ``--device-id`` (0 unless given: distributed/utils.py's distributed_main), and NCCL
+refuses two ranks on one device where gloo does not, so the workers start with explicit ranks, gloo,
+and a tcp:// rendezvous on a free port. The reference runs with ``--distributed-world-size 1``,
+which keeps fairseq from spreading it over every GPU a machine has.
 
 Each case is a precision and a DDP backend: float32 with fairseq's own all-reduce (legacy_ddp,
 the CPU test's) and with torch's (pytorch_ddp, fairseq's default), and --fp16 with pytorch_ddp
@@ -36,9 +36,9 @@ CASES = {
 DRY_RUN_CASES = ["float32, legacy_ddp"]
 UPDATES, DRY_RUN_UPDATES = 8, 2
 # |distributed - single| <= TOLERANCE x max(1, |single|), over the parameters and over the losses.
-# In float32 only rounding may differ (tests/test_distributed.py). A --fp16 model keeps and saves
-# float16 parameters, spaced up to 2^-10 apart relative to their size, and its gradients are
-# float16 too: torch's DDP sums the two workers' in float16 and averages them, where one process
+# In float32 only rounding may differ (tests/repository/test_distributed.py). A --fp16 model keeps
+# and saves float16 parameters, spaced up to 2^-10 apart relative to their size, and its gradients
+# are float16 too: torch's DDP sums the two workers' in float16 and averages them, where one process
 # accumulates them in its float32 master weights, so each update may round a parameter a step the
 # other way; over the run's 8 updates, 16 steps (2^-6) bound that, where a wrong gradient moves a
 # parameter by its own size.

@@ -20,7 +20,7 @@ import copy
 import torch
 from fairseq.data import data_utils
 
-from tests.support import models
+from bench import models
 
 from . import demo
 from .kit import Kit, outputs, print_result, result_of

@@ -28,7 +28,7 @@ import torch
 
 from bahdanau_plugin.speed.cpu.measured_choice import CHOOSER
 from bahdanau_plugin.speed.recurrence import Recurrence
-from tests.support import models
+from bench import models
 
 from .kit import Kit, print_result, result_of
 

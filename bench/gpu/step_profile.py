@@ -16,7 +16,7 @@ import torch
 from fairseq.sequence_generator import SequenceGenerator
 from torch.profiler import ProfilerActivity, profile
 
-from tests.support import models
+from bench import models
 from bench.operator_counts import device_kernels, operators_per_target_position
 
 from .kit import Kit

@@ -10,14 +10,14 @@ import re
 from .kit import Kit
 
 TESTS = [
-    "tests/models/test_paper_equations.py",
-    "tests/models/test_decoding.py",
-    "tests/modules",
-    "tests/speed",
+    "tests/bahdanau_plugin/models/test_paper_equations.py",
+    "tests/bahdanau_plugin/models/test_decoding.py",
+    "tests/bahdanau_plugin/modules",
+    "tests/bahdanau_plugin/speed",
 ]
 # The end of pytest's output kept in the result: the failures' short tracebacks.
 OUTPUT_KEPT = 8000
-DRY_RUN_TESTS = ["tests/modules/test_maxout_output.py"]
+DRY_RUN_TESTS = ["tests/bahdanau_plugin/modules/test_maxout_output.py"]
 
 
 def run(kit: Kit) -> dict:

@@ -1,21 +1,13 @@
-"""Models over a synthetic vocabulary (w0, w1, ...), as ``build_model`` makes them: tiny ones for
-the tests (``build_tiny_model``, and the same sizes as fairseq-train flags, ``tiny_flags``: each a
-different number, so that a size given to the wrong layer shows), any size for the measurements
-(bench/, the GPU kit: ``build``, ``PAPER_SIZES``)."""
+"""The tests' tiny models over a synthetic vocabulary (``build_tiny_model``, and the same sizes as
+fairseq-train flags, ``tiny_flags``: each a different number, so that a size given to the wrong
+layer shows), built as bench/models.py builds models of any size."""
 
-from argparse import Namespace
-from typing import List, Optional
+from typing import List
 
 import torch
-from fairseq.data import Dictionary
 
-from bahdanau_plugin.models.rnnencdec import RNNencdecConfig, RNNencdecModel
-from bahdanau_plugin.models.rnnsearch import RNNsearchConfig, RNNsearchModel
+from bench.models import MODELS, build_model, task
 
-MODELS = {
-    "rnnsearch": (RNNsearchModel, RNNsearchConfig),
-    "rnnencdec": (RNNencdecModel, RNNencdecConfig),
-}
 TINY_SIZES = dict(
     encoder_embed_dim=6,
     decoder_embed_dim=5,
@@ -24,42 +16,6 @@ TINY_SIZES = dict(
     attention_dim=3,
     maxout_dim=4,
 )
-# Bahdanau et al. (2015), Appendix A.2.2 (RNNencdec has no alignment model: attention_dim is not
-# one of its options)
-PAPER_SIZES = dict(encoder_embed_dim=620, decoder_embed_dim=620, encoder_hidden_dim=1000,
-                   decoder_hidden_dim=1000, attention_dim=1000, maxout_dim=500)  # fmt: skip
-
-
-def dictionary(words: int) -> Dictionary:
-    """fairseq's special symbols, then ``words`` words w0, w1, ..."""
-    symbols = Dictionary()
-    for index in range(words):
-        symbols.add_symbol(f"w{index}")
-    return symbols
-
-
-def task(words: int, target_words: Optional[int] = None) -> Namespace:
-    """What build_model reads of a task: a dictionary of ``words`` words on the source side, and
-    of ``target_words`` (default: as many) on the target side."""
-    return Namespace(
-        source_dictionary=dictionary(words),
-        target_dictionary=dictionary(words if target_words is None else target_words),
-    )
-
-
-def build_model(name: str, task, **sizes) -> torch.nn.Module:
-    """rnnsearch or rnnencdec as build_model makes it for ``task``, with these sizes (those the
-    model has no option for are left out) and the others' defaults."""
-    model_class, config_class = MODELS[name]
-    options = {
-        key: value for key, value in sizes.items() if key in config_class.__dataclass_fields__
-    }
-    return model_class.build_model(config_class(**options), task)
-
-
-def build(name: str, words: int, **sizes) -> torch.nn.Module:
-    """``build_model`` over dictionary(words) on both sides."""
-    return build_model(name, task(words), **sizes)
 
 
 def tiny_sizes(name: str, **overrides) -> dict:
@@ -92,11 +48,3 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
                 )
             )
     return model
-
-
-def sentences(model, count: int, length: int, device=None) -> torch.Tensor:
-    """``count`` random sentences of ``length`` words and the end of sentence (no padding)."""
-    symbols = model.encoder.dictionary
-    tokens = torch.randint(symbols.nspecial, len(symbols), (count, length + 1), device=device)
-    tokens[:, -1] = symbols.eos()
-    return tokens

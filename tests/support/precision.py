@@ -1,6 +1,6 @@
 """How far a precision moves rnnsearch's gradients from float64's, at the paper's initialization
 (Appendix B.1), on torch's default device (docs/precision.md measured it on CPUs):
-tests/models/test_half_precision.py holds docs/precision.md's rules with it.
+tests/bahdanau_plugin/models/test_half_precision.py holds docs/precision.md's rules with it.
 
 One teacher-forced batch, loss = cross-entropy summed over the target tokens; for each parameter
 the relative error ||g - g64|| / ||g64|| of its gradient. W_a's and U_a's gradients are
@@ -14,8 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from bahdanau_plugin.models.rnnsearch import RNNsearchModel
-
-from . import models
+from bench import models
 
 # the sizes that build() sets to one value (the maxout layer gets half of it)
 SIZES = (

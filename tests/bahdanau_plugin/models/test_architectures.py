@@ -1,0 +1,95 @@
+"""The four named architectures: the paper's sizes, their length limits, command-line overrides."""
+
+import pytest
+from fairseq import options
+from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+from bahdanau_plugin.errors import ConfigurationError
+
+from ...support.paths import REPO
+from ...support.models import build_tiny_model
+
+PAPER_SIZES = dict(
+    encoder_embed_dim=620,
+    decoder_embed_dim=620,
+    encoder_hidden_dim=1000,
+    decoder_hidden_dim=1000,
+    maxout_dim=500,
+)
+
+
+def _parse(*flags):
+    parser = options.get_training_parser()
+    return options.parse_args_and_arch(
+        parser, ["data", "--user-dir", str(REPO / "bahdanau_plugin"), *flags]
+    )
+
+
+@pytest.mark.parametrize(
+    "arch, limit",
+    [("rnnsearch_30", 30), ("rnnsearch_50", 50), ("rnnencdec_30", 30), ("rnnencdec_50", 50)],
+)
+def test_named_architectures_have_the_papers_sizes_and_length_limit(arch, limit):
+    args = _parse("--arch", arch)
+    assert {name: getattr(args, name) for name in PAPER_SIZES} == PAPER_SIZES
+    assert args.max_train_length == limit
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch_30", "rnnsearch_50", "rnnencdec_30", "rnnencdec_50"])
+def test_each_named_architecture_is_a_function_of_that_name_beside_its_model(arch):
+    _parse("--arch", arch)  # loads the plugin
+    function = ARCH_CONFIG_REGISTRY[arch]
+    assert function.__name__ == arch
+    assert function.__module__ == ARCH_MODEL_REGISTRY[arch].__module__
+
+
+def test_rnnsearch_alignment_model_has_1000_hidden_units():
+    assert _parse("--arch", "rnnsearch_50").attention_dim == 1000
+
+
+def test_every_size_can_be_overridden_from_the_command_line():
+    args = _parse(
+        "--arch",
+        "rnnsearch_30",
+        "--encoder-embed-dim",
+        "7",
+        "--decoder-embed-dim",
+        "8",
+        "--encoder-hidden-dim",
+        "9",
+        "--decoder-hidden-dim",
+        "10",
+        "--attention-dim",
+        "11",
+        "--maxout-dim",
+        "12",
+        "--max-train-length",
+        "13",
+        "--dropout",
+        "0.2",
+    )
+    assert (
+        args.encoder_embed_dim,
+        args.decoder_embed_dim,
+        args.encoder_hidden_dim,
+        args.decoder_hidden_dim,
+        args.attention_dim,
+        args.maxout_dim,
+        args.max_train_length,
+        args.dropout,
+    ) == (7, 8, 9, 10, 11, 12, 13, 0.2)
+
+
+@pytest.mark.parametrize("size", [0, -3])
+def test_a_non_positive_size_from_a_yaml_config_is_refused_naming_the_option(model_name, size):
+    with pytest.raises(
+        ConfigurationError, match=f"model.decoder_hidden_dim must be a positive integer, got {size}"
+    ):
+        build_tiny_model(model_name, decoder_hidden_dim=size)
+
+
+def test_the_length_limit_applies_to_training_and_not_to_translation(model_name):
+    model = build_tiny_model(model_name, max_train_length=30)
+    assert model.max_positions() == (31, 31)  # the end-of-sentence token counts in fairseq's sizes
+    model.make_generation_fast_()
+    assert min(model.max_positions()) >= 100_000

@@ -1,0 +1,118 @@
+"""The models refuse, when they first train, the fairseq options that would round the alignment
+model's float32 gradients, in one line that names what works; a model built under any options
+still translates."""
+
+import pytest
+import torch
+import torch.distributed as dist
+from fairseq import options, tasks, utils
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.distributed import LegacyDistributedDataParallel
+from omegaconf import OmegaConf
+
+from bahdanau_plugin.errors import ConfigurationError
+
+from ...support.paths import PLUGIN
+
+SIZES = [
+    "--encoder-embed-dim",
+    "4",
+    "--decoder-embed-dim",
+    "4",
+    "--encoder-hidden-dim",
+    "4",
+    "--decoder-hidden-dim",
+    "4",
+    "--attention-dim",
+    "4",
+    "--maxout-dim",
+    "2",
+]
+TWO_WORKERS = ["--distributed-world-size", "2"]
+
+
+def _task_and_model(data_bin, *flags):
+    """The task and model as fairseq-train builds them, from fairseq's own parsing of options."""
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(
+        parser, [str(data_bin), "--user-dir", PLUGIN, "--arch", "rnnsearch", *SIZES, *flags]
+    )
+    cfg = convert_namespace_to_omegaconf(args)
+    task = tasks.setup_task(cfg.task)
+    return task, task.build_model(cfg.model)
+
+
+def _model(data_bin, *flags):
+    return _task_and_model(data_bin, *flags)[1]
+
+
+def _refusal(data_bin, *flags):
+    model = _model(data_bin, *flags)
+    with pytest.raises(ConfigurationError) as refused:
+        model.train()
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("backend", ["legacy_ddp", "no_c10d"])
+@pytest.mark.parametrize("precision", ["--fp16", "--memory-efficient-fp16"])
+def test_one_buffer_all_reduce_in_half_precision_is_refused(data_bin, backend, precision):
+    message = _refusal(data_bin, precision, "--ddp-backend", backend, *TWO_WORKERS)
+    assert f"--ddp-backend {backend}" in message
+    assert "use --ddp-backend pytorch_ddp" in message
+
+
+def test_the_fp16_communication_hook_is_refused(data_bin):
+    message = _refusal(data_bin, "--ddp-comm-hook", "fp16", *TWO_WORKERS)
+    assert "drop --ddp-comm-hook" in message
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--fp16", *TWO_WORKERS],  # pytorch_ddp reduces float32 buckets in float32
+        ["--fp16", "--ddp-backend", "legacy_ddp"],  # one worker: nothing is all-reduced
+        ["--ddp-backend", "legacy_ddp", *TWO_WORKERS],  # float32 throughout
+        ["--ddp-comm-hook", "fp16"],  # one worker: the hook never runs
+    ],
+    ids=["pytorch_ddp-fp16", "legacy_ddp-one-worker", "legacy_ddp-float32", "hook-one-worker"],
+)
+def test_options_that_keep_float32_gradients_train(data_bin, flags):
+    assert _model(data_bin, *flags).train().training
+
+
+def test_memory_efficient_half_precision_is_refused_where_apex_computes_the_norm(
+    data_bin, monkeypatch
+):
+    monkeypatch.setattr(utils, "multi_tensor_l2norm_available", True)
+    message = _refusal(data_bin, "--memory-efficient-fp16")
+    assert "apex" in message and "use --fp16" in message
+
+
+def test_memory_efficient_half_precision_trains_without_apex(data_bin, monkeypatch):
+    monkeypatch.setattr(utils, "multi_tensor_l2norm_available", False)
+    assert _model(data_bin, "--memory-efficient-fp16").train().training
+
+
+def test_a_model_built_from_a_saved_configuration_translates_whatever_it_was_trained_with(
+    data_bin,
+):
+    """A checkpoint saves its configuration resolved; translation never trains the model."""
+    task, trained = _task_and_model(data_bin, "--fp16", "--ddp-backend", "legacy_ddp", *TWO_WORKERS)
+    saved = OmegaConf.create(OmegaConf.to_container(trained.cfg, resolve=True))
+    model = task.build_model(saved)
+    assert not model.eval().training
+
+
+def test_fairseq_s_one_buffer_all_reduce_rounds_a_float32_gradient_of_a_half_model(tmp_path):
+    """Why the refusal: fairseq types its buffer like the model's first parameter (one CPU worker
+    over gloo, as the distributed tests run)."""
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'init'}", rank=0, world_size=1)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2).half(), torch.nn.Linear(2, 2))
+        for parameter in model.parameters():
+            parameter.grad = torch.full_like(parameter, 1e-9)
+        LegacyDistributedDataParallel(model, dist.group.WORLD).all_reduce_grads()
+    finally:
+        dist.destroy_process_group()
+    assert model[1].weight.dtype == torch.float32
+    assert torch.count_nonzero(model[1].weight.grad) == 0  # 1e-9 is below float16's range

@@ -1,0 +1,41 @@
+"""fairseq checkpoints load with torch's weights-only unpickler still on, whatever the environment
+says; nothing else does."""
+
+import argparse
+import pickle
+
+import pytest
+import torch
+from fairseq import checkpoint_utils
+
+import bahdanau_plugin  # noqa: F401
+
+from ..support.malicious import CreatesAFile
+
+
+def test_a_checkpoint_holding_an_argparse_namespace_loads_with_weights_only(tmp_path):
+    path = tmp_path / "checkpoint.pt"
+    torch.save({"args": argparse.Namespace(lr=[1.0]), "model": {"w": torch.ones(2)}}, path)
+    state = torch.load(path, weights_only=True)
+    assert state["args"].lr == [1.0]
+
+
+def test_a_pickle_that_calls_os_system_is_still_refused(tmp_path):
+    path, marker = tmp_path / "evil.pt", tmp_path / "pwned"
+    torch.save({"model": {}, "payload": CreatesAFile(marker)}, path)
+    with pytest.raises(pickle.UnpicklingError, match="system"):
+        torch.load(path)
+    assert not marker.exists()
+
+
+def test_fairseqs_checkpoint_loading_never_honours_torch_force_no_weights_only_load(
+    tmp_path, monkeypatch
+):
+    """torch lets that variable turn safe loading off wherever weights_only is not passed, and
+    fairseq passes none: its tools, the hub and bahdanau-unk-dictionary load through it."""
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    path, marker = tmp_path / "evil.pt", tmp_path / "pwned"
+    torch.save({"model": {}, "payload": CreatesAFile(marker)}, path)
+    with pytest.raises(pickle.UnpicklingError, match="system"):
+        checkpoint_utils.load_checkpoint_to_cpu(str(path))
+    assert not marker.exists()

@@ -1,0 +1,124 @@
+"""The models' from_pretrained returns fairseq's hub interface, subclassed so that replace_unk=
+translates through --task translation_with_source_words (bahdanau_plugin/hub_interface.py); it reads
+its folders from where the user stands, and says in one line what it cannot load."""
+
+import os
+import shutil
+
+import pytest
+from fairseq.hub_utils import GeneratorHubInterface
+from fairseq.tasks.translation import TranslationTask
+
+from bahdanau_plugin.errors import CheckpointError, ConfigurationError, MissingPathError
+from bahdanau_plugin.models import RNNencdecModel, RNNsearchModel
+from bahdanau_plugin.tasks import TranslationWithSourceWordsTask
+
+from ..support.malicious import malicious_copy
+
+
+def load(model_class, checkpoint, data_bin, **options):
+    return model_class.from_pretrained(
+        str(checkpoint.parent),
+        checkpoint_file=checkpoint.name,
+        data_name_or_path=str(data_bin),
+        **options,
+    )
+
+
+def test_without_replace_unk_the_hub_is_fairseqs_with_its_translation_task(checkpoints, data_bin):
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    assert isinstance(hub, GeneratorHubInterface)
+    assert type(hub.task) is TranslationTask
+
+
+def test_with_replace_unk_the_hub_translates_through_the_plugins_task(checkpoints, data_bin):
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, replace_unk="")
+    assert isinstance(hub.task, TranslationWithSourceWordsTask) and hub.task.replaces_unknown_words
+    assert hub.cfg.generation.replace_unk is None  # not fairseq's own replacement as well
+
+
+def test_an_rnnencdec_hub_with_replace_unk_is_refused_when_loaded(checkpoints, data_bin):
+    with pytest.raises(ConfigurationError, match="rnnencdec has no attention"):
+        load(RNNencdecModel, checkpoints["rnnencdec_50"], data_bin, replace_unk="")
+
+
+@pytest.fixture
+def standing_beside_checkpoints(checkpoints, tmp_path, monkeypatch):
+    """The current directory: a folder with checkpoints/checkpoint_last.pt, the tiny rnnsearch."""
+    work = tmp_path / "work"
+    (work / "checkpoints").mkdir(parents=True)
+    shutil.copy(checkpoints["rnnsearch_50"], work / "checkpoints" / "checkpoint_last.pt")
+    monkeypatch.chdir(work)
+    return work
+
+
+def test_a_data_folder_given_as_dot_dot_is_read_from_the_current_directory(
+    standing_beside_checkpoints, data_bin
+):
+    """fairseq itself would join a path that starts with "." onto the checkpoints' folder."""
+    relative = os.path.relpath(data_bin)
+    assert relative.startswith("..")
+    hub = RNNsearchModel.from_pretrained(
+        "checkpoints", checkpoint_file="checkpoint_last.pt", data_name_or_path=relative
+    )
+    assert os.path.samefile(hub.cfg.task.data, data_bin)
+    assert isinstance(hub.translate("the dog sees a cat", beam=1), str)
+
+
+def test_without_a_data_folder_the_dictionaries_beside_the_checkpoint_are_read(
+    standing_beside_checkpoints, data_bin
+):
+    for dictionary in data_bin.glob("dict.*.txt"):
+        shutil.copy(dictionary, standing_beside_checkpoints / "checkpoints")
+    hub = RNNsearchModel.from_pretrained(
+        "checkpoints", checkpoint_file="checkpoint_last.pt", source_lang="en", target_lang="fr"
+    )
+    assert os.path.samefile(hub.cfg.task.data, standing_beside_checkpoints / "checkpoints")
+
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [("../nowhere", "data folder ../nowhere not found"), (".", ". is not a data-bin folder")],
+    ids=["missing", "without-dictionaries"],
+)
+def test_a_data_folder_that_is_not_one_is_a_one_line_error_naming_it(
+    standing_beside_checkpoints, data, expected
+):
+    with pytest.raises(MissingPathError) as refused:
+        RNNsearchModel.from_pretrained(
+            "checkpoints", checkpoint_file="checkpoint_last.pt", data_name_or_path=data
+        )
+    assert str(refused.value).startswith(expected) and "\n" not in str(refused.value)
+
+
+def test_a_checkpoint_given_as_the_model_folder_is_an_error_saying_how_to_name_it(
+    standing_beside_checkpoints, data_bin
+):
+    with pytest.raises(MissingPathError, match='"checkpoints", checkpoint_file="checkpoint_last'):
+        RNNsearchModel.from_pretrained("checkpoints/checkpoint_last.pt", data_name_or_path=data_bin)
+
+
+def test_a_missing_checkpoint_is_a_one_line_error_naming_it(standing_beside_checkpoints, data_bin):
+    with pytest.raises(CheckpointError, match=r"checkpoint \S+/checkpoints/best\.pt not found"):
+        RNNsearchModel.from_pretrained(
+            "checkpoints", checkpoint_file="best.pt", data_name_or_path=data_bin
+        )
+
+
+def test_a_pickle_that_would_run_code_is_refused_in_one_line_whatever_the_environment_says(
+    standing_beside_checkpoints, data_bin, monkeypatch
+):
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = standing_beside_checkpoints / "pwned"
+    malicious_copy(
+        standing_beside_checkpoints / "checkpoints" / "checkpoint_last.pt",
+        standing_beside_checkpoints / "checkpoints" / "malicious.pt",
+        marker,
+    )
+    with pytest.raises(CheckpointError) as refused:
+        RNNsearchModel.from_pretrained(
+            "checkpoints", checkpoint_file="malicious.pt", data_name_or_path=data_bin
+        )
+    assert "its pickle calls posix.system" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert not marker.exists()

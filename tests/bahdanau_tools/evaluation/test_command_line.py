@@ -1,0 +1,81 @@
+"""bahdanau-evaluate: the table it prints, the heatmaps it draws, its progress, its help, and
+one-line errors for bad input."""
+
+import pytest
+
+from ...support.png import assert_png
+from ...support.demo_data import TEST_SENTENCES
+from .conftest import HEATMAP_SENTENCES, MODELS, run_evaluate
+
+
+def test_prints_all_and_no_unk_bleu_of_every_model_with_the_signature(evaluation):
+    printed = (evaluation / "stdout.txt").read_text(encoding="utf-8")
+    assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp" in printed
+    assert "All 13 sentences, No UNK 10" in printed
+    assert [line.split()[0] for line in printed.splitlines()[-2:]] == ["rnnsearch", "rnnencdec"]
+
+
+def test_labels_detokenized_sacrebleu_and_tokenized_bleu_each_with_its_signature(evaluation):
+    printed = (evaluation / "stdout.txt").read_text(encoding="utf-8").splitlines()
+    assert printed[1].startswith("detokenized sacreBLEU, nrefs:1|case:mixed|eff:no|tok:13a")
+    assert (
+        printed[2].startswith("tokenized BLEU (Moses tokens as they are")
+        and "tok:none" in printed[2]
+    )
+    assert printed[3].split() == ["detokenized", "sacreBLEU", "tokenized", "BLEU"]
+
+
+def test_draws_a_heatmap_per_chosen_sentence_for_the_model_with_attention_only(evaluation):
+    heatmaps = evaluation / "heatmaps"
+    assert sorted(path.name for path in (heatmaps / "rnnsearch").iterdir()) == sorted(
+        f"sentence_{sentence}.png" for sentence in HEATMAP_SENTENCES
+    )
+    for path in (heatmaps / "rnnsearch").iterdir():
+        assert_png(path)
+    assert not (heatmaps / "rnnencdec").exists()
+
+
+def test_says_how_many_sentences_each_model_has_translated(evaluation):
+    printed = (evaluation / "stderr.txt").read_text(encoding="utf-8")
+    for name in MODELS:
+        assert f"{name}: {TEST_SENTENCES} of {TEST_SENTENCES} sentences translated, " in printed
+
+
+def test_prints_no_debug_line_and_no_warning_of_hydra_or_torch(evaluation):
+    printed = (evaluation / "stderr.txt").read_text(encoding="utf-8")
+    assert "DEBUG" not in printed and "Warning" not in printed
+
+
+def test_help_starts_with_what_the_command_does():
+    completed = run_evaluate("--help")
+    assert completed.returncode == 0
+    description = completed.stdout.split("\n\n")[1]  # after the usage
+    assert description.startswith("Translates a binarized test set with each checkpoint")
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--references", "{short}"], "has 1 lines but the test set has 13 sentences"),
+        (["--heatmaps", "13"], "the test set has sentences 0 to 12"),
+        (["--subset", "valid"], "valid.en-fr.en.bin or"),
+    ],
+)
+def test_bad_input_is_one_line_that_says_what_to_do(
+    prepared_test_set, checkpoints, tmp_path, arguments, message
+):
+    short = tmp_path / "short.fr"
+    short.write_text("une ligne\n", encoding="utf-8")
+    completed = run_evaluate(
+        "--data",
+        prepared_test_set / "data-bin",
+        "--out-dir",
+        tmp_path / "out",
+        "--model",
+        f"m={checkpoints['rnnsearch_50']}",
+        *[argument.format(short=short) for argument in arguments],
+    )
+    assert completed.returncode != 0
+    assert completed.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert message in completed.stderr
+    assert "Traceback" not in completed.stderr

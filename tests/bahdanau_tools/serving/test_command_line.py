@@ -1,0 +1,71 @@
+"""bahdanau-serve's command line: its help, its paths read from where it is run, and its options
+checked before anything loads, with argparse's one-line errors."""
+
+import os
+
+import pytest
+
+from bahdanau_tools.serving.command_line import main
+
+from ...support.tools import run
+from .conftest import Server
+
+
+def _argument_error(capsys, *argv) -> str:
+    with pytest.raises(SystemExit) as exit:
+        main([str(argument) for argument in argv])
+    assert exit.value.code == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_a_missing_checkpoint_is_named(capsys, data_bin, tmp_path):
+    missing = tmp_path / "missing.pt"
+    assert (
+        _argument_error(capsys, missing, "--data", data_bin)
+        == f"bahdanau-serve: error: {missing} does not exist"
+    )
+
+
+def test_bpe_without_its_codes_is_refused(capsys, data_bin, serving_checkpoint):
+    error = _argument_error(capsys, serving_checkpoint, "--data", data_bin, "--bpe", "subword_nmt")
+    assert "--bpe subword_nmt and --bpe-codes go together" in error
+
+
+def test_a_default_beam_over_the_largest_the_server_searches_is_refused(
+    capsys, data_bin, serving_checkpoint
+):
+    error = _argument_error(capsys, serving_checkpoint, "--data", data_bin, "--beam", 100)
+    assert "--beam 100 is over 64" in error
+
+
+def test_a_non_positive_batch_size_is_refused(capsys, data_bin, serving_checkpoint):
+    error = _argument_error(
+        capsys, serving_checkpoint, "--data", data_bin, "--max-batch-sentences", 0
+    )
+    assert "argument --max-batch-sentences: 0 is not a positive integer" in error
+
+
+def test_help_names_the_command_that_writes_the_bpe_codes():
+    unwrapped = "".join(run("bahdanau-serve", "--help").split())  # argparse wraps at hyphens
+    assert "OUT/bpe.codesofbahdanau-prepare-data" in unwrapped and "prepare_" not in unwrapped
+
+
+def test_relative_paths_are_read_from_the_folder_it_is_run_in(
+    data_bin, serving_checkpoint, tmp_path
+):
+    """--data ../x, as typed from a subfolder: fairseq's hub would read it beside the checkpoint."""
+    subfolder = tmp_path / "sub"
+    subfolder.mkdir()
+    relative_data = os.path.relpath(data_bin, subfolder)
+    assert relative_data.startswith("..")
+    served = Server(
+        os.path.relpath(serving_checkpoint, subfolder),
+        relative_data,
+        tmp_path / "server.log",
+        cwd=subfolder,
+    )
+    try:
+        (translation,) = served.translate({"text": "the dog sees a cat"})
+        assert translation["hypotheses"][0]["translation"]
+    finally:
+        served.stop()

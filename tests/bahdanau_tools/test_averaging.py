@@ -1,0 +1,182 @@
+"""bahdanau-average-checkpoints: the mean of several checkpoints' parameters, loaded weights-only,
+written as a checkpoint that fairseq's tools load."""
+
+import pytest
+import torch
+from fairseq.models import FairseqEncoderDecoderModel
+
+from bahdanau_tools.averaging import UPDATE_CHECKPOINT, last_checkpoints, main
+from bahdanau_tools.errors import AveragingError
+
+from ..support.assertions import assert_one_line_error
+from ..support.malicious import malicious_copy
+from ..support.paths import PLUGIN
+from ..support.tools import run, tool_on_bytes
+
+EPOCHS = 4
+
+
+def moved(state: dict, amount: float, seed: int) -> dict:
+    generator = torch.Generator().manual_seed(seed)
+    model = {
+        name: parameter + amount * torch.randn(parameter.shape, generator=generator)
+        for name, parameter in state["model"].items()
+    }
+    return {**state, "model": model}
+
+
+@pytest.fixture(scope="module")
+def save_dir(checkpoints, tmp_path_factory):
+    """A --save-dir with end-of-epoch checkpoints 1 to EPOCHS of the tiny rnnsearch, each moved away
+    from it by a different amount, and update checkpoints named as fairseq names them."""
+    directory = tmp_path_factory.mktemp("run")
+    state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
+    for epoch in range(1, EPOCHS + 1):
+        torch.save(moved(state, 0.1 * epoch, seed=epoch), directory / f"checkpoint{epoch}.pt")
+    for name in ("checkpoint_1_100.pt", "checkpoint_2_20.pt", "checkpoint_2_300.pt"):
+        (directory / name).touch()
+    return directory
+
+
+@pytest.fixture(scope="module")
+def averaged(save_dir, tmp_path_factory):
+    """The last three epochs averaged: (the checkpoints averaged, the output)."""
+    output = tmp_path_factory.mktemp("average") / "average.pt"
+    return main(["--inputs", str(save_dir), "--last-epochs", "3", "--output", str(output)]), output
+
+
+def test_the_last_epoch_checkpoints_are_those_of_the_highest_epochs(averaged, save_dir):
+    averaged_paths, _ = averaged
+    assert averaged_paths == [save_dir / f"checkpoint{epoch}.pt" for epoch in (2, 3, 4)]
+
+
+def test_update_checkpoints_are_ordered_by_update_number_not_by_name(save_dir):
+    assert [path.name for path in last_checkpoints(save_dir, 2, UPDATE_CHECKPOINT, "update")] == [
+        "checkpoint_1_100.pt",
+        "checkpoint_2_300.pt",
+    ]
+
+
+def test_averaged_parameters_are_the_mean_of_the_checkpoints_parameters(averaged):
+    averaged_paths, output = averaged
+    models = [torch.load(path, weights_only=True)["model"] for path in averaged_paths]
+    average = torch.load(output, weights_only=True)["model"]
+    for name, parameter in average.items():
+        torch.testing.assert_close(
+            parameter, torch.stack([model[name] for model in models]).mean(dim=0)
+        )
+
+
+def test_the_average_keeps_no_optimizer_state(averaged):
+    assert "last_optimizer_state" not in torch.load(averaged[1], weights_only=True)
+
+
+@pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
+def test_the_average_translates_in_fairseqs_tools(averaged, data_bin, tool):
+    output = run(
+        tool,
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        averaged[1],
+        "--beam",
+        "2",
+        "--max-len-b",
+        "5",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "fr",
+        "--cpu",
+        stdin="the dog sees a cat\n",
+    )
+    assert "H-0\t" in output
+
+
+def test_the_average_translates_through_the_hub_interface(averaged, data_bin):
+    path = averaged[1]
+    translator = FairseqEncoderDecoderModel.from_pretrained(
+        str(path.parent), checkpoint_file=path.name, data_name_or_path=str(data_bin)
+    )
+    assert isinstance(translator.translate("the dog sees a cat", beam=2, max_len_b=5), str)
+
+
+def test_checkpoints_of_different_architectures_are_a_one_line_error_naming_both(
+    checkpoints, tmp_path
+):
+    search, encdec = checkpoints["rnnsearch_50"], checkpoints["rnnencdec_50"]
+    returncode, _, stderr = tool_on_bytes(
+        "bahdanau-average-checkpoints",
+        "--inputs",
+        search,
+        encdec,
+        "--output",
+        tmp_path / "average.pt",
+    )
+    assert_one_line_error(returncode, stderr, str(search), str(encdec), "different architectures")
+    assert not (tmp_path / "average.pt").exists()
+
+
+def test_checkpoints_with_different_dictionaries_are_an_error_naming_the_side(
+    checkpoints, tmp_path
+):
+    state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
+    embeddings = state["model"]["decoder.embed_tokens.weight"]
+    bigger = {
+        **state,
+        "model": {
+            **state["model"],
+            "decoder.embed_tokens.weight": torch.cat([embeddings, embeddings]),
+        },
+    }
+    torch.save(bigger, tmp_path / "bigger.pt")
+    with pytest.raises(AveragingError, match="their decoder dictionaries have"):
+        main(
+            [
+                "--inputs",
+                str(checkpoints["rnnsearch_50"]),
+                str(tmp_path / "bigger.pt"),
+                "--output",
+                str(tmp_path / "average.pt"),
+            ]
+        )
+
+
+def test_asking_for_more_checkpoints_than_the_folder_holds_is_an_error(save_dir, tmp_path):
+    with pytest.raises(
+        AveragingError, match=f"holds {EPOCHS} end-of-epoch checkpoints, fewer than the 9"
+    ):
+        main(
+            [
+                "--inputs",
+                str(save_dir),
+                "--last-epochs",
+                "9",
+                "--output",
+                str(tmp_path / "average.pt"),
+            ]
+        )
+
+
+@pytest.mark.parametrize(
+    "environment", [{}, {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}], ids=["", "unsafe-loading-set"]
+)
+def test_a_checkpoint_whose_pickle_would_run_code_is_refused(
+    checkpoints, tmp_path, monkeypatch, environment
+):
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    marker = tmp_path / "pwned"
+    malicious = malicious_copy(checkpoints["rnnsearch_50"], tmp_path / "malicious.pt", marker)
+    with pytest.raises(AveragingError, match="could run code"):
+        main(
+            [
+                "--inputs",
+                str(checkpoints["rnnsearch_50"]),
+                str(malicious),
+                "--output",
+                str(tmp_path / "average.pt"),
+            ]
+        )
+    assert not marker.exists() and not (tmp_path / "average.pt").exists()

@@ -1,0 +1,28 @@
+"""Tokens for people: BPE pieces merged into words, Moses escapes undone, on both axes of alpha."""
+
+import torch
+
+from bahdanau_tools.words import merge_subwords
+
+from ..support.words import SOURCE, SOURCE_WORDS, TARGET, TARGET_WORDS, attention
+
+
+def test_bpe_pieces_become_words_on_both_axes():
+    source, target, _ = merge_subwords(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)))
+    assert (source[1], target[1], target[3]) == ("terrier", "os", "terrier")
+    assert (len(source), len(target)) == (len(SOURCE_WORDS), len(TARGET_WORDS))
+
+
+def test_moses_escapes_are_undone_in_the_labels():
+    source, target, _ = merge_subwords(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)))
+    assert (source, target) == (SOURCE_WORDS, TARGET_WORDS)
+    assert (source[2], source[4], target[0]) == ("'s", "-", "l'")
+
+
+def test_source_pieces_add_up_and_target_pieces_average_so_rows_still_sum_to_one():
+    alpha = attention(len(TARGET), len(SOURCE))
+    _, _, merged = merge_subwords(SOURCE, TARGET, alpha)
+    assert merged.shape == (len(TARGET_WORDS), len(SOURCE_WORDS))
+    assert torch.allclose(merged.sum(dim=1), torch.ones(len(TARGET_WORDS)))
+    # "os" (target pieces 1-2) attending to "terrier" (source pieces 1-3)
+    assert torch.isclose(merged[1, 1], alpha[1:3, 1:4].sum(dim=1).mean())

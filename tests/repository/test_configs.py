@@ -1,0 +1,232 @@
+"""configs/: the paper's training (Appendix B.2) as fairseq-hydra-train recipes, and the same recipe
+with fairseq-train flags (scripts/train_paper_recipe.sh); the CPU recipe of docs/results.md's runs
+(scripts/multi30k_recipe.sh) as one more."""
+
+import os
+import re
+import subprocess
+from argparse import Namespace
+
+import pytest
+import torch
+from fairseq import options
+from fairseq.dataclass.initialize import add_defaults, hydra_init
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from ..support.paths import PLUGIN, REPO
+from ..support.models import tiny_flags
+from ..support.tools import fairseq_env, run
+from ..support.training import ARCHITECTURES
+
+CONFIGS = REPO / "configs"
+PAPER_RECIPE = REPO / "scripts" / "train_paper_recipe.sh"
+CPU_RECIPE = "rnnsearch_cpu"
+# each recipe, and the architecture it trains
+RECIPES = {**{arch: arch for arch in ARCHITECTURES}, CPU_RECIPE: "rnnsearch"}
+UPDATES = 2
+# the sections of the configuration that make the recipe (checkpoint and logging are not)
+RECIPE_SECTIONS = (
+    "model",
+    "optimizer",
+    "optimization",
+    "dataset",
+    "criterion",
+    "lr_scheduler",
+    "task",
+)
+PAPER_SIZES = dict(
+    encoder_embed_dim=620,
+    decoder_embed_dim=620,
+    encoder_hidden_dim=1000,
+    decoder_hidden_dim=1000,
+    maxout_dim=500,
+)
+PAPER_ATTENTION_DIM = 1000
+
+
+def as_hydra_overrides(flags):
+    """--encoder-embed-dim 8 -> model.encoder_embed_dim=8"""
+    return [
+        f"model.{flag[2:].replace('-', '_')}={value}"
+        for flag, value in zip(flags[::2], flags[1::2])
+    ]
+
+
+def recipe_configuration(arch):
+    """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA` trains
+    with, built as fairseq_cli/hydra_train.py builds it, without training."""
+    hydra_init(arch)  # fairseq's schema under the recipe's name
+    # version 1.1, as fairseq's @hydra.main (which names none); fairseq's own compose, used to read
+    # fairseq-train's flags, refuses to run under a later version base
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.1"):
+        cfg = compose(config_name=arch, overrides=["task.data=DATA"])
+    add_defaults(cfg)  # the defaults of the model, task and optimizer that hydra does not know
+    return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
+
+
+def cpu_recipe_flags():
+    """The fairseq-train flags of docs/results.md's RNNsearch: scripts/multi30k_recipe.sh's sizes
+    and recipe, and the options run_multi30k_experiment.sh adds that are not about time, seed or
+    logging."""
+    script = (
+        f"repo={REPO}; source {REPO / 'scripts' / 'multi30k_recipe.sh'}; "
+        'printf "%s\\0" "${sizes[@]}" --attention-dim "$DIM" "${recipe[@]}"'
+    )
+    printed = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    recipe = printed.stdout.split("\0")[:-1]
+    return ["DATA", "--user-dir", PLUGIN, "--arch", "rnnsearch", *recipe,
+            "--skip-invalid-size-inputs-valid-test", "--data-buffer-size", "0"]  # fmt: skip
+
+
+def paper_recipe_flags(arch, folder):
+    """The arguments scripts/train_paper_recipe.sh gives fairseq-train, caught by a stand-in."""
+    stand_in = folder / "fairseq-train"
+    stand_in.write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$(dirname "$0")/arguments"\n')
+    stand_in.chmod(0o755)
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", str(PAPER_RECIPE), arch, "DATA", "SAVE_DIR"], env=env, check=True)
+    return (folder / "arguments").read_text().split("\0")[:-1]
+
+
+def flags_configuration(flags):
+    """What fairseq-train builds from these flags: its parser, the architecture's defaults, then
+    the conversion to the configuration it trains with."""
+    return convert_namespace_to_omegaconf(
+        options.parse_args_and_arch(options.get_training_parser(), flags)
+    )
+
+
+def setting(cfg, section, key):
+    """fairseq-train keeps a legacy component's options (adadelta's) as the whole argparse
+    Namespace."""
+    options_of_section = cfg[section]
+    if isinstance(options_of_section, Namespace):
+        return getattr(options_of_section, section if key == "_name" else key)
+    return options_of_section[key]
+
+
+@pytest.fixture(scope="module")
+def hydra_checkpoints(data_bin, tmp_path_factory):
+    """Each recipe trained for 2 updates at tiny sizes, from the repository root as documented."""
+    paths = {}
+    for recipe, arch in RECIPES.items():
+        root = tmp_path_factory.mktemp(f"hydra-{recipe}")
+        run(
+            "fairseq-hydra-train",
+            "--config-dir",
+            CONFIGS,
+            "--config-name",
+            recipe,
+            f"task.data={data_bin}",
+            f"checkpoint.save_dir={root / 'checkpoints'}",
+            f"optimization.max_update={UPDATES}",
+            "common.cpu=true",
+            f"hydra.run.dir={root / 'hydra'}",
+            *as_hydra_overrides(tiny_flags(arch)),
+            cwd=REPO,
+        )
+        paths[recipe] = root / "checkpoints" / "checkpoint_last.pt"
+    return paths
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, recipe):
+    state = torch.load(hydra_checkpoints[recipe])
+    assert state["cfg"]["model"]["_name"] == RECIPES[recipe]
+    assert state["optimizer_history"][-1]["num_updates"] == UPDATES
+
+
+def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
+    arch = "rnnsearch_50"
+    completed = subprocess.run(
+        [
+            "bash",
+            str(PAPER_RECIPE),
+            arch,
+            str(data_bin),
+            str(tmp_path),
+            *tiny_flags(arch),
+            "--max-update",
+            str(UPDATES),
+            "--cpu",
+        ],
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert (
+        torch.load(tmp_path / "checkpoint_last.pt")["optimizer_history"][-1]["num_updates"]
+        == UPDATES
+    )
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_each_recipe_is_the_papers_training(arch):
+    cfg = recipe_configuration(arch)
+    optimizer = cfg.optimizer
+    assert (optimizer._name, optimizer.adadelta_rho, optimizer.adadelta_eps, optimizer.lr) == (
+        "adadelta",
+        0.95,
+        1e-6,
+        [1.0],
+    )
+    assert cfg.optimization.clip_norm == 1.0
+    assert cfg.dataset.batch_size == 80
+    assert cfg.model.max_train_length == int(arch.split("_")[1])
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_each_recipe_has_the_papers_sizes(arch):
+    model = recipe_configuration(arch).model
+    assert {key: model[key] for key in PAPER_SIZES} == PAPER_SIZES
+    if arch.startswith("rnnsearch"):
+        assert model.attention_dim == PAPER_ATTENTION_DIM
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_fairseq_train_flags_give_the_same_configuration_as_the_recipe(arch, tmp_path):
+    from_recipe = recipe_configuration(arch)
+    from_flags = flags_configuration(paper_recipe_flags(arch, tmp_path))
+    for section in RECIPE_SECTIONS:
+        for key, value in from_recipe[section].items():
+            assert setting(from_flags, section, key) == value, f"{section}.{key}"
+
+
+def test_the_cpu_recipe_is_the_one_docs_results_measured():
+    """Adam at 3e-3, dropout 0.2, batches of 80, every size 256: the same configuration as the
+    fairseq-train flags of docs/results.md's runs."""
+    from_recipe = recipe_configuration(CPU_RECIPE)
+    from_flags = flags_configuration(cpu_recipe_flags())
+    for section in RECIPE_SECTIONS:
+        for key, value in from_recipe[section].items():
+            assert setting(from_flags, section, key) == value, f"{section}.{key}"
+
+
+def test_the_cpu_recipe_logs_its_progress_as_often_as_docs_training_says():
+    """A line every few updates, so that a first training on 2 cores shows progress within half
+    a minute; docs/training.md's fairseq-train command of the same recipe logs as often."""
+    training = (REPO / "docs" / "training.md").read_text(encoding="utf-8")
+    documented = re.findall(r"--log-interval (\d+)", training)
+    assert documented and {int(interval) for interval in documented} == {
+        recipe_configuration(CPU_RECIPE).common.log_interval
+    }
+
+
+@pytest.mark.parametrize("option", ["--memory-efficient-fp16", "--memory-efficient-bf16"])
+def test_the_paper_recipe_script_refuses_memory_efficient_half_precision_in_one_line(
+    option, tmp_path
+):
+    """fairseq's memory-efficient half precision supports no Adadelta; --fp16 and --bf16 do."""
+    completed = subprocess.run(
+        ["bash", str(PAPER_RECIPE), "rnnsearch_50", "DATA", str(tmp_path), option],
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1
+    assert completed.stderr.startswith(f"error: {option} does not support Adadelta")
+    assert f"use {option.replace('memory-efficient-', '')}" in completed.stderr
