@@ -70,13 +70,16 @@ class RNNsearchDecoder(ConditionalGRUDecoder):
         }
 
     def context(self, state, encoder_out, cache):
+        """c_i and alpha_i for s_{i-1} ((B k) x n): a beam search's k rows per sentence read h_j,
+        U_a h_j and the mask of one row per sentence (B x S x ...: ``beam_rows``)."""
+        sentences = cache["annotations"].size(0)
         context, alpha = self.attention(
-            state,
+            state.unflatten(0, (sentences, -1)),  # B x k x n
             cache["annotations"],
             cache["projected_annotations"],
             encoder_out["padding_mask"],
-        )
-        return context.to(encoder_out["annotations"].dtype), alpha
+        )  # B x k x 2n, B x k x S
+        return context.flatten(0, 1).to(encoder_out["annotations"].dtype), alpha.flatten(0, 1)
 
 
 # fairseq registers the architecture "rnnsearch" with the model (register_model with a dataclass):

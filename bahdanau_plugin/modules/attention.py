@@ -40,17 +40,15 @@ class BahdanauAttention(FullPrecisionModule):
         projected_annotations: Tensor,
         padding_mask: Tensor,
     ) -> Tuple[Tensor, Tensor]:
-        """state s_{i-1}: (B k) x n, k rows per sentence (the beams of a beam search, 1 outside
-        one: ``beam_rows``); annotations h_j (B x S x 2n), U_a h_j (B x S x n') and the padding
-        mask (B x S): one row per sentence. Returns context c_i ((B k) x 2n) and alpha_i
-        ((B k) x S), in the alignment model's precision."""
-        projected_state = self.state_projection(state)  # W_a s_{i-1}, (B k) x n'
-        projected_state = projected_state.unflatten(0, (annotations.size(0), -1))  # B x k x n'
+        """state s_{i-1}: B x k x n, k states per sentence (1, or the beams of a beam search);
+        annotations h_j: B x S x 2n, U_a h_j: B x S x n', the padding mask: B x S. Returns the
+        context c_i (B x k x 2n) and alpha_i (B x k x S), in the alignment model's precision."""
+        projected_state = self.state_projection(state)  # W_a s_{i-1}: B x k x n'
         energies = self.energies(projected_state, projected_annotations)  # e_ij, Eq. (6): B x k x S
         energies = energies.masked_fill(padding_mask.unsqueeze(1), float("-inf"))
         alpha = torch.softmax(energies, dim=2)  # alpha_ij, Eq. (6)
-        context = torch.bmm(alpha, annotations)  # c_i, Eq. (5): the k beams' in one product
-        return context.flatten(0, 1), alpha.flatten(0, 1)
+        context = torch.bmm(alpha, annotations)  # c_i, Eq. (5): the k states' in one product
+        return context, alpha
 
     def energies(self, projected_state: Tensor, projected_annotations: Tensor) -> Tensor:
         """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), given W_a s_{i-1} (B x k x n') and U_a h_j

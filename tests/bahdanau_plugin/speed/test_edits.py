@@ -36,12 +36,11 @@ def weights_at_temperature_two(forward):
 
     def edited(self, state, annotations, projected_annotations, padding_mask):
         projected_state = self.state_projection(state.to(annotations.dtype))
-        projected_state = projected_state.unflatten(0, (annotations.size(0), -1))
         energies = self.energies(projected_state, projected_annotations)
         energies = energies.masked_fill(padding_mask.unsqueeze(1), float("-inf"))
         alpha = torch.softmax(energies / 2, dim=2)
         context = torch.bmm(alpha, annotations)
-        return context.flatten(0, 1), alpha.flatten(0, 1)
+        return context, alpha
 
     return edited
 
