@@ -29,7 +29,6 @@ from pathlib import Path
 from bahdanau_plugin.speed.cpu.freed_memory import REUSE_BYTES
 from bench import machine
 from bench.common import (
-    REPO,
     average_lengths,
     fast_path_choices,
     generation_arguments,
@@ -38,6 +37,7 @@ from bench.common import (
     run_measured,
     train,
 )
+from bench.paths import REPO
 
 CPU_CLASSES = {"native": {}, "avx2": machine.AVX2_SWITCHES}
 BEAMS = (5, 12)

@@ -9,16 +9,12 @@ import subprocess
 import sys
 import time
 from argparse import Namespace
-from pathlib import Path
 
 from fairseq.data import data_utils
 from fairseq.models.lstm import LSTMModel, base_architecture
 
 from bench import models
-
-REPO = Path(__file__).resolve().parents[1]
-PLUGIN = str(REPO / "bahdanau_plugin")
-MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
+from bench.paths import MULTI30K, PLUGIN
 
 
 def prepare_multi30k(work_dir, env):

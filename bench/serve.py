@@ -41,7 +41,8 @@ from pathlib import Path
 import httpx
 import torch
 
-from bench.common import MULTI30K, PLUGIN, prepare_multi30k, train
+from bench.common import prepare_multi30k, train
+from bench.paths import MULTI30K, PLUGIN
 
 READY = "Type the input sentence and press return"
 LATENCY_WORDS = 15

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..common import REPO
+from ..paths import REPO
 from . import environment, report
 from .kit import Kit
 

@@ -7,7 +7,7 @@ from typing import Dict, List
 
 from bahdanau_tools.demo_recipe import OPTIMIZER
 
-from ..common import PLUGIN, REPO
+from ..paths import PLUGIN, REPO
 from .kit import Kit, Started
 
 # scripts/demo.sh's model and recipe; a dry run trains a tiny one

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
-from ..common import REPO
+from ..paths import REPO
 
 # A process's TF32 setting, fixed when CUDA starts in it: off (NVIDIA_TF32_OVERRIDE=0, in cuBLAS
 # and cuDNN alike); in cuDNN only, torch's default (cuDNN's RNNs, the encoder's GRUs, in TF32, and

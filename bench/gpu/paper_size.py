@@ -29,13 +29,13 @@ from fairseq import tasks
 from fairseq.sequence_generator import SequenceGenerator
 
 from ..common import (
-    PLUGIN,
     average_lengths,
     model_flags,
     rnnsearch_training_flops_per_target_word,
     timed_training_flags,
     training_words_per_second,
 )
+from ..paths import PLUGIN
 from . import train
 from .kit import Kit, print_result, result_of
 

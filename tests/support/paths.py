@@ -1,5 +1,5 @@
-from pathlib import Path
+"""The repository's paths, the same as the measurements' (bench/paths.py)."""
 
-REPO = Path(__file__).resolve().parents[2]
-MULTI30K = REPO.parent / "shared" / "data" / "multi30k"
-PLUGIN = str(REPO / "bahdanau_plugin")  # what --user-dir takes
+from bench.paths import MULTI30K, PLUGIN, REPO
+
+__all__ = ["MULTI30K", "PLUGIN", "REPO"]
