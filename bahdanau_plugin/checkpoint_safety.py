@@ -8,9 +8,11 @@ fairseq-interactive would refuse them. Allow-listing exactly that type keeps saf
 a pickle that calls any other global (``os.system``, say) is still refused by torch
 (fairseq_patches.allow_fairseq_checkpoint_types). torch's default gives way to an environment
 variable, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, wherever the caller does not pass ``weights_only``, as
-fairseq does not: fairseq's checkpoint loading is given a torch whose ``load`` always passes it
-(``TorchLoadingWeightsOnly``), and the plugin's own loads pass it, so that a pickle that would run
-code is refused whatever the environment says.
+fairseq does not. Where the plugin loads (its hub's ``from_pretrained``, its commands, fairseq's
+tools run with ``--user-dir``), fairseq's checkpoint loading is given a torch whose ``load`` always
+passes it (``TorchLoadingWeightsOnly``, ``fairseqs_loading_weights_only``), and the plugin's own
+loads pass it, so that a pickle that would run code is refused whatever the environment says.
+A program that only imports the plugin keeps fairseq's loading as it is for other models.
 
 fairseq's own errors for a checkpoint it cannot use are torch internals ("PytorchStreamReader
 failed reading zip archive"), a page of unpickler advice, or two chained tracebacks ending in
@@ -20,6 +22,7 @@ errors.py's explanations; from_pretrained raises it as a CheckpointError).
 """
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -51,6 +54,17 @@ class TorchLoadingWeightsOnly(types.ModuleType):
     @staticmethod
     def load(*args, **kwargs):
         return torch.load(*args, **{**kwargs, "weights_only": True})
+
+
+@contextlib.contextmanager
+def fairseqs_loading_weights_only():
+    """fairseq's checkpoint loading through ``TorchLoadingWeightsOnly`` while the block runs."""
+    previous = checkpoint_utils.torch
+    checkpoint_utils.torch = TorchLoadingWeightsOnly()
+    try:
+        yield
+    finally:
+        checkpoint_utils.torch = previous
 
 
 def explain_load_error(path, error: Exception):

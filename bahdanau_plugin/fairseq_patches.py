@@ -56,15 +56,21 @@ def print_fairseq_tools_errors_as_one_line() -> None:
 def allow_fairseq_checkpoint_types() -> None:
     """torch >= 2.6 loads with weights_only=True, which refuses the argparse.Namespace that fairseq
     checkpoints hold; allow-listing that one type keeps safe loading on (checkpoint_safety.py).
-    torch's own registration: there is no per-call option, since fairseq calls torch.load. For the
-    same reason fairseq's checkpoint loading is given a torch whose load() passes weights_only=True
-    (checkpoint_safety.TorchLoadingWeightsOnly): torch honours TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
-    only where the caller passes nothing, and with it a checkpoint's pickle would run its code."""
+    torch's own registration: there is no per-call option, since fairseq calls torch.load."""
     add_safe_globals = getattr(torch.serialization, "add_safe_globals", None)
-    if add_safe_globals is None:  # torch < 2.4 has no weights-only default to satisfy
-        return
-    add_safe_globals(list(FAIRSEQ_CHECKPOINT_TYPES))
-    if not isinstance(checkpoint_utils.torch, TorchLoadingWeightsOnly):
+    if add_safe_globals is not None:  # torch < 2.4 has no weights-only default to satisfy
+        add_safe_globals(list(FAIRSEQ_CHECKPOINT_TYPES))
+
+
+def load_checkpoints_weights_only_in_commands() -> None:
+    """Where a fairseq tool (run with the plugin) or the plugin's own command runs, fairseq's
+    checkpoint loading is given a torch whose load() passes weights_only=True
+    (checkpoint_safety.TorchLoadingWeightsOnly): torch honours TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
+    only where the caller passes nothing, as fairseq does, and with it a checkpoint's pickle would
+    run its code. A program that only imports the plugin keeps fairseq's loading; the hub's
+    from_pretrained loads weights-only itself (checkpoint_safety.fairseqs_loading_weights_only)."""
+    running = running_fairseq_tool() is not None or running_plugin_command()
+    if running and not isinstance(checkpoint_utils.torch, TorchLoadingWeightsOnly):
         checkpoint_utils.torch = TorchLoadingWeightsOnly()
 
 
@@ -212,10 +218,13 @@ CHANGES = (
     # explains (errors.py) prints one line instead of a traceback. fairseq has no hook for how its
     # commands print errors.
     print_fairseq_tools_errors_as_one_line,
-    # torch.serialization.add_safe_globals([argparse.Namespace]), and fairseq.checkpoint_utils.torch
-    # (torch, its load always weights-only), in any process: fairseq's own loading of a checkpoint
-    # (its tools, the hub) calls torch.load without weights_only.
+    # torch.serialization.add_safe_globals([argparse.Namespace]), in any process: fairseq's own
+    # loading of a checkpoint (its tools, the hub) calls torch.load.
     allow_fairseq_checkpoint_types,
+    # fairseq.checkpoint_utils.torch (torch, its load always weights-only), where a fairseq tool or
+    # the plugin's own command runs: fairseq calls torch.load without weights_only, so the
+    # environment could turn safe loading off.
+    load_checkpoints_weights_only_in_commands,
     # sys.stdin's decoding, where fairseq-interactive runs: utf-8-sig, errors="replace".
     decode_standard_input_leniently,
     # glibc's mmap and trim thresholds (mallopt), where fairseq-train runs.

@@ -87,13 +87,14 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         model_folder = pretrained_paths.model_folder(model_name_or_path)
         data_folder = pretrained_paths.data_folder(data_name_or_path, model_folder)
         try:
-            loaded = hub_utils.from_pretrained(
-                model_folder,
-                checkpoint_file,
-                data_folder,
-                archive_map=cls.hub_models(),
-                **kwargs,
-            )
+            with checkpoint_safety.fairseqs_loading_weights_only():
+                loaded = hub_utils.from_pretrained(
+                    model_folder,
+                    checkpoint_file,
+                    data_folder,
+                    archive_map=cls.hub_models(),
+                    **kwargs,
+                )
         except Exception as error:
             explanation = checkpoint_safety.checkpoint_problem(error)
             if explanation is None:

@@ -115,6 +115,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "limit_onednn_caches",
         "print_fairseq_tools_errors_as_one_line",
         "allow_fairseq_checkpoint_types",
+        "load_checkpoints_weights_only_in_commands",
         "decode_standard_input_leniently",
         "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",

@@ -46,8 +46,8 @@ class Product(FullPrecisionModule):
         return values @ self.weight  # bfloat16 under autocast, were autocast on here
 
 
-def test_a_method_in_own_precision_runs_with_autocast_off():
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+def test_a_method_in_own_precision_runs_with_autocast_off(device):
+    with torch.autocast(device.type, dtype=torch.bfloat16):
         inside = Product()(torch.ones(2, 2))
         after = inside @ torch.ones(2, 2)
     assert inside.dtype == torch.float32
