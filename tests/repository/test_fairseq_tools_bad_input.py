@@ -27,24 +27,8 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
         b"a small red car",
     ]
     env = {**fairseq_env(), "PYTHONIOENCODING": "utf-8"}  # a strict decoder, the hardest case
-    returncode, stdout, stderr = tool_on_bytes(
-        "fairseq-interactive",
-        data_bin,
-        "--user-dir",
-        PLUGIN,
-        "--path",
-        checkpoints["rnnsearch_50"],
-        "--source-lang",
-        "en",
-        "--target-lang",
-        "fr",
-        "--beam",
-        "2",
-        "--max-len-b",
-        "10",
-        "--cpu",
-        stdin=b"\n".join(lines) + b"\n",
-        env=env,
+    returncode, stdout, stderr = _interactive(
+        data_bin, checkpoints, b"\n".join(lines) + b"\n", env=env
     )
     assert returncode == 0, stderr[-2000:]
     answered = [int(number) for number in re.findall(r"^H-(\d+)\t", stdout, flags=re.M)]
@@ -54,7 +38,7 @@ def test_interactive_answers_every_line_of_a_hostile_stream_in_order(data_bin, c
     assert sources[3] == "<unk> <unk> <unk>"
 
 
-def _interactive(data_bin, checkpoints, stdin: bytes, *options):
+def _interactive(data_bin, checkpoints, stdin: bytes, *options, env=None):
     return tool_on_bytes(
         "fairseq-interactive",
         data_bin,
@@ -73,6 +57,7 @@ def _interactive(data_bin, checkpoints, stdin: bytes, *options):
         "10",
         "--cpu",
         stdin=stdin,
+        env=env,
     )
 
 
