@@ -9,8 +9,10 @@ from ..errors import ConfigurationError
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
 
 
-def apply(cfg) -> None:
+def apply(cfg, has_attention: bool) -> None:
     refuse_fairseqs_own_unk_replacement(cfg)
+    if not has_attention:
+        refuse_alignment(cfg)
     batch_every_sentence(cfg)
 
 
@@ -22,6 +24,16 @@ def refuse_fairseqs_own_unk_replacement(cfg) -> None:
             f"--replace-unk needs --task {SOURCE_WORDS_TASK}, which replaces unknown words from "
             "these models' attention: add that option (in Python, load the model with "
             "RNNsearchModel.from_pretrained)"
+        )
+
+
+def refuse_alignment(cfg) -> None:
+    """A model without attention (rnnencdec) has no alignment to print: without this, fairseq's
+    beam search fails on the missing attention with an IndexError."""
+    if getattr(cfg.generation, "print_alignment", None):
+        raise ConfigurationError(
+            "--print-alignment needs attention, which rnnencdec does not have: drop the flag, "
+            "or translate with rnnsearch checkpoints only"
         )
 
 

@@ -102,9 +102,15 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             raise CheckpointError(explanation) from None
         return RecurrentTranslationHubInterface(loaded["args"], loaded["task"], loaded["models"])
 
+    @property
+    def has_attention(self) -> bool:
+        """Whether the decoder aligns target words with source words (RNNsearch's does):
+        unknown-word replacement and --print-alignment need it."""
+        return self.decoder.attention is not None
+
     def prepare_for_inference_(self, cfg):
         """fairseq-generate, fairseq-interactive and the hub call this before they translate."""
-        inference_setup.apply(cfg)
+        inference_setup.apply(cfg, self.has_attention)
         super().prepare_for_inference_(cfg)
 
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):

@@ -10,8 +10,6 @@ import torch
 from fairseq.models import register_model, register_model_architecture
 from torch import nn
 
-from ..errors import ConfigurationError
-from ..modules import fast_path
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
 from ..modules.initialization import normal_, zero_
@@ -36,20 +34,10 @@ class RNNencdecEncoder(GRUEncoder):
 
 
 class RNNencdecDecoder(ConditionalGRUDecoder):
-    fused_recurrence_form = fast_path.RECURRENCE_WITH_FIXED_CONTEXT
+    """The decoder without attention: the encoder's c at every position."""
 
     def __init__(self, cfg, dictionary):
-        hidden = cfg.decoder_hidden_dim
-        super().__init__(cfg, dictionary, context_dim=hidden, summary_dim=hidden)
-
-    def precompute(self, encoder_out):
-        return {"context_drive": self.gru.project_context(encoder_out["summary"])}  # C c
-
-    def context(self, state, encoder_out, cache):
-        return encoder_out["summary"], None  # the same c at every position, and no alignment
-
-    def context_drive(self, context, cache):
-        return cache["context_drive"]
+        super().__init__(cfg, dictionary, attention=False)
 
 
 # fairseq registers the architecture "rnnencdec" with the model (register_model with a dataclass):
@@ -59,17 +47,6 @@ class RNNencdecModel(RecurrentTranslationModel):
     config_class = RNNencdecConfig
     encoder_class = RNNencdecEncoder
     decoder_class = RNNencdecDecoder
-    # One fixed context, nothing to align a target word to: unknown-word replacement refuses it.
-    has_attention = False
-
-    def prepare_for_inference_(self, cfg):
-        # Without this, fairseq's beam search fails on the missing attention with an IndexError.
-        if getattr(cfg.generation, "print_alignment", None):
-            raise ConfigurationError(
-                "--print-alignment needs attention, which rnnencdec does not have: drop the flag, "
-                "or translate with rnnsearch checkpoints only"
-            )
-        super().prepare_for_inference_(cfg)
 
 
 @register_model_architecture("rnnencdec", "rnnencdec_30")

@@ -6,12 +6,11 @@ over them with the alignment model at every target position.
 Read in the paper's order:
 
 1. the encoder (A.2.1): ``RNNsearchEncoder`` below, on ``modules/gru_encoder.py``;
-2. the alignment model (3.1, A.1.2, Eqs. 5 and 6): ``modules/attention.py``, used by
-   ``RNNsearchDecoder.context`` below;
+2. the alignment model (3.1, A.1.2, Eqs. 5 and 6): ``modules/attention.py``;
 3. the conditional GRU (Eq. 4, A.2.2): ``modules/conditional_gru.py``;
 4. the deep output, a maxout layer (A.2.2): ``modules/maxout_output.py``;
 5. the decoder's steps put together, shared with RNNencdec: ``modules/conditional_decoder.py``
-   (``extract_features``, a numbered recipe);
+   (``extract_features``, a numbered recipe; ``context`` calls the alignment model);
 6. the model and its architectures ``rnnsearch_30`` and ``rnnsearch_50`` (Section 4.2): below,
    on ``recurrent_translation.py`` and ``config.py``.
 """
@@ -20,8 +19,6 @@ from dataclasses import dataclass, field
 
 from fairseq.models import register_model, register_model_architecture
 
-from ..modules import fast_path
-from ..modules.attention import BahdanauAttention
 from ..modules.conditional_decoder import ConditionalGRUDecoder
 from ..modules.gru_encoder import GRUEncoder
 from .config import RecurrentTranslationConfig, apply_architecture
@@ -47,39 +44,10 @@ class RNNsearchEncoder(GRUEncoder):
 
 
 class RNNsearchDecoder(ConditionalGRUDecoder):
-    """c_i = sum_j alpha_ij h_j, with alpha_ij from the alignment model (Eqs. 5 and 6)."""
-
-    per_sentence = ("annotations", "projected_annotations")
-    fused_recurrence_form = fast_path.RECURRENCE_WITH_ATTENTION
+    """The decoder with the alignment model: c_i = sum_j alpha_ij h_j (Eqs. 5 and 6)."""
 
     def __init__(self, cfg, dictionary):
-        annotation_dim = 2 * cfg.encoder_hidden_dim
-        super().__init__(
-            cfg, dictionary, context_dim=annotation_dim, summary_dim=cfg.encoder_hidden_dim
-        )
-        self.attention = BahdanauAttention(
-            cfg.decoder_hidden_dim, annotation_dim, cfg.attention_dim
-        )
-
-    def precompute(self, encoder_out):
-        # h_j in the alignment model's precision, and U_a h_j: once per sentence, for every step
-        annotations = self.attention.own_precision(encoder_out["annotations"])
-        return {
-            "annotations": annotations,
-            "projected_annotations": self.attention.project_annotations(annotations),
-        }
-
-    def context(self, state, encoder_out, cache):
-        """c_i and alpha_i for s_{i-1} ((B k) x n): a beam search's k rows per sentence read h_j,
-        U_a h_j and the mask of one row per sentence (B x S x ...: ``beam_rows``)."""
-        sentences = cache["annotations"].size(0)
-        context, alpha = self.attention(
-            state.unflatten(0, (sentences, -1)),  # B x k x n
-            cache["annotations"],
-            cache["projected_annotations"],
-            encoder_out["padding_mask"],
-        )  # B x k x 2n, B x k x S
-        return context.flatten(0, 1).to(encoder_out["annotations"].dtype), alpha.flatten(0, 1)
+        super().__init__(cfg, dictionary, attention=True)
 
 
 # fairseq registers the architecture "rnnsearch" with the model (register_model with a dataclass):

@@ -1,8 +1,14 @@
-"""The decoder of Appendix A.2.2, shared by RNNsearch and RNNencdec.
+"""The decoder of Appendix A.2.2, RNNsearch's with the alignment model and RNNencdec's without.
 
 At target position i it takes the previous state s_{i-1} and word y_{i-1}, obtains a context c_i
-(from the alignment model in RNNsearch, fixed for RNNencdec), predicts y_i through the deep maxout
-output from (s_{i-1}, y_{i-1}, c_i), and moves to s_i = f(s_{i-1}, y_{i-1}, c_i).
+(from the alignment model in RNNsearch, the encoder's one fixed c in RNNencdec), predicts y_i
+through the deep maxout output from (s_{i-1}, y_{i-1}, c_i), and moves to
+s_i = f(s_{i-1}, y_{i-1}, c_i).
+
+Read from ``extract_features``: its recipe numbers the steps, ``recur`` is step 2 at every
+position, ``context`` its step 2a. The two models differ in one branch each, where c_i is
+obtained (``context``) and what is computed once per batch (``initial_cache``), as fairseq's
+``LSTMDecoder`` with and without attention.
 """
 
 from typing import Dict, Optional, Tuple
@@ -13,6 +19,7 @@ from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
 from . import fast_path, unused_weights
+from .attention import BahdanauAttention
 from .beam_rows import SENTENCES, reorder_rows
 from .conditional_gru import ConditionalGRUCell
 from .initialization import build_embedding, normal_, zero_
@@ -20,16 +27,17 @@ from .maxout_output import MaxoutOutput
 
 
 class ConditionalGRUDecoder(FairseqIncrementalDecoder):
-    """Subclasses define ``context`` (how c_i is obtained) and may cache per-sentence tensors."""
+    """With ``attention`` (RNNsearch), c_i = sum_j alpha_ij h_j over the annotations (Eqs. 5 and
+    6), and s_0 is computed from <-h_1; without (RNNencdec), c_i is the encoder's summary
+    c = tanh(V h_T) at every position, and s_0 is computed from c."""
 
-    # Cache entries computed from h_j (B x S x ...): in a beam search, one row per sentence for
-    # all of its beams (beam_rows), read with broadcasting.
-    per_sentence: Tuple[str, ...] = ()
-    # The fused form of ``recur`` that a fast path may offer for this decoder (fast_path.py).
-    fused_recurrence_form: Optional[str] = None
-
-    def __init__(self, cfg, dictionary, context_dim: int, summary_dim: int):
+    def __init__(self, cfg, dictionary, attention: bool):
         super().__init__(dictionary)
+        if attention:
+            context_dim = 2 * cfg.encoder_hidden_dim  # c_i, a weighted sum of h_j
+            summary_dim = cfg.encoder_hidden_dim  # <-h_1
+        else:
+            context_dim = summary_dim = cfg.decoder_hidden_dim  # c
         self.dropout_module = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
         self.embed_tokens = build_embedding(
             len(dictionary), cfg.decoder_embed_dim, dictionary.pad()
@@ -45,25 +53,22 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             zero_(layer.bias)
         # Faster forms of ``recur`` and of the deep output, where a fast path offers them: each
         # computes in their place only where it computes what they compute (fast_path.run).
-        self.fused_recurrence = fast_path.form(self.fused_recurrence_form)
+        self.fused_recurrence = fast_path.form(
+            fast_path.RECURRENCE_WITH_ATTENTION
+            if attention
+            else fast_path.RECURRENCE_WITH_FIXED_CONTEXT
+        )
         self.fused_deep_output = fast_path.form(fast_path.DEEP_OUTPUT)
-
-    def context(
-        self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
-    ) -> Tuple[Tensor, Optional[Tensor]]:
-        """For state s_{i-1}: the context c_i, and the attention weights alpha_i if there are
-        any."""
-        raise NotImplementedError
-
-    def context_drive(self, context: Tensor, cache: Dict[str, Tensor]) -> Tensor:
-        """C c_i, the context's term in the GRU's pre-activations (a decoder whose c is the same at
-        every position may compute it once)."""
-        return self.gru.project_context(context)
-
-    def precompute(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
-        """Per-sentence tensors that every step reuses; kept (and reordered) across decoding
-        steps."""
-        return {}
+        # Built last, as ever: the parameters keep their order (optimizer states in checkpoints)
+        # and their initial values under a seed.
+        self.attention = (
+            BahdanauAttention(cfg.decoder_hidden_dim, context_dim, cfg.attention_dim)
+            if attention
+            else None
+        )
+        # The cache's tensors computed from h_j (B x S x ...): in a beam search, one row per
+        # sentence for all of its beams (beam_rows), read with broadcasting.
+        self.per_sentence = ("annotations", "projected_annotations") if attention else ()
 
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
         features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)
@@ -94,7 +99,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             prev_output_tokens = prev_output_tokens[:, -1:]
         # 1. E y_{i-1} (B x T x m) and W E y_{i-1} (B x T x 3n), all positions at once
         embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))
-        cache = self._cache(encoder_out, incremental_state)  # s_0 and the per-sentence tensors
+        cache = self._cache(encoder_out, incremental_state)  # s_0 and the per-batch tensors
         input_drives = self.gru.project_inputs(embedded)
         keep_last_state = incremental_state is not None
         prev_states, contexts, alphas, state = fast_path.run(
@@ -121,28 +126,56 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         decoding), else s_{T-1} (the state after the last position is not needed)."""
         input_drives = input_drives.unbind(dim=1)  # so that each step's gradient is a view
         steps = len(input_drives)
-        state = cache["state"]
+        state = cache["state"]  # s_0: B x n
         prev_states, contexts, alphas = [], [], []
         for i in range(steps):
-            context, alpha = self.context(state, encoder_out, cache)
+            # a. c_i (B x context), C c_i (B x 3n) and alpha_i (B x S, or None), from s_{i-1}
+            context, context_drive, alpha = self.context(state, encoder_out, cache)
             prev_states.append(state)
             contexts.append(context)
             alphas.append(alpha)
             if keep_last_state or i + 1 < steps:
-                drive = input_drives[i] + self.context_drive(context, cache)
-                state = self.gru(drive, state)  # s_i, Eq. (4)
+                # b. s_i = f(s_{i-1}, y_{i-1}, c_i), Eq. (4): B x n
+                state = self.gru(input_drives[i] + context_drive, state)
         attn = torch.stack(alphas, 1) if alphas[0] is not None else None
         return torch.stack(prev_states, 1), torch.stack(contexts, 1), attn, state
+
+    def context(
+        self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
+    ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """For s_{i-1} ((B k) x n: a beam search's k rows per sentence): the context c_i, its term
+        C c_i in the GRU's pre-activations, and alpha_i ((B k) x S) if there is attention."""
+        if self.attention is None:  # RNNencdec: the same c at every position, and no alignment
+            return encoder_out["summary"], cache["context_drive"], None
+        # RNNsearch: the alignment model (Eqs. 5 and 6). The k rows of a sentence read its h_j,
+        # U_a h_j and padding mask, kept one row per sentence (B x S x ...: beam_rows.py).
+        sentences = cache["annotations"].size(0)
+        context, alpha = self.attention(
+            state.unflatten(0, (sentences, -1)),  # B x k x n
+            cache["annotations"],
+            cache["projected_annotations"],
+            encoder_out["padding_mask"],
+        )  # B x k x 2n, B x k x S, in the alignment model's precision
+        context = context.flatten(0, 1).to(encoder_out["annotations"].dtype)
+        return context, self.gru.project_context(context), alpha.flatten(0, 1)
 
     def output_layer(self, features: Tensor) -> Tensor:
         return self.output_projection(features)  # W_o t_i, Eq. (A.2.2); softmax in the criterion
 
     def initial_cache(self, encoder_out: Dict[str, Tensor]) -> Dict[str, Tensor]:
-        """What the steps read, computed once per batch: the per-sentence tensors (``precompute``)
-        and the initial state s_0 = tanh(W_s summary) (A.2.2)."""
-        cache = self.precompute(encoder_out)
+        """What the steps read, computed once per batch: what does not depend on i, and the initial
+        state s_0 = tanh(W_s summary) (A.2.2)."""
+        if self.attention is not None:
+            # h_j in the alignment model's precision, and U_a h_j (footnote 3 of A.1.2)
+            annotations = self.attention.own_precision(encoder_out["annotations"])
+            cache = {
+                "annotations": annotations,  # B x S x 2n
+                "projected_annotations": self.attention.project_annotations(annotations),
+            }  # B x S x n'
+        else:
+            cache = {"context_drive": self.gru.project_context(encoder_out["summary"])}  # C c
         cache[SENTENCES] = encoder_out[SENTENCES]
-        cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0
+        cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0: B x n
         return cache
 
     def _cache(self, encoder_out, incremental_state) -> Dict[str, Tensor]:

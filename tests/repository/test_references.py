@@ -1,6 +1,7 @@
 """What the code and the documents name exists: every repository path (``bench/common.py``,
-``docs/performance.md``) and every dotted module (``bahdanau_plugin.speed.setting``,
-``bench.benchmark``) they refer to.
+``docs/performance.md``), every dotted module (``bahdanau_plugin.speed.setting``,
+``bench.benchmark``) and every member of the repository's classes
+(``ConditionalGRUDecoder.context``) they refer to.
 
 Read: every .py and .sh file under bahdanau_plugin, bahdanau_tools, bench and scripts, every .md
 file under docs and bench, and README.md. A path counts as a reference to the repository only if
@@ -9,8 +10,6 @@ that fairseq's paths (``fairseq/models/lstm.py``), URLs, paths relative to a doc
 package (``speed/cpu/gru.py``) and a clone's own outputs (``checkpoints/``) are left out.
 
 Left out as well:
-- paths under tests/ and modules under tests.: the tests are being moved into a layout that
-  mirrors the package's, and a reference to a test is checked when that move lands, not here;
 - placeholders: a component in capitals (``bench/NAME.py``, ``OUT/evaluation``) or with a
   wildcard (``docs/gpu/*.json``);
 - the retired investigations that bench/README.md lists with the commit that last had them
@@ -21,8 +20,11 @@ Left out as well:
 
 import ast
 import fnmatch
+import importlib
+import inspect
 import re
 import subprocess
+import textwrap
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple
@@ -30,9 +32,9 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 REPO = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("bahdanau_plugin", "bahdanau_tools", "bench", "scripts")
 DOCUMENT_FOLDERS = ("docs", "bench")
-PACKAGES = ("bahdanau_plugin", "bahdanau_tools", "bench")
-# The tests are moving (see above): what they are named by is checked once they have moved.
-SKIPPED_ROOTS = ("tests",)
+PACKAGES = ("bahdanau_plugin", "bahdanau_tools", "bench", "tests")
+# The packages whose classes' members are checked (imported to be read).
+CLASS_PACKAGES = ("bahdanau_plugin", "bahdanau_tools", "bench")
 
 # A path: components of letters, digits, '_', '-' and '.', separated by '/', at least one '/';
 # not preceded by what would make it the tail of a longer path or of a URL (../shared/data,
@@ -40,6 +42,8 @@ SKIPPED_ROOTS = ("tests",)
 PATH = re.compile(r"(?<![\w./:$~@{-])((?:[\w.-]+/)+[\w.*-]*)")
 # A dotted module of the repository's packages, with or without attributes after it.
 MODULE = re.compile(r"(?<![\w./-])((?:%s)(?:\.\w+)+)(?![\w-])" % "|".join(PACKAGES))
+# A class's member: a capitalized name, a dot, a lowercase one (``GRUEncoder.forward``).
+MEMBER = re.compile(r"(?<![\w.])([A-Z]\w*\.(?:__|_?[a-z])\w*)")
 
 
 def repository_files() -> List[Path]:
@@ -113,7 +117,7 @@ def stale_path(token: str) -> Optional[str]:
     components = [c for c in path.split("/") if c]
     if len(components) < 2 or components[0] not in top_level_entries():
         return None
-    if components[0] in SKIPPED_ROOTS or any(is_placeholder(c) for c in components):
+    if any(is_placeholder(c) for c in components):
         return None
     if components[0] == "bench" and len(components) == 2:
         if components[1].removesuffix(".py") in retired_scripts():
@@ -183,6 +187,54 @@ def class_members(node: ast.ClassDef) -> Set[str]:
     return members
 
 
+@lru_cache(maxsize=None)
+def repository_classes() -> Dict[str, List[type]]:
+    """The classes defined at the top level of the modules of CLASS_PACKAGES, by name."""
+    classes: Dict[str, List[type]] = {}
+    for package in CLASS_PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+            if not names:
+                continue
+            parts = path.relative_to(REPO).with_suffix("").parts
+            module = importlib.import_module(".".join(parts).removesuffix(".__init__"))
+            for name in names:
+                classes.setdefault(name, []).append(getattr(module, name))
+    return classes
+
+
+def instance_attributes(cls: type) -> Set[str]:
+    """What the methods of ``cls`` and of its bases in the repository assign to ``self``."""
+    attributes = set()
+    for klass in cls.__mro__:
+        if not klass.__module__.startswith(CLASS_PACKAGES):
+            continue
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(klass)))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                attributes.add(node.attr)
+    return attributes
+
+
+def stale_member(token: str) -> Optional[str]:
+    """``token`` (Class.member) if Class is one of the repository's classes and none of that name
+    has the member (as an attribute of the class or one its methods set); else None."""
+    class_name, member = token.split(".", 1)
+    candidates = repository_classes().get(class_name)
+    if not candidates:
+        return None
+    if any(hasattr(cls, member) or member in instance_attributes(cls) for cls in candidates):
+        return None
+    return token
+
+
 def listing(stale: List[Tuple[str, str]]) -> str:
     return "\n".join(f"  {where}: {name}" for where, name in stale)
 
@@ -195,3 +247,8 @@ def test_every_repository_path_the_code_and_the_documents_name_exists():
 def test_every_module_of_the_repository_the_code_and_the_documents_name_exists():
     stale = [(where, name) for where, token in references(MODULE) if (name := stale_module(token))]
     assert not stale, "modules or names that the repository does not define:\n" + listing(stale)
+
+
+def test_every_member_of_the_repository_s_classes_the_code_and_the_documents_name_exists():
+    stale = [(where, name) for where, token in references(MEMBER) if (name := stale_member(token))]
+    assert not stale, "members that the repository's classes do not have:\n" + listing(stale)

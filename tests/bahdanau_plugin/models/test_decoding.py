@@ -117,7 +117,7 @@ def test_a_beam_search_keeps_one_row_per_sentence_of_the_tensors_of_source_lengt
     assert encoder_out["annotations"].size(0) == encoder_out["padding_mask"].size(0) == len(SOURCES)
     assert encoder_out["summary"].size(0) == cache["state"].size(0) == len(SOURCES) * BEAM
     for key in model.decoder.per_sentence:
-        assert cache[key] is None or cache[key].size(0) == len(SOURCES)
+        assert cache[key].size(0) == len(SOURCES)
 
 
 def test_a_reorder_that_does_not_keep_whole_sentences_gives_every_row_its_own_tensors(model_name):
@@ -130,8 +130,7 @@ def test_a_reorder_that_does_not_keep_whole_sentences_gives_every_row_its_own_te
     for key, value in encoder_out.items():
         assert torch.equal(reordered[key], _by_row(value, 6)[interleaved])
     for key in model.decoder.per_sentence:
-        if cache[key] is not None:
-            assert torch.equal(reordered_cache[key], _by_row(cache[key], 6)[interleaved])
+        assert torch.equal(reordered_cache[key], _by_row(cache[key], 6)[interleaved])
 
 
 def _translations(model):

@@ -32,7 +32,7 @@ def _model_trace(model):
     hook.remove()
     prev_states, _, contexts = deep_output_inputs[0]
     energies = None
-    if hasattr(decoder, "attention"):
+    if decoder.attention is not None:
         attention = decoder.attention
         annotations = attention.own_precision(encoder_out["annotations"])
         projected_annotations = attention.project_annotations(annotations)
