@@ -28,17 +28,18 @@ class ConditionalGRUCell(nn.Module):
         orthogonal_blocks_(self.candidate_weights.weight, hidden_dim)
 
     def project_inputs(self, embedded: Tensor) -> Tensor:
-        """[W_z; W_r; W] E y_{i-1} (+ biases), for any number of positions at once."""
+        """[W_z; W_r; W] E y_{i-1} (+ biases), for any number of positions at once: ... x 3n."""
         return self.input_weights(embedded)
 
     def project_context(self, context: Tensor) -> Tensor:
-        """[C_z; C_r; C] c."""
+        """[C_z; C_r; C] c: ... x 3n."""
         return self.context_weights(context)
 
     def forward(self, drive: Tensor, state: Tensor) -> Tensor:
-        """drive: W E y_{i-1} + C c_i, the part of every pre-activation that s_{i-1} does not
-        touch."""
+        """s_i (B x n), given drive = W E y_{i-1} + C c_i (B x 3n), the part of every
+        pre-activation that s_{i-1} does not touch, and s_{i-1} (B x n)."""
         gate_drive, candidate_drive = drive.split([2 * self.hidden_dim, self.hidden_dim], dim=-1)
         update, reset = torch.sigmoid(gate_drive + self.gate_weights(state)).chunk(2, dim=-1)
-        candidate = torch.tanh(candidate_drive + self.candidate_weights(reset * state))
+        # z_i, r_i: B x n each
+        candidate = torch.tanh(candidate_drive + self.candidate_weights(reset * state))  # B x n
         return torch.lerp(state, candidate, update)  # (1 - z_i) * s_{i-1} + z_i * candidate

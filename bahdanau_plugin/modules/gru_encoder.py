@@ -85,8 +85,10 @@ class GRUEncoder(FairseqEncoder):
         raise NotImplementedError
 
     def forward(self, src_tokens: Tensor, src_lengths: Tensor = None) -> Dict[str, Tensor]:
-        padding_mask = src_tokens.eq(self.padding_idx)
-        embedded = self.dropout_module(self.embed_tokens(src_tokens))
+        """For source tokens x_j (B x S): the annotations h_j (B x S x 2n bidirectional, else
+        B x S x n), the padding mask (B x S), the summary (B x n) and each row's sentence (B)."""
+        padding_mask = src_tokens.eq(self.padding_idx)  # B x S
+        embedded = self.dropout_module(self.embed_tokens(src_tokens))  # E x_j: B x S x m
         if self._has_padding(padding_mask):
             annotations, final_states = self._read_padded(embedded, padding_mask)
         else:

@@ -22,10 +22,12 @@ class MaxoutOutput(nn.Module):
         zero_(self.state_weights.bias)
 
     def forward(self, prev_state: Tensor, embedded: Tensor, context: Tensor) -> Tensor:
-        pre_activation = (  # t~_i
+        """t_i (B x T x l), given s_{i-1} (B x T x n), E y_{i-1} (B x T x m) and c_i
+        (B x T x context)."""
+        pre_activation = (  # t~_i: B x T x 2l
             self.state_weights(prev_state)
             + self.embedding_weights(embedded)
             + self.context_weights(context)
         )
         pairs = pre_activation.view(*pre_activation.shape[:-1], self.maxout_dim, self.POOL_SIZE)
-        return pairs.max(dim=-1).values  # t_ij = max(t~_i,2j-1, t~_i,2j)
+        return pairs.max(dim=-1).values  # t_ij = max(t~_i,2j-1, t~_i,2j): B x T x l
