@@ -55,6 +55,16 @@ def context_halved(forward):
     return edited
 
 
+def decoder_context_halved(context):
+    """c_i halved where the decoder obtains it, with its term C c_i (either model's c_i)."""
+
+    def edited(self, state, encoder_out, cache):
+        context_i, context_drive, alpha = context(self, state, encoder_out, cache)
+        return 0.5 * context_i, 0.5 * context_drive, alpha
+
+    return edited
+
+
 def reset_gate_after_the_product(forward):
     """The candidate state with torch.nn.GRU's reset gate, r_i * (U s_{i-1}), not the paper's
     U (r_i * s_{i-1}) (Eq. 4 edited)."""
@@ -125,6 +135,13 @@ EDITS = {
         "forward",
         context_halved,
         ["rnnsearch"],
+        "the context (Eq. 5) no longer matches the fast path's fused recurrence",
+    ),
+    "decoder's context": (
+        ConditionalGRUDecoder,
+        "context",
+        decoder_context_halved,
+        ["rnnsearch", "rnnencdec"],
         "the context (Eq. 5) no longer matches the fast path's fused recurrence",
     ),
     "conditional GRU": (
