@@ -38,14 +38,18 @@ def task(words: int, target_words: Optional[int] = None) -> Namespace:
     )
 
 
+def options_of(name: str, sizes: dict) -> dict:
+    """Those of ``sizes`` that the model (rnnsearch or rnnencdec) has options for: RNNencdec has
+    no attention_dim."""
+    fields = MODELS[name][1].__dataclass_fields__
+    return {key: value for key, value in sizes.items() if key in fields}
+
+
 def build_model(name: str, task, **sizes) -> torch.nn.Module:
     """rnnsearch or rnnencdec as build_model makes it for ``task``, with these sizes (those the
     model has no option for are left out) and the others' defaults."""
     model_class, config_class = MODELS[name]
-    options = {
-        key: value for key, value in sizes.items() if key in config_class.__dataclass_fields__
-    }
-    return model_class.build_model(config_class(**options), task)
+    return model_class.build_model(config_class(**options_of(name, sizes)), task)
 
 
 def build(name: str, words: int, **sizes) -> torch.nn.Module:

@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from ..support.paths import PLUGIN, REPO
-from ..support.models import tiny_flags
+from ..support.models import paper_sizes, tiny_flags
 from ..support.tools import fairseq_env, run
 from ..support.training import ARCHITECTURES
 
@@ -36,14 +36,6 @@ RECIPE_SECTIONS = (
     "lr_scheduler",
     "task",
 )
-PAPER_SIZES = dict(
-    encoder_embed_dim=620,
-    decoder_embed_dim=620,
-    encoder_hidden_dim=1000,
-    decoder_hidden_dim=1000,
-    maxout_dim=500,
-)
-PAPER_ATTENTION_DIM = 1000
 
 
 def as_hydra_overrides(flags):
@@ -182,9 +174,8 @@ def test_each_recipe_is_the_papers_training(arch):
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_each_recipe_has_the_papers_sizes(arch):
     model = recipe_configuration(arch).model
-    assert {key: model[key] for key in PAPER_SIZES} == PAPER_SIZES
-    if arch.startswith("rnnsearch"):
-        assert model.attention_dim == PAPER_ATTENTION_DIM
+    sizes = paper_sizes(arch.split("_")[0])
+    assert {key: model[key] for key in sizes} == sizes
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)

@@ -6,7 +6,7 @@ from typing import List
 
 import torch
 
-from bench.models import MODELS, build_model, task
+from bench.models import PAPER_SIZES, build_model, options_of, task
 
 TINY_SIZES = dict(
     encoder_embed_dim=6,
@@ -20,8 +20,12 @@ TINY_SIZES = dict(
 
 def tiny_sizes(name: str, **overrides) -> dict:
     """The tiny sizes that model (rnnsearch or rnnencdec) has options for, overrides applied."""
-    fields = set(MODELS[name][1].__dataclass_fields__)
-    return {key: value for key, value in {**TINY_SIZES, **overrides}.items() if key in fields}
+    return options_of(name, {**TINY_SIZES, **overrides})
+
+
+def paper_sizes(name: str) -> dict:
+    """The paper's sizes (Appendix A.2.2) that model has options for."""
+    return options_of(name, PAPER_SIZES)
 
 
 def tiny_flags(arch: str) -> List[str]:

@@ -4,12 +4,11 @@ torch computes a CPU float32 ``F.linear`` with ATen's GEMM (MKL's), which is slo
 on some CPUs and faster on others (on the machines measured: slower on an AMD EPYC with AVX-512,
 faster on an AVX2-only one; docs/performance.md, "What holds where, and why", and
 docs/performance-log.md, 2026-11-24, issue 19): so each product's library is chosen by timing both
-at its shapes
-(``onednn_is_faster``, by measured_choice's rule). oneDNN's linear kernel is torch's own (the one
-torch.compile uses on CPU); this module calls it in the forward pass and for both products of the
-backward pass. Anything else (CUDA, other dtypes, autocast, strided weights, oneDNN disabled or
-absent, the fast path set to plain) goes to ``F.linear``. Same parameters and state-dict keys as
-nn.Linear; values equal within float32 rounding.
+at its shapes (``onednn_is_faster``, by measured_choice's rule). oneDNN's linear kernel is torch's
+own (the one torch.compile uses on CPU); this module calls it in the forward pass and for both
+products of the backward pass. Anything else (CUDA, other dtypes, autocast, strided weights,
+oneDNN disabled or absent, the fast path set to plain) goes to ``F.linear``. Same parameters and
+state-dict keys as nn.Linear; values equal within float32 rounding.
 
 A model prepared for generation only (fairseq's ``make_generation_fast_``, which fairseq-generate,
 fairseq-interactive and the hub interface call) keeps its large weights reordered into oneDNN's

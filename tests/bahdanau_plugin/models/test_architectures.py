@@ -7,15 +7,7 @@ from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from bahdanau_plugin.errors import ConfigurationError
 
 from ...support.paths import REPO
-from ...support.models import build_tiny_model
-
-PAPER_SIZES = dict(
-    encoder_embed_dim=620,
-    decoder_embed_dim=620,
-    encoder_hidden_dim=1000,
-    decoder_hidden_dim=1000,
-    maxout_dim=500,
-)
+from ...support.models import build_tiny_model, paper_sizes
 
 
 def _parse(*flags):
@@ -31,7 +23,8 @@ def _parse(*flags):
 )
 def test_named_architectures_have_the_papers_sizes_and_length_limit(arch, limit):
     args = _parse("--arch", arch)
-    assert {name: getattr(args, name) for name in PAPER_SIZES} == PAPER_SIZES
+    sizes = paper_sizes(arch.split("_")[0])
+    assert {name: getattr(args, name) for name in sizes} == sizes
     assert args.max_train_length == limit
 
 
