@@ -66,9 +66,12 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             if attention
             else None
         )
-        # The cache's tensors computed from h_j (B x S x ...): in a beam search, one row per
-        # sentence for all of its beams (beam_rows), read with broadcasting.
-        self.per_sentence = ("annotations", "projected_annotations") if attention else ()
+
+    @property
+    def per_sentence(self) -> Tuple[str, ...]:
+        """The cache's tensors computed from h_j (B x S x ...): in a beam search, one row per
+        sentence for all of its beams (beam_rows), read with broadcasting."""
+        return ("annotations", "projected_annotations") if self.attention is not None else ()
 
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
         features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)
