@@ -11,7 +11,11 @@ os.environ.setdefault("BAHDANAU_FAST_PATH", "fast")  # before the plugin is impo
 
 from bench.models import MODELS  # noqa: E402
 
-from .support.demo_data import make_demo_data_bin, make_test_set_with_unknown_words  # noqa: E402
+from .support.demo_data import (  # noqa: E402
+    make_demo_data_bin,
+    make_test_set_with_unknown_words,
+    prepare_demo_with_bpe,
+)
 from .support.training import ARCHITECTURES, train  # noqa: E402
 
 
@@ -70,6 +74,23 @@ def checkpoints(data_bin, tmp_path_factory):
         train(data_bin, save_dir, arch, "--max-update", "4")
         paths[arch] = save_dir / "checkpoint_last.pt"
     return paths
+
+
+@pytest.fixture(scope="session")
+def bpe_prepared(data_bin, tmp_path_factory):
+    """The demo corpus prepared with BPE by bahdanau-prepare-data: its output folder."""
+    return prepare_demo_with_bpe(
+        data_bin.parent / "raw", tmp_path_factory.mktemp("demo-bpe") / "prepared"
+    )
+
+
+@pytest.fixture(scope="session")
+def bpe_checkpoint(bpe_prepared, tmp_path_factory):
+    """A tiny RNNsearch trained for a few updates on bpe_prepared's pieces (no length limit: a
+    sentence of pieces is longer than its words)."""
+    save_dir = tmp_path_factory.mktemp("rnnsearch-bpe")
+    train(bpe_prepared / "data-bin", save_dir, "rnnsearch", "--max-update", "4")
+    return save_dir / "checkpoint_last.pt"
 
 
 @pytest.fixture(scope="session")

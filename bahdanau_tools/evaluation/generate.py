@@ -20,6 +20,9 @@ from ..errors import EvaluationError
 PLUGIN = Path(bahdanau_plugin.__file__).parent  # the folder --user-dir takes
 RESULT_LINE = re.compile(r"^[STHDPA]-\d+\t")  # fairseq-generate's per-sentence lines
 SOURCE_LINE = re.compile(r"^S-\d+\t")  # one per sentence translated
+# fairseq-generate's own BLEU (of the tokens it prints: BPE pieces on BPE data) and its warning
+# that it is so: the tool reports BLEU its own way, so both stay in the file, off the terminal
+FAIRSEQ_BLEU_LINE = re.compile(r"^Generate \S+ with beam=\d+: |.*fairseq_cli\.generate.*BLEU score")
 PROGRESS_SECONDS = 10  # a progress line at most this often, and one at the end
 # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
 DETOKENIZED = "D"
@@ -111,14 +114,15 @@ def run_generate(
     checkpoint: Path, data_bin: Path, generation: Generation, output: Path, progress: Progress
 ) -> None:
     """Write fairseq-generate's output to a file, and say how far it is (``progress``) as its
-    translations come: it prints each batch's as soon as they are made (unbuffered). It logs
-    warnings and errors only (LOGLEVEL, unless set) to stderr, and its lines other than the
-    results (its own BLEU, on BPE pieces) go on to stderr too."""
+    translations come: it prints each batch's as soon as they are made (unbuffered). Its log
+    (warnings and errors only: LOGLEVEL, unless set) comes through the same pipe, and its lines
+    other than the results and its own BLEU go on to stderr."""
     output.parent.mkdir(parents=True, exist_ok=True)
     command = generate_command(checkpoint, data_bin, generation)
     with output.open("w", encoding="utf-8") as results, subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         encoding="utf-8",
         env={
             "LOGLEVEL": "WARNING",
@@ -128,7 +132,8 @@ def run_generate(
         },
     ) as process:
         for line in process.stdout:
-            (results if RESULT_LINE.match(line) else sys.stderr).write(line)
+            kept = RESULT_LINE.match(line) or FAIRSEQ_BLEU_LINE.match(line)
+            (results if kept else sys.stderr).write(line)
             if SOURCE_LINE.match(line):
                 progress.sentence_translated()
     if process.returncode != 0:

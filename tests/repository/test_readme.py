@@ -89,6 +89,19 @@ def test_the_readme_fairseq_generate_command_logs_its_progress_every_few_batches
     assert logged == list(range(interval + 1, TEST_SENTENCES + 1, interval))
 
 
+def test_the_readme_fairseq_generate_command_prints_and_scores_words_on_bpe_data(
+    bpe_prepared, bpe_checkpoint
+):
+    (words,) = readme_commands("Translate", "fairseq-generate")
+    output = run(
+        *as_typed_here(words, bpe_prepared / "data-bin", bpe_checkpoint), "--max-len-b", "20"
+    )
+    references = (bpe_prepared / "tok" / "test.fr").read_text(encoding="utf-8").splitlines()
+    targets = dict(re.findall(r"^T-(\d+)\t(.*)$", output, flags=re.M))
+    assert [targets[str(sentence)] for sentence in range(len(references))] == references
+    assert not re.search(r"^H-.*@@", output, flags=re.M)
+
+
 def test_the_readme_fairseq_interactive_command_translates_each_line_an_empty_one_as_empty(
     checkpoints, data_bin, tmp_path
 ):

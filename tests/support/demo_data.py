@@ -68,6 +68,20 @@ def make_demo_data_bin(root: Path, train_pairs: int = 2000) -> Path:
     return root / "data-bin"
 
 
+def prepare_demo_with_bpe(raw: Path, out: Path, merges: int = 30) -> Path:
+    """The demo corpus in raw/ prepared as users prepare theirs, by bahdanau-prepare-data with joint
+    BPE: so few merges that most words are split into pieces. Its output folder: data-bin/,
+    bpe.codes, tok/ (the references as tokenized), raw/."""
+    run(
+        "bahdanau-prepare-data",
+        "corpus",
+        *("--train", raw / "train", "--valid", raw / "valid", "--test", raw / "test"),
+        *("--source-lang", "en", "--target-lang", "fr", "--out", out),
+        *("--bpe", merges, "--workers", 1),
+    )
+    return out
+
+
 def with_unknown_words(lines, side):
     return [
         f"{line} {UNKNOWN_WORDS[index][side]}".rstrip() if index in UNKNOWN_WORDS else line

@@ -46,6 +46,17 @@ def test_prints_no_debug_line_and_no_warning_of_hydra_or_torch(evaluation):
     assert "DEBUG" not in printed and "Warning" not in printed
 
 
+def test_on_bpe_data_shows_neither_fairseqs_bleu_of_the_pieces_nor_its_warning(
+    bpe_prepared, bpe_checkpoint, tmp_path
+):
+    completed = run_evaluate(
+        *("--data", bpe_prepared / "data-bin", "--out-dir", tmp_path),
+        *("--model", f"rnnsearch={bpe_checkpoint}", "--beam", 2, "--max-len-b", 12),
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "BLEU4" not in completed.stderr and "WARNING" not in completed.stderr
+
+
 def test_help_starts_with_what_the_command_does():
     completed = run_evaluate("--help")
     assert completed.returncode == 0
