@@ -8,9 +8,19 @@ make, each with its reason, listed in fairseq_patches.CHANGES: those that serve 
 command-line tools only when one of them runs. None of them changes what fairseq computes.
 """
 
+import logging
+
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)
 from . import tasks  # noqa: F401  (registers translation_with_source_words)
 from . import speed  # noqa: F401  (registers the fast path: modules/fast_path.py)
 from .fairseq_patches import apply_all
+from .log_level import fairseqs_log_level
 
 apply_all()
+
+# The plugin's debug lines (the fast path's measured choices) show where LOGLEVEL=DEBUG, as in
+# fairseq's tools. Without a level of its own, in a Python program (the hub) they would show
+# whatever the program asked: importing fairseq sets the root logger to DEBUG
+# (fairseq_patches.log_at_the_level_of_fairseqs_tools says how). The program's own
+# logging.getLogger("bahdanau_plugin").setLevel(...) decides after that.
+logging.getLogger(__name__).setLevel(fairseqs_log_level())

@@ -30,6 +30,7 @@ from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, TorchLoadingWeightsOnly
 from .speed.cpu.freed_memory import keep_freed_memory_for_reuse
 from .speed.cpu.onednn_linear import limit_onednn_caches
 from .errors import ConfigurationError, print_errors_as_one_line
+from .log_level import fairseqs_log_level
 from .models.recurrent_translation import RecurrentTranslationModel
 
 TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
@@ -124,7 +125,7 @@ def log_at_the_level_of_fairseqs_tools() -> None:
     library's debug lines then print, hydra's, matplotlib's font search (in bahdanau-plot-alignment:
     docs/fairseq_changes.md), the fast path's choices. fairseq has no option for it."""
     if running_fairseq_tool() is not None or running_plugin_command():
-        logging.getLogger().setLevel(os.environ.get("LOGLEVEL", "INFO").upper())
+        logging.getLogger().setLevel(fairseqs_log_level())
 
 
 # Warnings that hydra 1.3 and torch 2 print about how fairseq 0.12 calls them, about 20 lines on

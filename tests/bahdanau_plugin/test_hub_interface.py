@@ -4,6 +4,8 @@ its folders from where the user stands, and says in one line what it cannot load
 
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from fairseq.hub_utils import GeneratorHubInterface
@@ -122,3 +124,34 @@ def test_a_pickle_that_would_run_code_is_refused_in_one_line_whatever_the_enviro
     assert "its pickle calls posix.system" in str(refused.value)
     assert "\n" not in str(refused.value)
     assert not marker.exists()
+
+
+def translate_in_a_python_program(checkpoint, data_bin, **environment) -> str:
+    """What a fresh Python program that translates through the hub prints (stderr), the fast path
+    measuring its choices as it does by default."""
+    program = (
+        "from bahdanau_plugin.models import RNNsearchModel\n"
+        f"hub = RNNsearchModel.from_pretrained({str(checkpoint.parent)!r}, "
+        f"checkpoint_file={checkpoint.name!r}, data_name_or_path={str(data_bin)!r})\n"
+        "print(hub.translate('the dog sees a cat', beam=2))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BAHDANAU_FAST_PATH": "auto", **environment},
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stderr
+
+
+def test_a_python_program_translating_through_the_hub_prints_no_debug_line(checkpoints, data_bin):
+    """fairseq's import sets the root logger to DEBUG; the plugin's own choices stay quiet."""
+    printed = translate_in_a_python_program(checkpoints["rnnsearch_50"], data_bin)
+    assert "DEBUG" not in printed
+
+
+def test_loglevel_debug_shows_the_fast_path_s_choices_in_a_python_program(checkpoints, data_bin):
+    printed = translate_in_a_python_program(checkpoints["rnnsearch_50"], data_bin, LOGLEVEL="DEBUG")
+    assert "DEBUG:bahdanau_plugin.speed.cpu.measured_choice:" in printed
