@@ -19,8 +19,10 @@ from .log_level import fairseqs_log_level
 apply_all()
 
 # The plugin's debug lines (the fast path's measured choices) show where LOGLEVEL=DEBUG, as in
-# fairseq's tools. Without a level of its own, in a Python program (the hub) they would show
-# whatever the program asked: importing fairseq sets the root logger to DEBUG
-# (fairseq_patches.log_at_the_level_of_fairseqs_tools says how). The program's own
-# logging.getLogger("bahdanau_plugin").setLevel(...) decides after that.
-logging.getLogger(__name__).setLevel(fairseqs_log_level())
+# fairseq's tools (whose root logger is at that level: fairseq_patches). In a Python program (the
+# hub) they would show whatever the program asked, as importing fairseq sets the root logger to
+# DEBUG (log_at_the_level_of_fairseqs_tools says how): there the plugin's loggers take LOGLEVEL's
+# level instead, never more verbose than a level the program set before; after that,
+# logging.getLogger("bahdanau_plugin").setLevel(...) decides.
+if logging.getLogger().getEffectiveLevel() < fairseqs_log_level():
+    logging.getLogger(__name__).setLevel(fairseqs_log_level())

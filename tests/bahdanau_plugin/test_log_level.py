@@ -1,8 +1,10 @@
 """LOGLEVEL, read as fairseq's tools read it, whatever its case; a value that names no level is
-said in one line and logging goes on at INFO."""
+said in one line and logging goes on at INFO. In a Python program the plugin's loggers take that
+level (bahdanau_plugin/__init__.py), never more verbose than the program's own."""
 
 import logging
 import subprocess
+import sys
 
 from bahdanau_plugin.log_level import fairseqs_log_level
 
@@ -33,3 +35,31 @@ def test_a_loglevel_that_is_no_level_is_one_warning_and_the_command_runs():
         "WARNING:bahdanau_plugin.log_level:LOGLEVEL=VERBOSE is not a logging level "
         "(DEBUG, INFO, WARNING, ERROR or CRITICAL): logging at INFO"
     ]
+
+
+def plugin_log_level_in_a_python_program(before_import: str = "") -> int:
+    """The level of the plugin's loggers in a fresh Python program that runs before_import, then
+    imports the plugin (LOGLEVEL unset)."""
+    program = (
+        f"import logging\n{before_import}\nimport bahdanau_plugin\n"
+        "print(logging.getLogger('bahdanau_plugin.speed.cpu.measured_choice').getEffectiveLevel())"
+    )
+    environment = {key: value for key, value in fairseq_env().items() if key != "LOGLEVEL"}
+    completed = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return int(completed.stdout.split()[-1])
+
+
+def test_in_a_python_program_the_plugin_logs_at_info_though_fairseq_set_debug():
+    assert plugin_log_level_in_a_python_program() == logging.INFO
+
+
+def test_in_a_python_program_that_logs_warnings_only_the_plugin_does_too():
+    before = "logging.basicConfig(level=logging.WARNING)"
+    assert plugin_log_level_in_a_python_program(before) == logging.WARNING
