@@ -23,7 +23,7 @@ from bahdanau_plugin import fairseq_patches
 
 from ..support.demo_data import TEST_SENTENCES
 from ..support.paths import PLUGIN
-from ..support.tools import fairseq_env, fairseq_tool
+from ..support.tools import fairseq_env, fairseq_tool, python_program
 
 ABORTED = -6  # SIGABRT, as libstdc++'s std::terminate ends a process
 
@@ -125,15 +125,9 @@ def test_importing_the_plugin_makes_exactly_these_changes():
 
 
 def test_importing_the_plugin_in_a_program_leaves_its_excepthook_and_standard_input_alone():
-    completed = subprocess.run(
-        [sys.executable, "-c", IMPORT_IN_A_PROGRAM],
-        input="",
-        capture_output=True,
-        text=True,
-        env={**fairseq_env(), "PYTHONIOENCODING": "utf-8"},
-        timeout=300,
+    completed = python_program(
+        IMPORT_IN_A_PROGRAM, stdin="", env={**fairseq_env(), "PYTHONIOENCODING": "utf-8"}
     )
-    assert completed.returncode == 0, completed.stderr[-2000:]
     assert completed.stdout.split() == ["True"] * 4
 
 

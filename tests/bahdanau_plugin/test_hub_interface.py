@@ -4,8 +4,6 @@ its folders from where the user stands, and says in one line what it cannot load
 
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 from fairseq.hub_utils import GeneratorHubInterface
@@ -16,6 +14,7 @@ from bahdanau_plugin.models import RNNencdecModel, RNNsearchModel
 from bahdanau_plugin.tasks import TranslationWithSourceWordsTask
 
 from ..support.malicious import malicious_copy
+from ..support.tools import python_program
 
 
 def load(model_class, checkpoint, data_bin, **options):
@@ -135,15 +134,8 @@ def translate_in_a_python_program(checkpoint, data_bin, **environment) -> str:
         f"checkpoint_file={checkpoint.name!r}, data_name_or_path={str(data_bin)!r})\n"
         "print(hub.translate('the dog sees a cat', beam=2))\n"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", program],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BAHDANAU_FAST_PATH": "auto", **environment},
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return completed.stderr
+    environment = {**os.environ, "BAHDANAU_FAST_PATH": "auto", **environment}
+    return python_program(program, env=environment).stderr
 
 
 def test_a_python_program_translating_through_the_hub_prints_no_debug_line(checkpoints, data_bin):

@@ -4,11 +4,10 @@ level (bahdanau_plugin/__init__.py), never more verbose than the program's own."
 
 import logging
 import subprocess
-import sys
 
 from bahdanau_plugin.log_level import fairseqs_log_level
 
-from ..support.tools import fairseq_env, fairseq_tool
+from ..support.tools import fairseq_env, fairseq_tool, python_program
 
 
 def test_loglevel_is_read_whatever_its_case(monkeypatch):
@@ -45,15 +44,7 @@ def plugin_log_level_in_a_python_program(before_import: str = "") -> int:
         "print(logging.getLogger('bahdanau_plugin.speed.cpu.measured_choice').getEffectiveLevel())"
     )
     environment = {key: value for key, value in fairseq_env().items() if key != "LOGLEVEL"}
-    completed = subprocess.run(
-        [sys.executable, "-c", program],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return int(completed.stdout.split()[-1])
+    return int(python_program(program, env=environment).stdout.split()[-1])
 
 
 def test_in_a_python_program_the_plugin_logs_at_info_though_fairseq_set_debug():

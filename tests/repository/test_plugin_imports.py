@@ -5,14 +5,13 @@ drawing) import the plugin, never the reverse, and one another without a cycle."
 import ast
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Set
 
 import pytest
 
 from ..support.paths import PLUGIN, REPO
+from ..support.tools import python_program
 
 TOOLS = REPO / "bahdanau_tools"
 TOOLS_LIBRARIES = ("subword_nmt", "sacremoses", "matplotlib")
@@ -32,15 +31,9 @@ TOOLS_MODULES = sorted(_module_name(path) for path in TOOLS.rglob("*.py"))
 PLUGIN_MODULES = sorted(_module_name(path) for path in Path(PLUGIN).rglob("*.py"))
 
 
-def _python(code: str) -> subprocess.CompletedProcess:
-    """Run code in a fresh interpreter."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-
-
 def _modules_after(code: str) -> Set[str]:
     """The names in sys.modules after a fresh interpreter has run code."""
-    completed = _python(f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))")
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    completed = python_program(f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))")
     return set(json.loads(completed.stdout.splitlines()[-1]))
 
 
@@ -80,8 +73,7 @@ def test_the_server_loads_no_figure_module():
 
 
 def test_every_module_of_the_tools_imports_in_a_fresh_interpreter():
-    completed = _python("\n".join(f"import {name}" for name in TOOLS_MODULES))
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    python_program("\n".join(f"import {name}" for name in TOOLS_MODULES))
 
 
 def _imported_modules(path: Path) -> Iterator[str]:

@@ -1,4 +1,5 @@
-"""fairseq's command-line tools, run as a user runs them: installed next to the tests' Python."""
+"""fairseq's command-line tools and fresh Python programs, run as a user runs them, with the tests'
+Python."""
 
 import os
 import shutil
@@ -23,6 +24,24 @@ def ctrl_c_as_in_a_terminal() -> None:
     whatever the tests inherited. A shell that starts a command in the background makes it ignore
     SIGINT (POSIX), its children too, and Python then never raises KeyboardInterrupt."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def python_program(
+    code: str, *arguments, env=None, stdin=None, cwd=None, timeout=300
+) -> subprocess.CompletedProcess:
+    """A fresh Python program that runs code (arguments as its sys.argv[1:]), as a user's program
+    would: it must end well. Its stdout and stderr, as text."""
+    completed = subprocess.run(
+        [sys.executable, "-c", code, *map(str, arguments)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed
 
 
 def fairseq_tool(name: str) -> str:

@@ -3,8 +3,6 @@ freed blocks for reuse, so a training step's large tensors are not mapped and ze
 every step; any other program, a user's own malloc tuning and the plain setting are left alone."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -17,6 +15,7 @@ from bahdanau_plugin.speed.cpu.freed_memory import (
     keep_freed_memory_for_reuse,
 )
 from tests.support.paths import REPO
+from tests.support.tools import python_program
 
 # The CPU fast path: on a GPU none of it runs.
 pytestmark = pytest.mark.cpu_only
@@ -55,15 +54,7 @@ def faults_of_a_reused_block(setting, program="/usr/bin/fairseq-train"):
         if not name.startswith("MALLOC_") and name not in ("GLIBC_TUNABLES", "LD_PRELOAD")
     }
     env[speed_setting.SETTING] = setting
-    completed = subprocess.run(
-        [sys.executable, "-c", FAULTS_OF_A_REUSED_BLOCK, program],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
+    completed = python_program(FAULTS_OF_A_REUSED_BLOCK, program, env=env, cwd=REPO)
     return int(completed.stdout.split()[-1])
 
 

@@ -1,8 +1,6 @@
 """speed/cpu/onednn_linear.py: nn.Linear's values and gradients, through oneDNN on CPU."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -11,6 +9,7 @@ import torch.nn.functional as F
 from bahdanau_plugin.speed.cpu import onednn_linear as onednn
 from bahdanau_plugin.speed.cpu.measured_choice import Chooser
 from bahdanau_plugin.speed.cpu.onednn_linear import OneDNNLinear, linear
+from tests.support.tools import python_program
 
 # The CPU fast path: on a GPU none of it runs.
 pytestmark = pytest.mark.cpu_only
@@ -271,14 +270,7 @@ def memory_growth_over_many_row_counts(cache_entries=None):
     env = {key: value for key, value in os.environ.items() if key not in onednn.ONEDNN_CACHE_SIZES}
     if cache_entries is not None:
         env.update({variable: str(cache_entries) for variable in onednn.ONEDNN_CACHE_SIZES})
-    completed = subprocess.run(
-        [sys.executable, "-c", MANY_ROW_COUNTS],
-        capture_output=True,
-        text=True,
-        env={**env, "OMP_NUM_THREADS": "1"},
-        timeout=120,
-        check=True,
-    )
+    completed = python_program(MANY_ROW_COUNTS, env={**env, "OMP_NUM_THREADS": "1"}, timeout=120)
     return float(completed.stdout.split()[-1])
 
 
