@@ -27,8 +27,7 @@ from fairseq import checkpoint_utils
 from fairseq.models import ARCH_MODEL_REGISTRY
 
 from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, TorchLoadingWeightsOnly
-from .speed.cpu.freed_memory import keep_freed_memory_for_reuse
-from .speed.cpu.onednn_linear import limit_onednn_caches
+from .freed_memory import keep_freed_memory_for_reuse
 from .errors import ConfigurationError, print_errors_as_one_line
 from .log_level import fairseqs_log_level
 from .models.recurrent_translation import RecurrentTranslationModel
@@ -98,7 +97,7 @@ def decode_standard_input_leniently() -> None:
 def keep_freed_memory_for_reuse_in_training() -> None:
     """Where fairseq-train runs: glibc's malloc keeps the large blocks a training step frees for
     the next step, instead of mapping and zeroing them afresh at every step, a third of a CPU
-    step's time (speed/cpu/freed_memory.py says which thresholds, and when not: a user's own
+    step's time (freed_memory.py says which thresholds, and when not: a user's own
     malloc tuning, the fast path set to plain). glibc reads them from its environment only at
     start, and only mallopt sets them in a running process; fairseq has no hook before training."""
     if running_fairseq_tool() not in TRAINING_TOOLS:
@@ -210,11 +209,6 @@ def _loaded_copies(module_name: str):
 
 
 CHANGES = (
-    # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
-    # unless set: torch's defaults (1,024 kernels each) cost memory for no speed
-    # (speed/cpu/onednn_linear.py says why).
-    # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
-    limit_onednn_caches,
     # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin
     # explains (errors.py) prints one line instead of a traceback. fairseq has no hook for how its
     # commands print errors.

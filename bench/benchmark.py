@@ -4,11 +4,13 @@ En->Fr with BPE, on each CPU class.
 
 For each CPU class (``--cpu-classes``: the machine as it is, and the same machine capped at AVX2
 by oneDNN's, MKL's and ATen's own switches, see bench/machine.py) and each repeat, alternating the
-three systems (rnnsearch as it runs by default, rnnsearch with the CPU fast path off,
-``BAHDANAU_FAST_PATH=plain``, and lstm): fairseq-train for a fixed number of updates (target
-words per second after a warm-up, from fairseq's own train_inner log), then fairseq-generate at
-beam 5 and beam 12 on test_2016_flickr with every hypothesis forced to the same length (generated
-tokens per second), and each process's peak resident memory. Then bench/profile_step.py splits a
+three systems (rnnsearch as it runs by default, its decoder's step compiled; rnnsearch run
+eagerly, ``BAHDANAU_FAST_PATH=plain``; and lstm): fairseq-train for a fixed number of updates
+(target words per second after a warm-up, which holds the compiling, from fairseq's own
+train_inner log), then fairseq-generate at beam 5 and beam 12 on test_2016_flickr with every
+hypothesis forced to the same length (generated tokens per second, compiling included, as a user
+waits for it), each process's peak resident memory, and what each run compiled and how long that
+took. Then bench/profile_step.py splits a
 training step and a beam-search step of rnnsearch and lstm into matrix products and everything
 else. Prints one table per class and writes it into its own block of docs/performance.md
 (``--document``; created if missing), with the machine's load average before and after. Not part
@@ -26,11 +28,12 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from bahdanau_plugin.speed.cpu.freed_memory import REUSE_BYTES
+from bahdanau_plugin.freed_memory import REUSE_BYTES
 from bench import machine
 from bench.common import (
     average_lengths,
-    fast_path_choices,
+    compilations,
+    compiling_seconds,
     generation_arguments,
     prepare_multi30k,
     rnnsearch_training_flops_per_target_word,
@@ -48,7 +51,7 @@ SYSTEMS = {
     "lstm": ("lstm", {}),
 }
 # lstm trains with, set by glibc's own variables, the malloc thresholds that fairseq-train sets
-# with the plugin (speed/cpu/freed_memory.py), so that the ratio compares the models, not the
+# with the plugin (bahdanau_plugin/freed_memory.py), so that the ratio compares the models, not the
 # allocator's settings; both decode with glibc's defaults, and plain keeps them throughout.
 TRAINING_ENVIRONMENT = {
     "lstm": {
@@ -56,12 +59,6 @@ TRAINING_ENVIRONMENT = {
         "MALLOC_TRIM_THRESHOLD_": str(REUSE_BYTES),
     }
 }
-
-
-def measuring_budget_used(choices):
-    """The most the fast path's measurements took in a run, in ms (each choice's line says)."""
-    used = [re.search(r"\((\d+) of the \d+ ms measuring budget used\)", line) for line in choices]
-    return max((int(found.group(1)) for found in used if found), default=0)
 
 
 def decode(name, data_bin, save_dir, beam, length, env):
@@ -76,7 +73,7 @@ def decode(name, data_bin, save_dir, beam, length, env):
     sentences, tokens, seconds = (float(group.replace(",", "")) for group in found.groups())
     if tokens != sentences * (length + 1):
         sys.exit(f"error: {name} decoded {tokens:.0f} tokens, not {length + 1} per sentence")
-    return tokens / seconds, peak, fast_path_choices(log)
+    return tokens / seconds, peak, compilations(log)
 
 
 def measure_class(cpu_class, sizes, data_bin, env):
@@ -101,20 +98,17 @@ def measure_class(cpu_class, sizes, data_bin, env):
             system_env = {**env, **system_env}
             save_dir = sizes.work_dir / f"checkpoints-{name}"
             training_env = {**system_env, **TRAINING_ENVIRONMENT.get(name, {})}
-            wps, memory, choices = train(arch, data_bin, save_dir, sizes, training_env)
-            measured = {"train_wps": wps, "train_mem": memory, "train_choices": choices}
-            budgets = [measuring_budget_used(choices)]
+            wps, memory, compiled = train(arch, data_bin, save_dir, sizes, training_env)
+            measured = {"train_wps": wps, "train_mem": memory, "train_compiled": compiled}
             for beam in BEAMS:
-                tokens_per_second, peak, choices = decode(
+                tokens_per_second, peak, compiled = decode(
                     arch, data_bin, save_dir, beam, sizes.decode_length, system_env
                 )
                 measured[f"decode_tps_{beam}"] = tokens_per_second
                 measured["decode_mem"] = max(peak, measured.get("decode_mem", 0))
-                measured.setdefault("decode_choices", choices)
-                budgets.append(measuring_budget_used(choices))
-            measured["budget_ms"] = max(budgets)
+                measured[f"decode_compiled_{beam}"] = compiled
             results[name].append(measured)
-            shown = {key: value for key, value in measured.items() if "choices" not in key}
+            shown = {key: value for key, value in measured.items() if "compiled" not in key}
             print(f"{cpu_class} repeat {repeat + 1} {name}: {shown}", flush=True)
     description["split"] = outside_products(sizes, {**env, **SYSTEMS["rnnsearch"][1]})
     description["load_after"] = os.getloadavg()
@@ -214,29 +208,43 @@ def report(description, sizes, results, flops_per_word, command):
         + ".",
         f"- rnnsearch training: {flops_per_word / 1e6:.2f} MFLOP per target word (formula above), "
         f"so {achieved / 1e9:.2f} GFLOP/s = {100 * achieved / peak:.1f}% of the faster peak.",
-        "- The fast path's measurements (speed/cpu/measured_choice.py) took at most "
-        f"{max(r['budget_ms'] for r in results['rnnsearch'])} ms in a run.",
         f"- Sizes: embeddings {sizes.embed}, hidden {sizes.hidden} (per encoder direction), "
         f"alignment {sizes.hidden}, output layer {sizes.maxout}, vocabulary {sizes.vocab}, "
         f"batches of {sizes.batch_size} sentences; {sizes.updates} timed updates after "
         f"{sizes.warmup} warm-up updates. Decoding: test_2016_flickr, batches of 50 sentences, "
         f"every hypothesis forced to {sizes.decode_length} tokens and EOS. A beam-search step "
         "above: one target position of 50 sentences at beam 5.",
-        "- The fast path's choices in rnnsearch's first training run and first decoding run "
-        "(beam 5), as logged:",
+        "- What rnnsearch compiled in each run (speed/compiling.py), seconds in all, training and "
+        f"beams {' and '.join(map(str, BEAMS))}: "
+        + ", ".join(
+            "/".join(
+                f"{compiling_seconds(r[key]):.1f}"
+                for key in ("train_compiled", *(f"decode_compiled_{beam}" for beam in BEAMS))
+            )
+            for r in results["rnnsearch"]
+        )
+        + "; the first training run's and first decoding run's lines, as logged:",
         "",
         "  ```",
         *(
             f"  {line}"
-            for key in ("train_choices", "decode_choices")
+            for key in ("train_compiled", f"decode_compiled_{BEAMS[0]}")
             for line in results["rnnsearch"][0][key]
         ),
         "  ```",
         "",
-        "- Every run, training words/s: "
-        + ", ".join(
-            f"{name} " + "/".join(f"{r['train_wps']:,.0f}" for r in results[name])
-            for name in results
+        *(
+            f"- Every run, {label}: "
+            + ", ".join(
+                f"{name} " + "/".join(form.format(r[key]) for r in results[name])
+                for name in results
+            )
+            + "; the slowest run over its system's median: "
+            + ", ".join(
+                f"{name} {min(r[key] for r in results[name]) / median(name, key):.2f}"
+                for name in results
+            )
+            for label, key, form in rows[: 1 + len(BEAMS)]
         ),
         f"- Command: `{command}`",
     ]
@@ -298,7 +306,6 @@ def main():
     sizes = parser.parse_args()
     check_writable(sizes.document)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    env["LOGLEVEL"] = "DEBUG"  # fairseq's tools then log the fast path's choices, read from the log
     data_bin = prepare_multi30k(sizes.work_dir, env)
     sizes.vocab = sum(1 for _ in open(data_bin / "dict.fr.txt", encoding="utf-8")) + 4
     sizes.decode_length = sizes.decode_length or round(average_lengths(data_bin, "test")[1])

@@ -149,11 +149,16 @@ def training_words_per_second(log, warmup):
     return words / seconds
 
 
-def fast_path_choices(log):
-    """The fast path's choices as a run logged them (speed/cpu/measured_choice.py), in
-    fairseq-train's log format (``... | measured_choice | ...``) or fairseq-generate's
-    (``INFO:...measured_choice:...``)."""
-    return re.findall(r"measured_choice(?: \| |:)(.*)", log)
+def compilations(log):
+    """What the fast path compiled in a run, as it logged each compilation
+    (speed/compiling.py: ``compiled ... in S s``), in fairseq-train's log format
+    (``... | bahdanau_plugin.speed.compiling | ...``) or fairseq-generate's (``INFO:...:...``)."""
+    return re.findall(r"speed\.compiling(?: \| |:)(compiled .*)", log)
+
+
+def compiling_seconds(compiled) -> float:
+    """The seconds that ``compilations``' lines took in all."""
+    return sum(float(re.search(r" in ([\d.]+) s$", line).group(1)) for line in compiled)
 
 
 def train(name, data_bin, save_dir, sizes, env, *more_options):
@@ -175,7 +180,7 @@ def train(name, data_bin, save_dir, sizes, env, *more_options):
         *more_options,
     ]
     log, _, peak = run_measured(command, env)
-    return training_words_per_second(log, sizes.warmup), peak, fast_path_choices(log)
+    return training_words_per_second(log, sizes.warmup), peak, compilations(log)
 
 
 def generation_arguments(data_bin, save_dir, beam, length):

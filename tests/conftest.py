@@ -1,22 +1,15 @@
-import os
-
 import pytest
 import torch
 
-# The fast path's computations are chosen by timing them (speed/cpu/measured_choice.py): the
-# tests take every one of them, whatever this machine measures, and fairseq's tools run by the tests
-# too (they inherit the setting); tests/bahdanau_plugin/speed/cpu/test_measured_choice.py tests the
-# measuring.
-os.environ.setdefault("BAHDANAU_FAST_PATH", "fast")  # before the plugin is imported
+from bahdanau_plugin.speed import setting
+from bench.models import MODELS
 
-from bench.models import MODELS  # noqa: E402
-
-from .support.demo_data import (  # noqa: E402
+from .support.demo_data import (
     make_demo_data_bin,
     make_test_set_with_unknown_words,
     prepare_demo_with_bpe,
 )
-from .support.training import ARCHITECTURES, train  # noqa: E402
+from .support.training import ARCHITECTURES, train
 
 
 def pytest_addoption(parser):
@@ -52,6 +45,17 @@ def on_device(request, device):
         yield
     finally:
         torch.set_default_device(previous)
+
+
+@pytest.fixture
+def fast_path_setting(monkeypatch):
+    """set(mode): BAHDANAU_FAST_PATH as this process would have read it (auto or plain), for what
+    the test runs after."""
+
+    def set_mode(mode: str) -> None:
+        monkeypatch.setattr(setting, "mode", lambda: mode)
+
+    return set_mode
 
 
 @pytest.fixture(params=sorted(MODELS))

@@ -13,7 +13,7 @@ from torch import nn
 from .. import checkpoint_safety
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
-from ..modules import fast_path
+from ..speed import setting
 from . import inference_setup, pretrained_paths, training_setup
 from .config import add_size_options, check_sizes
 
@@ -59,10 +59,10 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     def build_model(cls, cfg, task):
         check_sizes(cfg, cls.config_class)
         check_right_padded_targets(task)
+        setting.mode()  # BAHDANAU_FAST_PATH, refused here if it names no setting
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
         model = cls(cfg, encoder, decoder)
-        fast_path.use_faster_layers_(model)  # the speed layer's, where it is on
         unregister_absent_parameters_(model)
         return model
 

@@ -18,7 +18,8 @@ from fairseq.models import FairseqIncrementalDecoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
-from . import fast_path, unused_weights
+from .. import speed
+from . import unused_weights
 from .attention import BahdanauAttention
 from .beam_rows import SENTENCES, reorder_rows
 from .conditional_gru import ConditionalGRUCell
@@ -51,14 +52,6 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         for layer in (self.initial_state, self.output_projection):
             normal_(layer.weight)
             zero_(layer.bias)
-        # Faster forms of ``recur`` and of the deep output, where a fast path offers them: each
-        # computes in their place only where it computes what they compute (fast_path.run).
-        self.fused_recurrence = fast_path.form(
-            fast_path.RECURRENCE_WITH_ATTENTION
-            if attention
-            else fast_path.RECURRENCE_WITH_FIXED_CONTEXT
-        )
-        self.fused_deep_output = fast_path.form(fast_path.DEEP_OUTPUT)
         # Built last, as ever: the parameters keep their order (optimizer states in checkpoints)
         # and their initial values under a seed.
         self.attention = (
@@ -88,7 +81,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         (B x T) and the encoder's output (annotations h_j: B x S x 2n for RNNsearch):
 
         1. E y_{i-1}, and the GRU's input term W E y_{i-1} for every position at once;
-        2. at each position, from the previous state s_{i-1} (``recur``):
+        2. at each position, from the previous state s_{i-1} (``recur``, ``step``):
            a. the context c_i (``context``): RNNsearch's alignment model, e_ij = a(s_{i-1}, h_j)
               and alpha_ij = softmax_j(e_ij), c_i = sum_j alpha_ij h_j (Eqs. 5 and 6);
               RNNencdec's one fixed c;
@@ -96,52 +89,55 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         3. the deep output t_i = maxout(U_o s_{i-1} + V_o E y_{i-1} + C_o c_i) at every position
            at once (B x T x l); ``output_layer`` then gives W_o t_i, whose softmax is p(y_i).
 
-        Steps 2 and 3 go through ``fast_path.run``: the modules' own code, or a faster form of it
-        checked to compute the same (modules/fast_path.py)."""
+        Step 2 is this code made fast, never another writing of it (``bahdanau_plugin/speed``):
+        ``step`` compiled, and on a GPU in training the loop of ``recur`` replayed from CUDA
+        graphs."""
         if incremental_state is not None:
             prev_output_tokens = prev_output_tokens[:, -1:]
         # 1. E y_{i-1} (B x T x m) and W E y_{i-1} (B x T x 3n), all positions at once
         embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))
         cache = self._cache(encoder_out, incremental_state)  # s_0 and the per-batch tensors
         input_drives = self.gru.project_inputs(embedded)
-        keep_last_state = incremental_state is not None
-        prev_states, contexts, alphas, state = fast_path.run(
-            self.fused_recurrence, self.recur, input_drives, encoder_out, cache, keep_last_state
-        )  # 2. s_{i-1}: B x T x n, c_i: B x T x 2n (RNNsearch), alpha_i: B x T x S or None
+        # 2. s_{i-1}: B x T x n, c_i: B x T x 2n (RNNsearch), alpha_i: B x T x S or None; s_T
+        prev_states, contexts, alphas, state = speed.captured(self.recur)(
+            input_drives, encoder_out, cache
+        )
         if incremental_state is not None:
             cache["state"] = state
             self.set_incremental_state(incremental_state, "cache", cache)
-        maxout = fast_path.run(
-            self.fused_deep_output, self.deep_output, prev_states, embedded, contexts
-        )  # 3. t_i: B x T x l
+        maxout = self.deep_output(prev_states, embedded, contexts)  # 3. t_i: B x T x l
         return self.dropout_module(maxout), {"attn": [alphas]}
 
     def recur(
-        self,
-        input_drives: Tensor,
-        encoder_out: Dict[str, Tensor],
-        cache: Dict[str, Tensor],
-        keep_last_state: bool,
+        self, input_drives: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
     ) -> Tuple[Tensor, Tensor, Optional[Tensor], Tensor]:
         """Eq. (4) over the target positions from s_0 = cache["state"], given W E y_{i-1} at every
         position (B x T x 3n): s_{i-1} and c_i at every position (B x T x n, B x T x context),
-        alpha_i (B x T x S, or None), and the last state: s_T if ``keep_last_state`` (to go on
-        decoding), else s_{T-1} (the state after the last position is not needed)."""
-        input_drives = input_drives.unbind(dim=1)  # so that each step's gradient is a view
-        steps = len(input_drives)
+        alpha_i (B x T x S, or None), and the last state s_T (to go on decoding)."""
+        step = speed.compiled(self.step)  # this decoder's own step, compiled where it can be
         state = cache["state"]  # s_0: B x n
         prev_states, contexts, alphas = [], [], []
-        for i in range(steps):
-            # a. c_i (B x context), C c_i (B x 3n) and alpha_i (B x S, or None), from s_{i-1}
-            context, context_drive, alpha = self.context(state, encoder_out, cache)
+        for input_drive in input_drives.unbind(dim=1):  # so that each step's gradient is a view
             prev_states.append(state)
+            context, alpha, state = step(input_drive, state, encoder_out, cache)
             contexts.append(context)
             alphas.append(alpha)
-            if keep_last_state or i + 1 < steps:
-                # b. s_i = f(s_{i-1}, y_{i-1}, c_i), Eq. (4): B x n
-                state = self.gru(input_drives[i] + context_drive, state)
         attn = torch.stack(alphas, 1) if alphas[0] is not None else None
         return torch.stack(prev_states, 1), torch.stack(contexts, 1), attn, state
+
+    def step(
+        self,
+        input_drive: Tensor,
+        state: Tensor,
+        encoder_out: Dict[str, Tensor],
+        cache: Dict[str, Tensor],
+    ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        """One target position, from s_{i-1} (B x n) and W E y_{i-1} (B x 3n): c_i (B x context),
+        alpha_i (B x S, or None) and s_i (B x n)."""
+        # a. c_i, C c_i (B x 3n) and alpha_i, from s_{i-1}
+        context, context_drive, alpha = self.context(state, encoder_out, cache)
+        # b. s_i = f(s_{i-1}, y_{i-1}, c_i), Eq. (4)
+        return context, alpha, self.gru(input_drive + context_drive, state)
 
     def context(
         self, state: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]

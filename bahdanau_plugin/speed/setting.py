@@ -1,25 +1,32 @@
 """The fast path's one setting, read from the environment once per process.
 
-``BAHDANAU_FAST_PATH``: ``auto`` (the default) computes every part the fast path offers where it
-applies, on a CPU with each library or loop chosen by timing it (``cpu/measured_choice.py``);
-``fast`` takes every fast computation that agrees with the plain one, untimed; ``plain`` builds
-none of it, and the model computes with the modules' own PyTorch code on every device. On a GPU
-``auto`` and ``fast`` are the same: nothing there is chosen by timing. ``BAHDANAU_CPU_FAST_PATH``,
-the setting's name from before the GPU had a fast path, is read where the new one is not set.
+``BAHDANAU_FAST_PATH``: ``auto`` (the default) compiles the modules' own code where a compiler is
+(``compiling.py``) and on a GPU replays their loop from CUDA graphs in training (``capture.py``);
+``plain`` runs the same code eagerly, as PyTorch runs any module. ``BAHDANAU_CPU_FAST_PATH``, the
+setting's name from before the GPU had a fast path, is read where the new one is not set.
 """
 
+import functools
 import os
 
 from ..errors import ConfigurationError
 
 SETTING = "BAHDANAU_FAST_PATH"
 FORMER_SETTING = "BAHDANAU_CPU_FAST_PATH"
-MODES = ("auto", "fast", "plain")
+MODES = ("auto", "plain")
 
 
-def from_environment() -> str:
+@functools.lru_cache(maxsize=None)
+def mode() -> str:
+    """auto or plain, as this process first read it."""
     name = SETTING if SETTING in os.environ else FORMER_SETTING
     value = os.environ.get(name, "auto").strip().lower() or "auto"
     if value not in MODES:
-        raise ConfigurationError(f"{name}={value}: use auto, fast or plain")
+        raise ConfigurationError(
+            f"{name}={value}: use auto (the modules compiled, the default) or plain (eager)"
+        )
     return value
+
+
+def eager() -> bool:
+    return mode() == "plain"

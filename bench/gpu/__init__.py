@@ -6,7 +6,8 @@ gathered into ``.gpu-kit/`` where registries are reachable, then runs ``python -
 
 1. ``unit_tests``: the tests that build models, and the fast path's, on the GPU (pytest
    ``--device cuda``);
-2. ``recurrence``: the decoder's recurrence alone, each way of computing it, timed;
+2. ``recurrence``: the decoder's recurrence alone, eagerly, its step compiled, its loop captured
+   in CUDA graphs, and both (the default), timed: the fast path's choices measured;
 3. ``step_profile``: kernels launched per target position in a training step and a beam-search
    step, the share of each step the GPU sits idle, and host synchronizations in the beams' reorders;
 4. ``paper_size``: rnnsearch_50 against fairseq's lstm at matched sizes, in float32 with TF32 off
@@ -18,7 +19,8 @@ gathered into ``.gpu-kit/`` where registries are reachable, then runs ``python -
 6. ``distributed``: two fairseq-train workers on the one GPU (gloo) against one process that
    accumulates their batches, in float32 and --fp16;
 7. ``precision_training``: the demo corpus trained in float32, --fp16, --bf16, --amp and
-   --memory-efficient-fp16, validation losses against float32's where they still fall.
+   --memory-efficient-fp16, validation losses against float32's where they still fall, and
+   fairseq's lstm in float32 and --amp beside them.
 
 Each section computes afresh in a folder of its own and writes its result as JSON beside the
 report as soon as it ends (and copies both to ``--copy-to``), the report being rebuilt from every

@@ -3,10 +3,12 @@ the work folder of the section that needs them."""
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Dict, List
 
 from bahdanau_tools.demo_recipe import OPTIMIZER
 
+from ..common import model_flags
 from ..paths import PLUGIN, REPO
 from .kit import Kit, Started
 
@@ -25,26 +27,28 @@ def data_bin(kit: Kit) -> Path:
     return root / "data-bin"
 
 
-def training(kit: Kit, save_dir: Path, *options) -> list:
-    """fairseq-train's arguments for rnnsearch at the demo's sizes on the demo corpus, with the
-    demo's optimizer, seed 1 and no dropout; ``options`` come last, and win."""
-    sizes = DRY_RUN_SIZES if kit.dry_run else SIZES
+def training(kit: Kit, save_dir: Path, *options, model: str = "rnnsearch") -> list:
+    """fairseq-train's arguments for rnnsearch (or fairseq's lstm at matched sizes: bench/common.py)
+    at the demo's sizes on the demo corpus, with the demo's optimizer, seed 1 and no dropout;
+    ``options`` come last, and win."""
+    sizes = SimpleNamespace(**(DRY_RUN_SIZES if kit.dry_run else SIZES))
+    architecture = ["--arch", "rnnsearch_50"] if model == "rnnsearch" else []
     return [
         "-m", "fairseq_cli.train", data_bin(kit), "--user-dir", PLUGIN,
-        "--arch", "rnnsearch_50", "--seed", 1, "--dropout", 0,
-        "--encoder-embed-dim", sizes["embed"], "--decoder-embed-dim", sizes["embed"],
-        "--encoder-hidden-dim", sizes["hidden"], "--decoder-hidden-dim", sizes["hidden"],
-        "--attention-dim", sizes["hidden"], "--maxout-dim", sizes["maxout"],
+        *model_flags(model, sizes), *architecture, "--seed", 1, "--dropout", 0,
         *OPTIMIZER,
         "--save-dir", save_dir, "--no-epoch-checkpoints", "--data-buffer-size", 0,
         "--log-format", "simple", *kit.device_flags(), *options,
     ]  # fmt: skip
 
 
-def start_training(kit: Kit, name: str, *options, side_by_side: int = 1) -> Started:
-    """The demo model trained with these options, saved in ``checkpoints(kit, name)``, one of
-    ``side_by_side`` processes (Kit.env)."""
-    return kit.start(*training(kit, checkpoints(kit, name), *options), side_by_side=side_by_side)
+def start_training(
+    kit: Kit, name: str, *options, side_by_side: int = 1, model: str = "rnnsearch"
+) -> Started:
+    """The demo model (or ``model``) trained with these options, saved in
+    ``checkpoints(kit, name)``, one of ``side_by_side`` processes (Kit.env)."""
+    arguments = training(kit, checkpoints(kit, name), *options, model=model)
+    return kit.start(*arguments, side_by_side=side_by_side)
 
 
 def checkpoints(kit: Kit, name: str) -> Path:

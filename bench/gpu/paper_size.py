@@ -50,7 +50,8 @@ BEAM = 12
 # sizes (bench/common.py's names), corpus (pairs of `lengths` words), batches (`batch` sentences,
 # or `tokens`), and updates: the warm-up covers an epoch of either batching, so that every batch
 # shape is met before the timed updates (rnnsearch records its recurrence's CUDA graphs at the
-# first batch of each bucket of shapes, once per training run: speed/cuda/graphs.py)
+# first batch of each bucket of shapes, once per training run, after its step is compiled:
+# speed/capture.py, speed/compiling.py)
 PAPER = dict(embed=620, hidden=1000, maxout=500, vocab=30000, pairs=2000, lengths=(10, 50),
              batch=80, tokens=8000, warmup=25, updates=20, log_interval=5, decode_length=30,
              test=400)  # fmt: skip

@@ -11,6 +11,10 @@ BOUND (the issue's 5%): a precision that learns slower or not at all raises it, 
 out the few percent by which single validations of runs that learn alike differ. The run also
 says whether float32 learned: its loss at that point at least LEARNED below its first.
 
+fairseq's lstm at matched sizes is trained in float32 and with --amp beside them, and compared the
+same way: where a precision of rnnsearch falls outside BOUND, whether lstm's does too tells the
+model's part from fairseq's and torch's (docs/precision.md).
+
 UPDATES, VALIDATE_EVERY, STEEP and ABOVE_FLOOR come from the curves of float32, --bf16 and --fp16
 on the demo corpus (docs/gpu-kit.md).
 """
@@ -36,6 +40,8 @@ PRECISIONS = {
     "--amp": ["--amp"],
     "--memory-efficient-fp16": ["--memory-efficient-fp16"],
 }
+# fairseq's lstm, the yardstick: does it learn under --amp as in float32?
+LSTM_PRECISIONS = {"float32": [], "--amp": ["--amp"]}
 # On a CPU (a dry run) fp16's trainer builds its flat master weights and its loss scaler on CUDA.
 ON_CPU = {
     "--fp16": [
@@ -111,25 +117,29 @@ def compare(curves: Dict[str, object]) -> dict:
 
 def run(kit: Kit) -> dict:
     demo.data_bin(kit)  # before the runs that read it start side by side
+    runs = [("rnnsearch", name, flags) for name, flags in PRECISIONS.items()]
+    runs += [("lstm", name, flags) for name, flags in LSTM_PRECISIONS.items()]
     started = {
-        name: demo.start_training(
+        (model, name): demo.start_training(
             kit,
-            name.strip("-"),
+            f"{model}{name.strip('-')}",
             *_schedule(kit),
             *flags,
             *(ON_CPU.get(name, []) if kit.dry_run else []),
-            side_by_side=len(PRECISIONS),
+            side_by_side=len(runs),
+            model=model,
         )
-        for name, flags in PRECISIONS.items()
+        for model, name, flags in runs
     }
-    curves = {}
-    for name, training in started.items():
+    curves = {"rnnsearch": {}, "lstm": {}}
+    for (model, name), training in started.items():
         try:
-            curves[name] = demo.validation_losses(training.output())
+            curves[model][name] = demo.validation_losses(training.output())
         except RuntimeError as error:  # recorded; the other precisions still compare
-            curves[name] = str(error).strip().splitlines()[-1]
+            curves[model][name] = str(error).strip().splitlines()[-1]
     return {
         "updates": DRY_RUN_UPDATES if kit.dry_run else UPDATES,
         "bound": BOUND,
-        **compare(curves),
+        **compare(curves["rnnsearch"]),
+        "lstm": compare(curves["lstm"]),
     }

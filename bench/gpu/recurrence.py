@@ -1,33 +1,32 @@
-"""Section: the decoder's recurrence on the GPU, each way of computing it, timed alone.
+"""Section: the decoder's recurrence on the GPU, each way the fast path can run it, timed alone.
 
 RNNsearch's decoder at the paper's sizes (n = n' = 1000, embeddings 620), 80 sentences of 50
 source and 50 target tokens, forward and backward passes of ``ConditionalGRUDecoder.recur`` with a
 random weighting of its outputs, in float32 with TF32 off and on and in bfloat16 (the model
-converted, the alignment model float32: docs/precision.md):
+converted, the alignment model float32: docs/precision.md). The same code each time, the modules'
+own, run four ways (speed/):
 
-- ``modules``: the modules' own code, ``recur`` (what runs with the fast path set to plain);
-- ``modules, graphed``: the same code recorded as CUDA graphs by torch's
-  ``make_graphed_callables`` (graphs alone, without restructuring the step);
-- ``written out``: the fused recurrence run eagerly (speed/recurrence.py: the products that read
-  s_{i-1} as one, additions folded into products, the backward pass written out with each weight's
-  gradient one product after the loop);
-- ``written out, graphed``: the same replayed from CUDA graphs (speed/cuda/graphs.py): what the
-  fused recurrence runs on a GPU.
+- ``modules, eager``: as PyTorch runs it (what runs with the fast path set to plain);
+- ``step compiled``: each target position's step compiled by torch.compile (speed/compiling.py);
+- ``loop captured``: the loop replayed from CUDA graphs, its step run as written
+  (speed/capture.py);
+- ``step compiled, loop captured``: both, what the default runs in training on a GPU.
 
-Each is timed with CUDA events over ``REPEATS`` steps after ``WARMUP`` (the graphs are recorded
-then), median step; and its peak memory above the model's. Also the same for one whole training
-step of the model (encoder, decoder, output layer, loss) with the fast path plain and on. Run as
+Each is timed with CUDA events over ``REPEATS`` steps after ``WARMUP`` (compiling and recording
+happen then: ``first_ms``), median step; and its peak memory above the model's. Also one whole
+training step of the model (encoder, decoder, output layer, loss), plain and by default. Run as
 ``python -m bench.gpu.recurrence [--device cuda] [--dry-run]``, it prints JSON.
 """
 
 import argparse
+import contextlib
 import statistics
 import time
 
 import torch
 
-from bahdanau_plugin.speed.cpu.measured_choice import CHOOSER
-from bahdanau_plugin.speed.recurrence import Recurrence
+from bahdanau_plugin import speed
+from bahdanau_plugin.speed import setting
 from bench import models
 
 from .kit import Kit, print_result, result_of
@@ -36,7 +35,13 @@ PAPER = dict(words=30000, sentences=80, source=50, target=50)
 DRY_RUN = dict(words=50, sentences=4, source=6, target=5)
 WARMUP, REPEATS = 3, 10
 PRECISIONS = ("float32, TF32 off", "float32, TF32 on", "bfloat16")
-VARIANTS = ("modules", "modules, graphed", "written out", "written out, graphed")
+# variant: (the step compiled, the loop captured)
+VARIANTS = {
+    "modules, eager": (False, False),
+    "step compiled": (True, False),
+    "loop captured": (False, True),
+    "step compiled, loop captured": (True, True),
+}
 
 
 def _model(sizes, device: str, precision: str):
@@ -64,51 +69,49 @@ def _batch(model, sizes, device):
     return source, lengths, previous
 
 
-class _Recur(torch.nn.Module):
-    """The decoder's ``recur`` with tensor arguments, for torch's make_graphed_callables."""
-
-    def __init__(self, decoder, encoder_out):
-        super().__init__()
-        self.decoder = decoder
-        self.padding_mask = encoder_out["padding_mask"]
-        self.sentences = encoder_out["sentences"]
-
-    def forward(self, drives, annotations, summary):
-        encoder_out = {
-            "annotations": annotations,
-            "padding_mask": self.padding_mask,
-            "summary": summary,
-            "sentences": self.sentences,
-        }
-        cache = self.decoder.initial_cache(encoder_out)
-        prev_states, contexts, alphas, _ = self.decoder.recur(drives, encoder_out, cache, False)
-        return prev_states, contexts, alphas
+@contextlib.contextmanager
+def _fast_path(compiled: bool, captured: bool):
+    """Within: the fast path's compiling and capturing each on or off (the decoder calls them
+    through the package's names)."""
+    saved = speed.compiled, speed.captured
+    if not compiled:
+        speed.compiled = lambda method: method
+    if not captured:
+        speed.captured = lambda recur: recur
+    try:
+        yield
+    finally:
+        speed.compiled, speed.captured = saved
 
 
-def _recurrence_step(model, batch, variant: str):
-    """A function that runs the recurrence forward and backward once, the way ``variant`` says."""
+@contextlib.contextmanager
+def _setting(mode: str):
+    """Within: the fast path set to ``mode`` (read at every call: plain runs the modules eagerly)."""
+    saved = setting.mode
+    setting.mode = lambda: mode
+    try:
+        yield
+    finally:
+        setting.mode = saved
+
+
+def _recurrence_step(model, batch):
+    """A function that runs the recurrence forward and backward once, through
+    ``speed.captured(decoder.recur)`` as the decoder does."""
     source, lengths, previous = batch
     decoder = model.decoder
     with torch.no_grad():
         encoder_out = model.encoder(source, lengths)
         drives = decoder.gru.project_inputs(decoder.embed_tokens(previous))
-    inputs = [drives, encoder_out["annotations"], encoder_out["summary"]]
-    inputs = [t.detach().requires_grad_() for t in inputs]
-    recur = _Recur(decoder, encoder_out)
-    if variant == "modules, graphed":
-        recur = torch.cuda.make_graphed_callables(recur, tuple(inputs), allow_unused_input=True)
-    form = decoder.fused_recurrence
-    if variant == "written out":
-        form._captured = Recurrence.apply  # the fused recurrence without graphs
+    drives = drives.detach().requires_grad_()
+    encoder_out = {
+        key: value.detach().requires_grad_() if value.is_floating_point() else value
+        for key, value in encoder_out.items()
+    }
 
     def step():
-        if variant.startswith("modules"):
-            outputs = recur(*inputs)
-        else:
-            cache = decoder.initial_cache(
-                {**encoder_out, "annotations": inputs[1], "summary": inputs[2]}
-            )
-            outputs = form.compute(decoder, inputs[0], encoder_out, cache, False)[:3]
+        cache = decoder.initial_cache(encoder_out)
+        outputs = speed.captured(decoder.recur)(drives, encoder_out, cache)[:3]
         loss = sum((o.float() * o.detach().float().cos()).sum() for o in outputs)
         loss.backward()
 
@@ -168,25 +171,24 @@ def measure(device: str, dry_run: bool) -> dict:
         model = models_by_dtype[dtype]
         batch = _batch(model, sizes, device)
         row = {}
-        for variant in VARIANTS:
-            if "graphed" in variant and device != "cuda":
+        for variant, (compiled, captured) in VARIANTS.items():
+            if captured and device != "cuda":
                 row[variant] = {"skipped": "CUDA graphs need a GPU"}
                 continue
-            form = model.decoder.fused_recurrence
-            captured = form._captured
             try:
-                row[variant] = _timed(_recurrence_step(model, batch, variant), device)
+                with _fast_path(compiled, captured):
+                    row[variant] = _timed(_recurrence_step(model, batch), device)
             except Exception as error:  # recorded; the other variants still run
                 row[variant] = {"error": f"{type(error).__name__}: {error}".splitlines()[0]}
             finally:
-                form._captured = captured
                 model.zero_grad(set_to_none=True)
-        for setting in ("plain", "fast"):
-            CHOOSER._setting = setting  # read at every call: plain, the modules' own code
+        for mode in ("plain", "auto"):
             try:
-                row[f"model step, fast path {setting}"] = _timed(_model_step(model, batch), device)
+                with _setting(mode):
+                    row[f"model step, fast path {mode}"] = _timed(
+                        _model_step(model, batch), device
+                    )
             finally:
-                CHOOSER._setting = None
                 model.zero_grad(set_to_none=True)
         results[precision] = row
     return {"sizes": sizes, "warmup": WARMUP, "repeats": REPEATS, "results": results}

@@ -94,14 +94,14 @@ def _equivalence(result: dict) -> str:
     )
 
 
-def _precision_training(result: dict) -> str:
-    point = result["point"]
+def _precision_table(model: str, compared: dict) -> list:
+    point = compared["point"]
     at = f"at update {point}" if point is not None else "(float32's curve gave no point)"
     rows = [
-        f"| precision | validation loss {at} | average up to it | against float32 |",
+        f"| {model}, precision | validation loss {at} | average up to it | against float32 |",
         "|---|---|---|---|",
     ]
-    for precision, row in result["losses"].items():
+    for precision, row in compared["losses"].items():
         if "error" in row:
             rows.append(f"| {precision} | failed: `{row['error']}` | | |")
         elif "average" not in row:
@@ -111,19 +111,35 @@ def _precision_training(result: dict) -> str:
                 f"| {precision} | {row['loss']:.3f} | {row['average']:.3f} | "
                 f"{row['difference']:+.1%} |"
             )
-    curves = "; ".join(
-        f"{precision}: "
+    return rows
+
+
+def _curves(model: str, compared: dict) -> str:
+    return "; ".join(
+        f"{model} {precision}: "
         + ", ".join(f"{updates} {loss:.3f}" for updates, loss in row["curve"].items())
-        for precision, row in result["losses"].items()
+        for precision, row in compared["losses"].items()
         if "curve" in row
     )
+
+
+def _precision_training(result: dict) -> str:
+    point = result["point"]
     learned = "is" if result["learned"] else "is not"
+    lstm = result.get("lstm")
+    tables = _precision_table("rnnsearch", result)
+    curves = _curves("rnnsearch", result)
+    if lstm is not None:
+        tables += ["", *_precision_table("lstm", lstm)]
+        curves += "; " + _curves("lstm", lstm)
     return (
-        "\n".join(rows) + f"\n\nrnnsearch on the demo corpus, {result['updates']} updates each "
+        "\n".join(tables) + f"\n\nrnnsearch on the demo corpus, {result['updates']} updates each "
         f"(bench/gpu/precision_training.py), compared up to update {point}, where float32's "
         f"validation loss still falls, and there {learned} at least {result['learned_by']:.0%} "
         f"below its first. Each average within {result['bound']:.0%} of float32's: "
-        f"{_verdict(result['passed'])}.\n\nValidation losses by update: {curves}.\n"
+        f"{_verdict(result['passed'])}. fairseq's lstm at matched sizes, compared the same way "
+        "with its own float32, shows whether a precision's difference is the model's.\n\n"
+        f"Validation losses by update: {curves}.\n"
     )
 
 

@@ -2,7 +2,8 @@
 
 pytest's ``--device`` (tests/conftest.py) makes torch's factories build the tests' models and
 batches there; TF32 is off, since the tests hold float32 to 1e-5. Tests of CPU-only behaviour
-(the CPU fast path) are skipped there.
+(glibc's malloc, a missing C++ compiler) are skipped there; the fast path's tests run its CUDA
+graphs and its step compiled by Triton.
 """
 
 import re

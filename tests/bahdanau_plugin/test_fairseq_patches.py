@@ -112,7 +112,6 @@ print(sys.excepthook is hook, sys.stdin is stdin, sys.stdin.encoding == encoding
 
 def test_importing_the_plugin_makes_exactly_these_changes():
     assert [change.__name__ for change in fairseq_patches.CHANGES] == [
-        "limit_onednn_caches",
         "print_fairseq_tools_errors_as_one_line",
         "allow_fairseq_checkpoint_types",
         "load_checkpoints_weights_only_in_commands",

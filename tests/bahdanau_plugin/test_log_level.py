@@ -41,7 +41,7 @@ def plugin_log_level_in_a_python_program(before_import: str = "") -> int:
     imports the plugin (LOGLEVEL unset)."""
     program = (
         f"import logging\n{before_import}\nimport bahdanau_plugin\n"
-        "print(logging.getLogger('bahdanau_plugin.speed.cpu.measured_choice').getEffectiveLevel())"
+        "print(logging.getLogger('bahdanau_plugin.speed.compiling').getEffectiveLevel())"
     )
     environment = {key: value for key, value in fairseq_env().items() if key != "LOGLEVEL"}
     return int(python_program(program, env=environment).stdout.split()[-1])

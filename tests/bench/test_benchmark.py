@@ -33,36 +33,37 @@ def test_an_unwritable_document_fails_before_any_measurement(tmp_path):
         benchmark.check_writable(tmp_path / "file" / "performance.md")
 
 
-def test_the_fast_path_s_choices_and_the_budget_they_used_are_read_from_a_run_s_log():
+def test_what_a_training_run_compiled_is_read_from_its_log_with_the_seconds_it_took():
     log = "\n".join(
-        f"2026-11-24 | INFO | bahdanau_plugin.speed.cpu.measured_choice | {line}"
-        for line in (
-            "products 256 -> 768 x 256 rows, forward: oneDNN 0.1 ms, ATen 0.2 ms: oneDNN "
-            "(12 of the 200 ms measuring budget used)",
-            "products 256 -> 512 x 256 rows, forward: ATen (the 200 ms measuring budget is spent)",
+        f"2026-11-28 12:00:0{i} | INFO | bahdanau_plugin.speed.compiling | {line}"
+        for i, line in enumerate(
+            (
+                "compiled RNNsearchDecoder.step (with gradients, first for 80 rows) in 12.5 s",
+                "compiled RNNsearchDecoder.step (without gradients, first for 80 rows) in 3.1 s",
+            )
         )
     )
-    choices = benchmark.fast_path_choices(log + "\n| INFO | train_inner | epoch 001")
-    assert len(choices) == 2 and choices[1].endswith("budget is spent)")
-    assert benchmark.measuring_budget_used(choices) == 12
+    compiled = benchmark.compilations(log + "\n| INFO | train_inner | epoch 001")
+    assert compiled == [
+        "compiled RNNsearchDecoder.step (with gradients, first for 80 rows) in 12.5 s",
+        "compiled RNNsearchDecoder.step (without gradients, first for 80 rows) in 3.1 s",
+    ]
+    assert benchmark.compiling_seconds(compiled) == 15.6
 
 
-def test_fairseq_generate_s_log_lines_of_the_fast_path_s_choices_are_read_too():
+def test_fairseq_generate_s_log_lines_of_what_it_compiled_are_read_too():
     log = (
-        "INFO:bahdanau_plugin.speed.cpu.measured_choice:products 256 -> 9642 x 256 rows, "
-        "forward: oneDNN 1.9 ms, ATen 2.5 ms: oneDNN (130 of the 200 ms measuring budget used)\n"
+        "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.step (without "
+        "gradients, first for 250 rows) in 2.0 s\n"
         "INFO:fairseq_cli.generate:Translated 1,000 sentences (17,000 tokens) in 5.2s"
     )
-    choices = benchmark.fast_path_choices(log)
-    assert choices == [
-        "products 256 -> 9642 x 256 rows, forward: oneDNN 1.9 ms, ATen 2.5 ms: oneDNN (130 of the "
-        "200 ms measuring budget used)"
+    assert benchmark.compilations(log) == [
+        "compiled RNNsearchDecoder.step (without gradients, first for 250 rows) in 2.0 s"
     ]
-    assert benchmark.measuring_budget_used(choices) == 130
 
 
 def test_lstm_trains_with_the_malloc_thresholds_that_rnnsearch_s_training_sets():
-    from bahdanau_plugin.speed.cpu.freed_memory import REUSE_BYTES
+    from bahdanau_plugin.freed_memory import REUSE_BYTES
 
     lstm_training = benchmark.TRAINING_ENVIRONMENT["lstm"]
     assert lstm_training["MALLOC_MMAP_THRESHOLD_"] == str(REUSE_BYTES)

@@ -81,6 +81,12 @@ def test_every_precision_trains_the_demo_model_and_is_validated_at_every_point(d
     assert all(list(row["curve"]) == ["2", "4"] for row in losses.values()), losses
 
 
+def test_fairseq_s_lstm_is_trained_in_float32_and_with_amp_beside_them(dry_run):
+    losses = dry_run[0]["precision_training"]["result"]["lstm"]["losses"]
+    assert set(losses) == {"float32", "--amp"}
+    assert all(list(row["curve"]) == ["2", "4"] for row in losses.values()), losses
+
+
 def test_the_cpu_compared_with_itself_differs_in_nothing_in_either_mode(dry_run):
     result = dry_run[0]["equivalence"]["result"]
     for modes in result["values_and_gradients"].values():

@@ -151,8 +151,8 @@ def test_the_tools_parts_depend_on_one_another_without_a_cycle():
 
 
 def test_the_plugin_s_modules_import_one_another_without_a_cycle():
-    """Imports inside functions count too: none may hide a cycle (the fast path plugs into the
-    modules by registration, modules/fast_path.py)."""
+    """Imports inside functions count too: none may hide a cycle (the modules ask the fast path,
+    speed/, to compile their code; it never imports them)."""
     graph = {  # a module's own packages are imported before it: no edge back to them
         module: {target for target in targets if not module.startswith(target + ".")}
         for module, targets in _import_graph(

@@ -1,48 +1,48 @@
-"""What the tests of the speed layer share: counting the fused recurrence's runs, and the plain
-modules as the reference."""
+"""What the tests of the fast path share: the plain modules as the reference, and the compiled
+step's runs counted."""
 
 import contextlib
 
-import torch
-
-from bahdanau_plugin.speed.cpu.measured_choice import CHOOSER
-from bahdanau_plugin.speed.decoder import FusedRecurrence
+from bahdanau_plugin.speed import compiling, setting
 
 
 @contextlib.contextmanager
-def plain_modules():
-    """Within: the fast path set to plain (every module's own code), on every device; a model
-    built before keeps its layers, which then compute as torch's."""
-    setting = CHOOSER._setting
-    CHOOSER._setting = "plain"
-    try:
+def plain_modules(monkeypatch):
+    """Within: the fast path set to plain (the modules' code run eagerly), on every device."""
+    with monkeypatch.context() as patch:
+        patch.setattr(setting, "mode", lambda: "plain")
         yield
-    finally:
-        CHOOSER._setting = setting
 
 
 @contextlib.contextmanager
-def fused_calls(monkeypatch):
-    """Within: a list with one entry per run of a model's fused recurrence (whether it ran with
-    gradients), its checks against the modules not counted; on any device."""
+def compiled_calls(monkeypatch):
+    """Within: a list with the method's name for each call that compiled code computed (not the
+    method run eagerly), whichever compilation it was."""
     calls = []
-    checking = []
-    fused_recur, allowed = FusedRecurrence.fused_recur, FusedRecurrence.allowed
+    call = compiling.Compilation.__call__
 
-    def counted_recur(self, *args, **kwargs):
-        if not checking:
-            calls.append(torch.is_grad_enabled())
-        return fused_recur(self, *args, **kwargs)
+    def counting(self, module, *inputs):
+        compiled = self.compiled
 
-    def counted_allowed(self, *args, **kwargs):
-        checking.append(True)
+        def counted(*arguments):
+            calls.append(self.function.__name__)
+            return compiled(*arguments)
+
+        self.compiled = counted
         try:
-            return allowed(self, *args, **kwargs)
+            return call(self, module, *inputs)
         finally:
-            checking.pop()
+            self.compiled = compiled
 
-    monkeypatch.setattr(FusedRecurrence, "fused_recur", counted_recur)
-    monkeypatch.setattr(FusedRecurrence, "allowed", counted_allowed)
-    yield calls
-    monkeypatch.setattr(FusedRecurrence, "fused_recur", fused_recur)
-    monkeypatch.setattr(FusedRecurrence, "allowed", allowed)
+    with monkeypatch.context() as patch:
+        patch.setattr(compiling.Compilation, "__call__", counting)
+        yield calls
+
+
+def messages(caplog, level) -> list:
+    """The messages the plugin logged at ``level`` or above (torch's own records left out)."""
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.name.startswith("bahdanau_plugin") and record.levelno >= level
+    ]

@@ -7,7 +7,7 @@ import torch
 
 
 from ...support.models import build_tiny_model, randomize_
-from ...support.speed import fused_calls
+from ...support.speed import compiled_calls
 from .batches import SOURCES, TARGETS, prev_output_batch, source_batch
 from .paper_equations import decode_step_by_step, encode_step_by_step
 
@@ -16,21 +16,18 @@ TOLERANCE = 1e-5
 
 def _model_trace(model):
     """Run the model's teacher-forced forward pass and record its per-step internals: s_{i-1} and
-    c_i as its deep output reads them (at every position), alpha_i as it returns them, and e_ij as
-    its alignment model computes them from its own states, before masking the padding. (The CPU
-    fast path's decoder computes the energies inside its fused step, up to a constant per sentence
-    that softmax does not see: the alphas test them there.)"""
+    c_i at every position, as its recurrence (``recur``, the step compiled as by default) gives
+    them to the deep output, alpha_i as it returns them, and e_ij as its alignment model computes
+    them from its own states, before masking the padding."""
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
     prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
     decoder = model.decoder
-    deep_output_inputs = []
-    hook = decoder.deep_output.register_forward_pre_hook(
-        lambda _module, inputs: deep_output_inputs.append(inputs)
-    )
     encoder_out = model.encoder(src_tokens, src_lengths)
     logits, extra = decoder(prev_tokens, encoder_out)
-    hook.remove()
-    prev_states, _, contexts = deep_output_inputs[0]
+    input_drives = decoder.gru.project_inputs(decoder.embed_tokens(prev_tokens))
+    prev_states, contexts, _, _ = decoder.recur(
+        input_drives, encoder_out, decoder.initial_cache(encoder_out)
+    )
     energies = None
     if decoder.attention is not None:
         attention = decoder.attention
@@ -106,13 +103,10 @@ def test_rnnencdec_decoder_matches_the_papers_equations_with_a_fixed_context(qua
         torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=0)
 
 
-def test_the_float32_runs_above_take_the_fused_recurrence(monkeypatch):
-    model = build_tiny_model("rnnsearch")
-    assert model.decoder.fused_recurrence is not None
-    _model_trace(randomize_(model))  # the first run also checks the fused form (speed/checks.py)
-    with fused_calls(monkeypatch) as calls:
-        _model_trace(model)
-    assert calls == [True]
+def test_the_runs_above_compute_with_the_compiled_step(monkeypatch):
+    with compiled_calls(monkeypatch) as calls:
+        _model_trace(randomize_(build_tiny_model("rnnsearch")))
+    assert calls == ["step"] * 2 * (max(map(len, TARGETS)) + 1)  # the model's, then recur's
 
 
 def test_rnnsearch_initial_state_comes_from_the_backward_annotation_of_the_first_word():

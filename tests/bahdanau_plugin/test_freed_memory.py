@@ -1,4 +1,4 @@
-"""speed/cpu/freed_memory.py: where fairseq-train runs with the plugin, glibc keeps large
+"""freed_memory.py: where fairseq-train runs with the plugin, glibc keeps large
 freed blocks for reuse, so a training step's large tensors are not mapped and zeroed afresh at
 every step; any other program, a user's own malloc tuning and the plain setting are left alone."""
 
@@ -6,18 +6,18 @@ import os
 
 import pytest
 
-from bahdanau_plugin.speed import setting as speed_setting
-from bahdanau_plugin.speed.cpu import freed_memory, measured_choice
-from bahdanau_plugin.speed.cpu.freed_memory import (
+from bahdanau_plugin import freed_memory
+from bahdanau_plugin.freed_memory import (
     M_MMAP_THRESHOLD,
     M_TRIM_THRESHOLD,
     REUSE_BYTES,
     keep_freed_memory_for_reuse,
 )
+from bahdanau_plugin.speed import setting as speed_setting
 from tests.support.paths import REPO
 from tests.support.tools import python_program
 
-# The CPU fast path: on a GPU none of it runs.
+# glibc's malloc on the host: nothing of it to test on a GPU.
 pytestmark = pytest.mark.cpu_only
 
 # The page faults of allocating and writing a 64 MiB tensor again after freeing it (the logits of
@@ -89,8 +89,8 @@ class FakeLibc:
 
 
 @pytest.fixture
-def auto_setting(monkeypatch):
-    monkeypatch.setattr(measured_choice.CHOOSER, "_setting", "auto")
+def auto_setting(fast_path_setting):
+    fast_path_setting("auto")
 
 
 def test_the_mmap_threshold_is_set_before_the_trim_threshold(auto_setting):
@@ -120,8 +120,8 @@ def test_malloc_tuned_by_the_user_is_left_alone(auto_setting, environ):
     assert libc.calls == []
 
 
-def test_the_fast_path_set_to_plain_leaves_malloc_alone(monkeypatch):
-    monkeypatch.setattr(measured_choice.CHOOSER, "_setting", "plain")
+def test_the_fast_path_set_to_plain_leaves_malloc_alone(fast_path_setting):
+    fast_path_setting("plain")
     libc = FakeLibc()
     assert not keep_freed_memory_for_reuse(libc, environ={})
     assert libc.calls == []

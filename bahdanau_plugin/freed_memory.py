@@ -23,7 +23,7 @@ import logging
 import os
 from typing import Optional
 
-from .measured_choice import CHOOSER
+from .speed import setting
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def glibc() -> Optional[ctypes.CDLL]:
 def keep_freed_memory_for_reuse(libc: Optional[ctypes.CDLL] = None, environ=os.environ) -> bool:
     """Sets glibc's mmap and trim thresholds to REUSE_BYTES, unless the user tuned malloc or the
     fast path is set to plain (then the plugin changes nothing about speed); whether it did."""
-    if CHOOSER.setting == "plain" or malloc_tuned_by_user(environ):
+    if setting.eager() or malloc_tuned_by_user(environ):
         return False
     libc = libc if libc is not None else glibc()
     if libc is None:

@@ -1,0 +1,368 @@
+"""On a GPU in training, the decoder's loop over target positions (``recur``: the modules' own
+code, its step compiled) replayed from CUDA graphs, recorded forward and backward by autograd.
+
+On a GPU the recurrence's time is its launches, not its arithmetic: every target position
+launches its kernels from Python, and the GPU waits for them (docs/gpu.md). A CUDA graph records
+the kernels of ``recur`` over all positions, and those autograd runs for its backward pass, and
+replays each with one launch.
+
+- **Shapes.** A graph replays fixed shapes. Rows, target positions and source positions are each
+  rounded up (``bucket``: by less than a quarter, or than 4), so that a few graphs serve a
+  training run; a bucket's graphs are recorded at its first batch. The padding changes nothing
+  real: padded source positions are masked (alpha_ij = 0), padded target positions come after the
+  real ones in a recurrence that runs forward, padded rows are rows of their own; every gradient
+  the padding receives is 0.
+- **Memory.** A graph reads its inputs from, and writes its outputs and gradients to, tensors at
+  fixed places in one buffer per device that all graphs share (``Arena``): each call copies its
+  inputs in and its results out, so a graph never holds a caller's tensor. What autograd keeps
+  between the passes lies in one memory pool per device, released to the pool once both graphs
+  are recorded: the graphs of all buckets share it, as the arena.
+- **Order.** The backward graph reads what the forward graph left in the pool and the arena. Where
+  another graph ran in between, the call's forward graph is replayed again first, from the inputs
+  its autograd node kept.
+- **When.** With gradients on a GPU, autocast off, the fast path not plain. A bucket's graphs are
+  keyed by the code they recorded (``compiling.code_of``) and by the places of the parameters they
+  read: an edited module, or parameters moved elsewhere, are recorded anew. Where recording
+  fails, the loop runs without graphs from then on, after one warning.
+"""
+
+import itertools
+import logging
+import weakref
+from collections import OrderedDict
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
+
+from . import compiling, setting
+
+logger = logging.getLogger(__name__)
+
+# Recorded buckets kept per decoder: the least recently used beyond this are dropped.
+MOST_BUCKETS = 64
+# Where tensors start in the arena (bytes): every tensor aligned for any kernel.
+ALIGNMENT = 256
+# The entries of the decoder's inputs (encoder_out, its cache) with a source position axis (1).
+SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")
+
+
+def bucket(size: int) -> int:
+    """``size`` rounded up to a multiple of 4 up to 32, of 8 up to 64, of 16 up to 128, and so on:
+    less than 4 or a quarter of it more, and few distinct values."""
+    step = max(4, 1 << max(size.bit_length() - 3, 0))
+    return -(-size // step) * step
+
+
+def tf32_in_products() -> bool:
+    """Whether float32 products on a GPU may run in TF32, set by either of torch's two ways (whose
+    older one refuses to answer where the newer one set it)."""
+    try:
+        return torch.backends.cuda.matmul.allow_tf32
+    except RuntimeError:
+        return torch.backends.cuda.matmul.fp32_precision == "tf32"
+
+
+class Arena:
+    """The buffer in which every graph of a device keeps its inputs, outputs and gradients, each
+    at an offset fixed per graph. A graph that needs more than it holds makes it grow, which makes
+    every graph recorded before stale (``generation``). ``holder`` is the graph and the call whose
+    forward pass the pool holds."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.buffer: Optional[Tensor] = None
+        self.generation = 0
+        self.holder: Optional[Tuple[object, int]] = None
+
+    def tensors(self, like: Sequence[Tuple[torch.Size, torch.dtype]]) -> List[Tensor]:
+        """Tensors of these shapes and types, laid out one after another from the start."""
+        offsets, end = [], 0
+        for shape, dtype in like:
+            offsets.append(end)
+            end += -(-shape.numel() * dtype.itemsize // ALIGNMENT) * ALIGNMENT
+        if self.buffer is None or self.buffer.numel() < end:
+            self.buffer = None  # the old one goes with the graphs that read it
+            self.buffer = torch.empty(end, dtype=torch.uint8, device=self.device)
+            self.generation += 1
+            self.holder = None
+        return [
+            # not views of the buffer: those would share its version counter, by which autograd
+            # checks that the inputs it kept are unchanged, and writing an output would bump it
+            torch.empty(0, dtype=dtype, device=self.device).set_(
+                self.buffer.untyped_storage(), offset // dtype.itemsize, shape
+            )
+            for offset, (shape, dtype) in zip(offsets, like)
+        ]
+
+
+class CUDAGraphs:
+    """How graphs are recorded: CUDA's own (the tests on a CPU put a recorder in its place that
+    runs the recorded function again at each replay). Each device records on a side stream of its
+    own. Not through ``torch.cuda.graph``, which empties torch's memory cache at every recording:
+    a training run records at the first batch of each bucket, and the next steps would wait for
+    their memory to be allocated anew."""
+
+    def __init__(self):
+        self._streams: Dict[torch.device, "torch.cuda.Stream"] = {}
+        self._pools: Dict[torch.device, tuple] = {}
+
+    def record(self, function: Callable[[], None], device: torch.device):
+        with torch.cuda.device(device):
+            return self._record(function, device)
+
+    def _record(self, function: Callable[[], None], device: torch.device):
+        stream = self._streams.get(device)
+        if stream is None:
+            stream = self._streams[device] = torch.cuda.Stream(device)
+            self._pools[device] = torch.cuda.graph_pool_handle()
+        stream.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(stream):  # once outside the graph: libraries' workspaces, compiling
+            function()
+        torch.cuda.synchronize(device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(stream):
+            graph.capture_begin(pool=self._pools[device], capture_error_mode="thread_local")
+            try:
+                function()
+            finally:
+                graph.capture_end()
+        torch.cuda.current_stream(device).wait_stream(stream)
+        return graph
+
+
+GRAPHS = CUDAGraphs()
+_ARENAS: Dict[torch.device, Arena] = {}
+_TICKETS = itertools.count()
+
+
+def _padded(name: str, tensor: Tensor, rows: int, positions: int, sources: int) -> torch.Size:
+    """The shape of an input of ``recur`` in a bucket of rows, target and source positions."""
+    shape = [rows, *tensor.shape[1:]]
+    if name == "drives":
+        shape[1] = positions
+    elif name in SOURCE_AXIS:
+        shape[1] = sources
+    return torch.Size(shape)
+
+
+def _copy_padded(static: Tensor, real: Tensor) -> None:
+    """``real`` into the corner of ``static``, zeros elsewhere."""
+    if static.shape != real.shape:
+        static.zero_()
+    static[tuple(slice(0, size) for size in real.shape)].copy_(real)
+
+
+class Bucket:
+    """The forward and backward graphs of ``recur`` for one bucket of shapes. Inputs: the drives
+    W E y_{i-1}, then the tensors of the encoder's output and of the decoder's cache by name (those
+    that require gradients get them), then the parameters; outputs: s_0 .. s_T, c_i, and alpha_i
+    (RNNsearch)."""
+
+    def __init__(self, recur, names: List[str], inputs: List[Tensor], parameters, shape):
+        rows, positions, sources = shape
+        device = inputs[0].device
+        self.arena = _ARENAS.setdefault(device, Arena(device))
+        self.recur, self.names, self.parameters = weakref.WeakMethod(recur), names, parameters
+        like = [(_padded(n, t, rows, positions, sources), t.dtype) for n, t in zip(names, inputs)]
+        # A first pass, eagerly, outside any graph: the step compiles, and the outputs' shapes
+        # and the gradients that reach each input and parameter are known.
+        zeros = [torch.zeros(s, dtype=d, device=device) for s, d in like]
+        wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
+        outputs = self._run(zeros)
+        grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
+        self.reached = [real.requires_grad for real in inputs] + [True] * len(parameters)
+        reached = iter(grad is not None for grad in grads)
+        self.reached = [wanted and next(reached) for wanted in self.reached]
+        out_like = [(t.shape, t.dtype) for t in outputs]
+        grads_like = [(g.shape, g.dtype) for g in grads if g is not None]
+        tensors = self.arena.tensors(like + out_like + out_like + grads_like)
+        self.generation = self.arena.generation
+        bounds = list(itertools.accumulate([len(like), len(out_like), len(out_like)]))
+        self.inputs = [
+            static.detach().requires_grad_(real.requires_grad)
+            for static, real in zip(tensors[: bounds[0]], inputs)
+        ]
+        self.outputs = tensors[bounds[0] : bounds[1]]
+        self.grad_outputs = tensors[bounds[1] : bounds[2]]
+        self.grads = tensors[bounds[2] :]
+        self.load(inputs)
+        for static in self.grad_outputs:
+            static.zero_()
+        self._live = None
+        self.forward_graph = GRAPHS.record(self._record_forward, device)
+        self.backward_graph = GRAPHS.record(self._record_backward, device)
+        self._live = None  # what autograd kept goes back to the pool, for the other buckets
+        self.ticket = -1
+
+    def _run(self, inputs: List[Tensor]) -> List[Tensor]:
+        """``recur`` on these inputs: s_0 .. s_T (one tensor), c_i and alpha_i."""
+        drives, *rest = inputs
+        tensors = dict(zip(self.names[1:], rest))
+        encoder_out = {n[2:]: t for n, t in tensors.items() if n.startswith("e.")}
+        cache = {n[2:]: t for n, t in tensors.items() if n.startswith("c.")}
+        prev_states, contexts, alphas, state = self.recur()(drives, encoder_out, cache)
+        states = torch.cat([prev_states, state.unsqueeze(1)], dim=1)
+        return [states, contexts] + ([alphas] if alphas is not None else [])
+
+    def _record_forward(self) -> None:
+        self._live = self._run(self.inputs)
+        for static, output in zip(self.outputs, self._live):
+            static.copy_(output)
+
+    def _record_backward(self) -> None:
+        wrt = [t for t, reached in zip(self.inputs + self.parameters, self.reached) if reached]
+        grads = torch.autograd.grad(self._live, wrt, self.grad_outputs)
+        for static, grad in zip(self.grads, grads):
+            static.copy_(grad)
+
+    def load(self, inputs: Sequence[Tensor]) -> None:
+        """A call's inputs into the graph's, padded; the padding mask True on padded source
+        positions of real rows, False on padded rows (each has positions to attend to)."""
+        with torch.no_grad():
+            for name, static, real in zip(self.names, self.inputs, inputs):
+                _copy_padded(static, real)
+                if name.endswith("padding_mask"):
+                    static[: real.size(0), real.size(1) :] = True
+
+    def forward(self, inputs: Sequence[Tensor], positions: int, sources: int) -> Tuple[Tensor, ...]:
+        """The outputs of a call: s_0 .. s_T, c_i and alpha_i of its rows and positions."""
+        self.load(inputs)
+        self.forward_graph.replay()
+        self.ticket = next(_TICKETS)
+        self.arena.holder = (self, self.ticket)
+        rows = inputs[0].size(0)
+        states, contexts, *alphas = self.outputs
+        corners = [states[:rows, : positions + 1], contexts[:rows, :positions]]
+        corners += [alpha[:rows, :positions, :sources] for alpha in alphas]
+        return tuple(corner.clone() for corner in corners)
+
+    def backward(self, inputs, ticket: int, grad_outputs) -> List[Optional[Tensor]]:
+        """The gradients of a call's inputs and parameters (None where none reaches them), from
+        its outputs' gradients; ``inputs`` as its autograd node kept them."""
+        if self.arena.holder != (self, ticket):  # the pool was overwritten since: again
+            self.load(inputs[: len(self.names)])
+            self.forward_graph.replay()
+            self.arena.holder = (self, ticket)
+        for static, grad in zip(self.grad_outputs, grad_outputs):
+            if grad is None:
+                static.zero_()
+            else:
+                _copy_padded(static, grad)
+        self.backward_graph.replay()
+        grads = iter(self.grads)
+        return [
+            next(grads)[tuple(slice(0, size) for size in real.shape)].clone() if reached else None
+            for real, reached in zip(inputs, self.reached)
+        ]
+
+
+class Replayed(torch.autograd.Function):
+    """``recur`` through a ``Bucket``'s graphs. Inputs: the bucket, the real numbers of target and
+    source positions, then the bucket's inputs in its order and the parameters."""
+
+    @staticmethod
+    def forward(ctx, bucket: Bucket, positions: int, sources: int, *tensors):
+        ctx.set_materialize_grads(False)
+        outputs = bucket.forward(tensors, positions, sources)
+        ctx.bucket, ctx.ticket = bucket, bucket.ticket
+        ctx.save_for_backward(*tensors)
+        return outputs
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, *grad_outputs):
+        grads = ctx.bucket.backward(ctx.saved_tensors, ctx.ticket, grad_outputs)
+        return (None, None, None, *grads)
+
+
+class Captures:
+    """The recorded buckets of one decoder, least recently used first."""
+
+    def __init__(self):
+        self.buckets: "OrderedDict[tuple, Bucket]" = OrderedDict()
+        self.failed = False
+
+    def run(self, recur, input_drives: Tensor, encoder_out: dict, cache: dict):
+        decoder = recur.__self__
+        names, inputs = _named_inputs(input_drives, encoder_out, cache)
+        parameters = [p for p in decoder.parameters() if p.requires_grad]
+        rows, positions = input_drives.shape[:2]
+        sources = encoder_out["padding_mask"].size(1)
+        shape = (bucket(rows), bucket(positions), bucket(sources))
+        try:
+            found = self._bucket(recur, names, inputs, parameters, shape)
+        except RuntimeError as error:  # recording failed: without graphs from now on
+            logger.warning(
+                "%s's recurrence could not be recorded as a CUDA graph (%s): it runs without "
+                "graphs",
+                type(decoder).__name__,
+                str(error).strip().splitlines()[0],
+            )
+            self.failed = True
+            self.buckets.clear()
+            return recur(input_drives, encoder_out, cache)
+        outputs = Replayed.apply(found, positions, sources, *inputs, *parameters)
+        states, contexts, *alphas = outputs
+        alpha = alphas[0] if alphas else None
+        return states[:, :positions], contexts, alpha, states[:, positions]
+
+    def _bucket(self, recur, names, inputs, parameters, shape) -> Bucket:
+        decoder = recur.__self__
+        key = (
+            shape,
+            tuple((n, t.dtype, t.shape[2:], t.requires_grad) for n, t in zip(names, inputs)),
+            tuple(p.data_ptr() for p in parameters),
+            compiling.code_of(decoder),
+            tf32_in_products(),
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        )
+        found = self.buckets.get(key)
+        if found is not None and found.generation == found.arena.generation:
+            self.buckets.move_to_end(key)
+            return found
+        for stale in [k for k, b in self.buckets.items() if b.generation != b.arena.generation]:
+            del self.buckets[stale]
+        found = self.buckets[key] = Bucket(recur, names, inputs, parameters, shape)
+        while len(self.buckets) > MOST_BUCKETS:
+            self.buckets.popitem(last=False)
+        return found
+
+
+def _named_inputs(input_drives, encoder_out, cache) -> Tuple[List[str], List[Tensor]]:
+    """The tensors ``recur`` reads, by name ("drives", "e.NAME" of encoder_out, "c.NAME" of the
+    cache)."""
+    named = [("drives", input_drives)]
+    for prefix, entries in (("e.", encoder_out), ("c.", cache)):
+        named += [(prefix + k, v) for k, v in sorted(entries.items()) if isinstance(v, Tensor)]
+    names, inputs = zip(*named)
+    return list(names), list(inputs)
+
+
+_CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDictionary()
+
+
+def applies(input_drives: Tensor) -> bool:
+    """Whether a call of ``recur`` with these inputs is replayed from graphs."""
+    return (
+        input_drives.is_cuda
+        and torch.is_grad_enabled()
+        and not torch.is_autocast_enabled("cuda")
+        and not setting.eager()
+    )
+
+
+def captured(recur: Callable) -> Callable:
+    """``recur``, a decoder's bound method, replayed from CUDA graphs where ``applies``."""
+
+    def run(input_drives, encoder_out, cache):
+        if not applies(input_drives):
+            return recur(input_drives, encoder_out, cache)
+        captures = _CAPTURES.setdefault(recur.__self__, Captures())
+        if captures.failed:
+            return recur(input_drives, encoder_out, cache)
+        return captures.run(recur, input_drives, encoder_out, cache)
+
+    return run

@@ -1,0 +1,170 @@
+"""A module's own method, compiled by torch.compile: the decoder's step at one target position.
+
+- **Regional.** What is compiled is one position's step, which the loop of ``recur`` calls once per
+  position: compiling takes the same seconds whatever the sentences' length (compiling the
+  unrolled loop grows with it: pytorch/pytorch#97155), and the compiled step, forward and
+  backward, is one call where the plain step is dozens of operators.
+- **Shapes are symbolic** (``dynamic=True``): the rows and source positions of every batch, and of
+  a beam search as its sentences finish, share one compilation (torch specializes a size of 1,
+  and grad mode on or off, into compilations of their own).
+- **The code as it is now.** torch guards the tensors a compilation read, not the methods of the
+  classes it called: an edit made to a module's class after compiling would go unseen. So the
+  classes of the module and of its submodules, with the functions each defines, are part of the
+  key of a compilation (``code_of``); an edit is a new key, compiled afresh from a copy of the
+  method's code (torch keeps compiled code per code object). While a forward hook is on any of
+  the modules, the method runs eagerly, so that the hook runs as registered.
+- **Cost shown.** Each compilation is logged once at INFO, with what it compiled and how long it
+  took; inductor caches its work on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later run of the same
+  shapes compiles in a fraction of that time (measured: docs/performance.md).
+- **Where nothing compiles** (no C++ compiler on a CPU, no Triton on a GPU, a Python torch cannot
+  compile for) or a compilation fails, the method runs eagerly after one warning that says why.
+"""
+
+import functools
+import logging
+import shutil
+import sys
+import time
+import types
+from typing import Callable, Dict, Optional, Set
+
+import torch
+from torch import nn
+
+from . import setting
+
+logger = logging.getLogger(__name__)
+
+
+def code_of(module: nn.Module) -> tuple:
+    """What compiled code of ``module``'s methods depends on besides its inputs: the class of each
+    module it holds, and each function (or other attribute) those classes define."""
+    classes = dict.fromkeys(
+        cls
+        for submodule in module.modules()
+        for cls in type(submodule).__mro__
+        if cls not in (nn.Module, object)
+    )
+    return tuple((cls, tuple(map(id, vars(cls).values()))) for cls in classes)
+
+
+def hooked(module: nn.Module) -> Optional[str]:
+    """The name of a submodule of ``module`` with a forward hook, if any ("" for itself)."""
+    if nn.modules.module._global_forward_hooks or nn.modules.module._global_forward_pre_hooks:
+        return "every module"
+    return next(
+        (
+            name
+            for name, submodule in module.named_modules()
+            if submodule._forward_hooks or submodule._forward_pre_hooks
+        ),
+        None,
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def missing_compiler(device_type: str) -> Optional[str]:
+    """Why nothing can compile for this kind of device here, if so."""
+    if not torch._dynamo.is_dynamo_supported():
+        return f"torch.compile does not support Python {sys.version_info[0]}.{sys.version_info[1]}"
+    if device_type == "cuda":
+        from torch.utils._triton import has_triton
+
+        return None if has_triton() else "Triton, which torch.compile needs on a GPU, is missing"
+    if device_type == "cpu":
+        from torch._inductor import config
+
+        compiler = config.cpp.cxx[-1]
+        return None if shutil.which(compiler) else f"no C++ compiler ({compiler}) is installed"
+    return f"torch.compile is not used on {device_type}"
+
+
+def compiling_errors() -> tuple:
+    """What torch raises where compiling fails (not the compiled code): torch's compiler is
+    imported where the fast path first compiles, not with the plugin."""
+    import torch._inductor.exc
+
+    return (torch._dynamo.exc.TorchDynamoException, torch._inductor.exc.InductorError)
+
+
+def _graphs() -> int:
+    """Graphs compiled in this process so far."""
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
+
+
+class Compilation:
+    """One method compiled, for one ``code_of`` its module."""
+
+    _warned: Set[str] = set()  # the reasons to run eagerly already given, once each per process
+
+    def __init__(self, function: Callable):
+        self.function = function
+        copy = types.FunctionType(
+            function.__code__.replace(),  # a code object of its own: compiled afresh
+            function.__globals__,
+            function.__name__,
+            function.__defaults__,
+            function.__closure__,
+        )
+        self.compiled = torch.compile(copy, dynamic=True)
+        self.failure: Optional[str] = None
+
+    def __call__(self, module: nn.Module, *inputs):
+        name = f"{type(module).__name__}.{self.function.__name__}"
+        reason = self._eager_reason(module, inputs[0])
+        if reason is not None:
+            self._warn_once(f"{name} runs eagerly: {reason}")
+            return self.function(module, *inputs)
+        graphs, start = _graphs(), time.perf_counter()
+        try:
+            result = self.compiled(module, *inputs)
+        except compiling_errors() as error:
+            cause = getattr(error, "inner_exception", None) or error
+            lines = str(cause).strip().splitlines()
+            self.failure = (
+                f"compiling it failed ({type(cause).__name__}: {lines[0] if lines else ''})"
+            )
+            self._warn_once(f"{name} runs eagerly: {self.failure}")
+            return self.function(module, *inputs)
+        if _graphs() != graphs:
+            gradients = "with" if torch.is_grad_enabled() else "without"
+            logger.info(
+                "compiled %s (%s gradients, first for %d rows) in %.1f s",
+                name,
+                gradients,
+                inputs[0].size(0),
+                time.perf_counter() - start,
+            )
+        return result
+
+    def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
+        if self.failure is not None:
+            return self.failure
+        missing = missing_compiler(first_input.device.type)
+        if missing is not None:
+            return missing
+        hook = hooked(module)
+        if hook is not None:
+            return f"a forward hook is on {hook or type(module).__name__} (while it is there)"
+        return None
+
+    def _warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            logger.warning(message)
+
+
+_COMPILATIONS: Dict[tuple, Compilation] = {}
+
+
+def compiled(method: Callable) -> Callable:
+    """``method``, a bound method of a module, compiled as its class defines it now; the method
+    itself where the fast path is plain."""
+    if setting.eager():
+        return method
+    module, function = method.__self__, method.__func__
+    key = (function, code_of(module))
+    compilation = _COMPILATIONS.get(key)
+    if compilation is None:
+        compilation = _COMPILATIONS[key] = Compilation(function)
+    return functools.partial(compilation, module)

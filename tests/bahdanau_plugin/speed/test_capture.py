@@ -1,0 +1,213 @@
+"""speed/capture.py: the decoder's loop replayed from graphs recorded per bucket of shapes gives
+the values and gradients of the modules' own loop, whatever the padding of its bucket, the order of
+the calls, the graphs recorded before and the edits made since. On a GPU (--device cuda) the
+graphs are CUDA's; on a CPU a recorder that runs the recorded function again at each replay stands
+in for them, so that everything but CUDA's recording is tested here too."""
+
+import logging
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
+from bahdanau_plugin.speed import capture
+from bahdanau_plugin.speed.capture import bucket
+
+from ...support.models import build_tiny_model, randomize_
+from ...support.speed import messages, plain_modules
+
+
+class Rerun:
+    """A stand-in for CUDA's graphs on a CPU: a replay runs the recorded function again, on the
+    same tensors, as a graph's kernels would (with gradients, which a replay does not look at)."""
+
+    def record(self, function, device):
+        function()
+
+        def replay():
+            with torch.enable_grad():
+                function()
+
+        return SimpleNamespace(replay=replay)
+
+
+class Counted:
+    """A recorder, counting the graphs it records."""
+
+    def __init__(self, recorder):
+        self.recorder, self.recorded = recorder, 0
+
+    def record(self, function, device):
+        self.recorded += 1
+        return self.recorder.record(function, device)
+
+
+@pytest.fixture
+def recorder(device, monkeypatch):
+    """What records the graphs here (CUDA's on a GPU), with a buffer of its own for the test; on
+    a CPU the loop is replayed where a GPU's would be."""
+    monkeypatch.setattr(capture, "_ARENAS", {})
+    monkeypatch.setattr(capture, "_CAPTURES", capture.weakref.WeakKeyDictionary())
+    recorder = Counted(capture.GRAPHS if device.type == "cuda" else Rerun())
+    monkeypatch.setattr(capture, "GRAPHS", recorder)
+    if device.type == "cpu":
+        monkeypatch.setattr(
+            capture,
+            "applies",
+            lambda drives: torch.is_grad_enabled() and not capture.setting.eager(),
+        )
+    return recorder
+
+
+def _batch(model, rows: int, sources: int, positions: int, seed: int = 0):
+    """Random sentences, the first left-padded by 2 (sources of at least 3)."""
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    dictionary = model.encoder.dictionary
+
+    def tokens(count, length):
+        drawn = torch.randint(
+            dictionary.nspecial, len(dictionary), (count, length), generator=generator
+        )
+        drawn[:, -1] = dictionary.eos()
+        return drawn.to(torch.get_default_device())
+
+    source = tokens(rows, sources)
+    source[0, :2] = dictionary.pad()
+    lengths = source.ne(dictionary.pad()).sum(dim=1)
+    return source, lengths, tokens(rows, positions)
+
+
+def _results(model, batch, seed: int = 1):
+    """The log-probabilities, alpha, and the gradients of a random weighting of both."""
+    output = model(*batch)
+    log_probs = model.get_normalized_probs(output, log_probs=True)
+    outputs = [log_probs] + [a for a in output[1]["attn"] if a is not None]
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    loss = sum((o * torch.randn(o.shape, generator=generator).to(o)).sum() for o in outputs)
+    gradients = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
+    return [o.detach() for o in outputs] + [g for g in gradients if g is not None]
+
+
+def _assert_same(ours, theirs):
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert (a - b).abs().max() <= 1e-5 * max(1.0, b.abs().max().item())
+
+
+SIZES = {"on bucket boundaries": (4, 8, 4), "padded in every dimension": (3, 6, 5)}
+
+
+@pytest.mark.parametrize("sizes", SIZES.values(), ids=SIZES.keys())
+def test_the_replayed_loop_gives_the_modules_values_and_gradients(
+    model_name, sizes, recorder, monkeypatch
+):
+    model = randomize_(build_tiny_model(model_name))
+    batch = _batch(model, *sizes)
+    ours = _results(model, batch)
+    with plain_modules(monkeypatch):
+        plain = _results(model, batch)
+    assert recorder.recorded == 2  # a forward and a backward graph
+    _assert_same(ours, plain)
+
+
+def test_a_smaller_batch_in_a_bucket_sees_nothing_of_a_larger_one_before_it(recorder, monkeypatch):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    _results(model, _batch(model, 4, 8, 4, seed=2))
+    smaller = _batch(model, 3, 6, 3)
+    ours = _results(model, smaller)
+    with plain_modules(monkeypatch):
+        plain = _results(model, smaller)
+    assert recorder.recorded == 2  # one bucket
+    _assert_same(ours, plain)
+
+
+def test_two_forward_passes_before_their_backward_passes_give_each_its_own_gradients(
+    recorder, monkeypatch
+):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    first, second = _batch(model, 4, 8, 4, seed=3), _batch(model, 3, 5, 7, seed=4)
+    losses = [model(*batch)[0].sum() for batch in (first, second)]
+    ours = [
+        torch.autograd.grad(loss, list(model.parameters()), allow_unused=True) for loss in losses
+    ]
+    with plain_modules(monkeypatch):
+        losses = [model(*batch)[0].sum() for batch in (first, second)]
+        plain = [
+            torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
+            for loss in losses
+        ]
+    for mine, theirs in zip(ours, plain):
+        _assert_same([g for g in mine if g is not None], [g for g in theirs if g is not None])
+
+
+def test_a_bucket_that_needs_a_larger_buffer_makes_the_others_record_again(recorder):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    small, large = _batch(model, 4, 4, 4), _batch(model, 16, 16, 16)
+    for batch in (small, large, small):
+        _results(model, batch)
+    assert recorder.recorded == 6  # small, large, small again: the buffer grew for large
+
+
+def test_the_buckets_kept_are_the_most_recently_used(recorder, monkeypatch):
+    monkeypatch.setattr(capture, "MOST_BUCKETS", 1)
+    model = randomize_(build_tiny_model("rnnsearch"))
+    first, second = _batch(model, 4, 4, 4), _batch(model, 4, 4, 8)
+    for batch in (first, second, second, first):
+        _results(model, batch)
+    assert recorder.recorded == 6
+
+
+def test_an_edit_to_a_module_records_the_loop_again(recorder, monkeypatch):
+    model = randomize_(build_tiny_model("rnnencdec"))
+    batch = _batch(model, 4, 4, 4)
+    _results(model, batch)
+    forward = ConditionalGRUCell.forward
+    monkeypatch.setattr(
+        ConditionalGRUCell, "forward", lambda self, *inputs: 0.5 * forward(self, *inputs)
+    )
+    ours = _results(model, batch)
+    with plain_modules(monkeypatch):
+        edited = _results(model, batch)
+    assert recorder.recorded == 4
+    _assert_same(ours, edited)
+
+
+def test_where_recording_fails_the_loop_runs_without_graphs_with_one_warning(
+    recorder, monkeypatch, caplog
+):
+    def failing(function, device):
+        raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(recorder, "record", failing)
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 3, 6, 5)
+    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin.speed"):
+        ours = _results(model, batch)
+        _results(model, batch)
+    with plain_modules(monkeypatch):
+        plain = _results(model, batch)
+    assert messages(caplog, logging.WARNING) == [
+        "RNNsearchDecoder's recurrence could not be recorded as a CUDA graph (CUDA error: "
+        "operation not permitted when stream is capturing): it runs without graphs"
+    ]
+    _assert_same(ours, plain)
+
+
+def test_without_gradients_under_autocast_or_set_to_plain_nothing_is_replayed(
+    device, fast_path_setting
+):
+    drives = torch.zeros(2, 3, 6, device=device)
+    assert not capture.applies(drives) or device.type == "cuda"
+    with torch.no_grad():
+        assert not capture.applies(drives)
+    with torch.autocast(device.type, dtype=torch.bfloat16):
+        assert not capture.applies(drives)
+    fast_path_setting("plain")
+    assert not capture.applies(drives)
+
+
+def test_buckets_add_less_than_4_or_a_quarter_and_few_distinct_sizes():
+    sizes = range(1, 257)
+    assert all(0 <= bucket(size) - size < max(4, size / 4) for size in sizes)
+    assert len({bucket(size) for size in sizes}) == 20

@@ -1,0 +1,161 @@
+"""speed/compiling.py: the decoder's step compiled by torch.compile computes what the step
+computes, is logged once per compilation with its time, follows edits to the modules' classes,
+runs eagerly while a forward hook is on the decoder, and where nothing can compile, or compiling
+fails, runs eagerly after one warning."""
+
+import logging
+import re
+
+import pytest
+import torch
+
+from bahdanau_plugin.modules.attention import BahdanauAttention
+from bahdanau_plugin.speed import compiling
+
+from ...support.models import build_tiny_model, randomize_
+from ...support.speed import compiled_calls, messages, plain_modules
+from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
+
+LOGGER = "bahdanau_plugin.speed"
+
+
+def _relative_difference(ours, theirs) -> float:
+    return max(
+        ((a - b).abs().max() / max(1.0, b.abs().max().item())).item() for a, b in zip(ours, theirs)
+    )
+
+
+def _results(model):
+    """The log-probabilities and every parameter's gradient, in training."""
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    output = model(src_tokens, src_lengths, prev_tokens)
+    log_probs = model.get_normalized_probs(output, log_probs=True)
+    gradients = torch.autograd.grad(log_probs.exp().mul(log_probs).sum(), list(model.parameters()))
+    return [log_probs.detach(), *gradients]
+
+
+def test_the_compiled_step_computes_what_the_step_computes(model_name, monkeypatch):
+    model = randomize_(build_tiny_model(model_name))
+    with compiled_calls(monkeypatch) as calls:
+        ours = _results(model)
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    assert calls == ["step"] * (max(map(len, TARGETS)) + 1)  # every target position
+    assert _relative_difference(ours, plain) < 1e-5
+
+
+def test_each_compilation_is_logged_once_with_what_it_compiled_and_its_time(monkeypatch, caplog):
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        _results(model)
+        _results(model)
+    lines = messages(caplog, logging.INFO)
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        r"compiled RNNsearchDecoder\.step \(with gradients, first for 2 rows\) in \d+\.\d s",
+        lines[0],
+    )
+
+
+def test_an_edit_after_compiling_is_compiled_as_edited(monkeypatch):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    _results(model)
+    energies = BahdanauAttention.energies
+    monkeypatch.setattr(
+        BahdanauAttention, "energies", lambda self, *inputs: 0.5 * energies(self, *inputs)
+    )
+    with compiled_calls(monkeypatch) as calls:
+        ours = _results(model)
+    with plain_modules(monkeypatch):
+        edited = _results(model)
+    monkeypatch.undo()
+    with plain_modules(monkeypatch):
+        unedited = _results(model)
+    assert calls
+    assert _relative_difference(ours, edited) < 1e-5
+    assert _relative_difference(ours, unedited) > 1e-3
+
+
+def test_the_code_of_a_module_changes_with_any_class_it_holds(monkeypatch):
+    decoder = build_tiny_model("rnnsearch").decoder
+    before = compiling.code_of(decoder)
+    monkeypatch.setattr(BahdanauAttention, "energies", lambda self, *inputs: None)
+    assert compiling.code_of(decoder) != before
+    monkeypatch.undo()
+    assert compiling.code_of(decoder) == before
+
+
+def test_while_a_forward_hook_is_on_the_decoder_the_step_runs_eagerly_with_one_warning(
+    monkeypatch, caplog
+):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    recorded = []
+    hook = model.decoder.attention.register_forward_hook(
+        lambda _module, _inputs, output: recorded.append(output[1])
+    )
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
+        _results(model)
+        _results(model)
+        assert calls == []
+        hook.remove()
+        _results(model)
+    assert len(recorded) == 2 * (max(map(len, TARGETS)) + 1)  # every position, twice
+    assert messages(caplog, logging.WARNING) == [
+        "RNNsearchDecoder.step runs eagerly: a forward hook is on attention (while it is there)"
+    ]
+    assert calls  # compiled again once the hook is gone
+
+
+@pytest.mark.cpu_only
+def test_without_a_c_compiler_the_step_runs_eagerly_after_one_warning(monkeypatch, caplog):
+    from torch._inductor import config
+
+    compiling.missing_compiler.cache_clear()
+    model = randomize_(build_tiny_model("rnnsearch"))
+    try:
+        with config.patch({"cpp.cxx": (None, "no-such-compiler-g++")}), compiled_calls(
+            monkeypatch
+        ) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
+            ours = _results(model)
+            _results(model)
+    finally:
+        compiling.missing_compiler.cache_clear()
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    assert calls == []
+    assert messages(caplog, logging.WARNING) == [
+        "RNNsearchDecoder.step runs eagerly: no C++ compiler (no-such-compiler-g++) is installed"
+    ]
+    assert _relative_difference(ours, plain) == 0
+
+
+def test_where_compiling_fails_the_step_runs_eagerly_after_one_warning(monkeypatch, caplog):
+    def failing_compiler(graph, example_inputs):
+        raise RuntimeError("the compiler refused")
+
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    monkeypatch.setattr(
+        compiling.torch,
+        "compile",
+        lambda function, **options: torch._dynamo.optimize(failing_compiler)(function),
+    )
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch), caplog.at_level(logging.WARNING, logger=LOGGER):
+        ours = _results(model)
+        _results(model)
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    warnings = messages(caplog, logging.WARNING)
+    assert warnings == [
+        "RNNsearchDecoder.step runs eagerly: compiling it failed (RuntimeError: the compiler "
+        "refused)"
+    ]
+    assert _relative_difference(ours, plain) == 0
+
+
+def test_set_to_plain_the_method_itself_runs(fast_path_setting):
+    fast_path_setting("plain")
+    decoder = build_tiny_model("rnnsearch").decoder
+    assert compiling.compiled(decoder.step) == decoder.step
