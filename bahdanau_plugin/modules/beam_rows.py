@@ -24,8 +24,14 @@ SENTENCES = "sentences"
 # reorders that keep the count do so; those that change the count move whole sentences (finished
 # sentences leave with all their beams). So the later ones are not checked: a check reads the new
 # order on the host, which on a GPU waits for every kernel queued before it, twice per step
-# (encoder output and decoder cache).
+# (encoder output and decoder cache). Present, False, from the start (``rows_of``): a search's
+# compiled step then sees the same keys at every step.
 CHECKED = "beams_checked"
+
+
+def rows_of(count: int, device: torch.device) -> Dict[str, Any]:
+    """What a new dict of ``count`` rows carries of its layout: each row's sentence, unchecked."""
+    return {SENTENCES: torch.arange(count, device=device), CHECKED: False}
 
 
 def beams(rows: int, sentence_rows: Tensor) -> int:

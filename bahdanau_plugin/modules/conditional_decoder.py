@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from .. import speed
 from . import unused_weights
 from .attention import BahdanauAttention
-from .beam_rows import SENTENCES, reorder_rows
+from .beam_rows import CHECKED, SENTENCES, reorder_rows
 from .conditional_gru import ConditionalGRUCell
 from .initialization import build_embedding, normal_, zero_
 from .maxout_output import MaxoutOutput
@@ -59,6 +59,12 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             if attention
             else None
         )
+        self.generation_only = False  # make_generation_fast_
+
+    def make_generation_fast_(self, **kwargs):
+        """fairseq's preparation of a model that will only translate (fairseq-generate,
+        fairseq-interactive, the hub): its searches compile with the weights as constants."""
+        self.generation_only = True
 
     @property
     def per_sentence(self) -> Tuple[str, ...]:
@@ -67,6 +73,18 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         return ("annotations", "projected_annotations") if self.attention is not None else ()
 
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
+        """W_o t_i at every target position, and alpha_i. A search's step (one position at a
+        time) is compiled whole, with the weights as constants where the model only translates
+        (their layout then prepared once for the products); training compiles ``step`` alone,
+        inside ``recur``'s loop (speed/)."""
+        if incremental_state is None:
+            return self.decode(prev_output_tokens, encoder_out)
+        if self.get_incremental_state(incremental_state, "cache") is None:  # the search's start
+            self.set_incremental_state(incremental_state, "cache", self.initial_cache(encoder_out))
+        decode = speed.compiled(self.decode, constant_weights=self.generation_only)
+        return decode(prev_output_tokens, encoder_out, incremental_state)
+
+    def decode(self, prev_output_tokens, encoder_out, incremental_state=None):
         features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)
         logits = unused_weights.in_the_output(
             self.output_layer(features),
@@ -173,7 +191,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             }  # B x S x n'
         else:
             cache = {"context_drive": self.gru.project_context(encoder_out["summary"])}  # C c
-        cache[SENTENCES] = encoder_out[SENTENCES]
+        cache[SENTENCES], cache[CHECKED] = encoder_out[SENTENCES], False
         cache["state"] = torch.tanh(self.initial_state(encoder_out["summary"]))  # s_0: B x n
         return cache
 

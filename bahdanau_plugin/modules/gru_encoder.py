@@ -7,7 +7,7 @@ from fairseq.models import FairseqEncoder
 from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 
-from .beam_rows import SENTENCES, reorder_rows
+from .beam_rows import reorder_rows, rows_of
 from .initialization import build_embedding, normal_, orthogonal_blocks_, zero_
 
 
@@ -86,7 +86,8 @@ class GRUEncoder(FairseqEncoder):
 
     def forward(self, src_tokens: Tensor, src_lengths: Tensor = None) -> Dict[str, Tensor]:
         """For source tokens x_j (B x S): the annotations h_j (B x S x 2n bidirectional, else
-        B x S x n), the padding mask (B x S), the summary (B x n) and each row's sentence (B)."""
+        B x S x n), the padding mask (B x S), the summary (B x n) and each row's sentence (B, with
+        the rows' layout: beam_rows.rows_of)."""
         padding_mask = src_tokens.eq(self.padding_idx)  # B x S
         embedded = self.dropout_module(self.embed_tokens(src_tokens))  # E x_j: B x S x m
         if self._has_padding(padding_mask):
@@ -97,7 +98,7 @@ class GRUEncoder(FairseqEncoder):
             "annotations": self.dropout_module(annotations),  # h_j
             "padding_mask": padding_mask,
             "summary": self.summarize(final_states),
-            SENTENCES: torch.arange(src_tokens.size(0), device=src_tokens.device),
+            **rows_of(src_tokens.size(0), src_tokens.device),
         }
 
     @staticmethod

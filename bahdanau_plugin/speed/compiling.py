@@ -20,6 +20,7 @@
   compile for) or a compilation fails, the method runs eagerly after one warning that says why.
 """
 
+import contextlib
 import functools
 import logging
 import shutil
@@ -97,7 +98,7 @@ class Compilation:
 
     _warned: Set[str] = set()  # the reasons to run eagerly already given, once each per process
 
-    def __init__(self, function: Callable):
+    def __init__(self, function: Callable, constant_weights: bool):
         self.function = function
         copy = types.FunctionType(
             function.__code__.replace(),  # a code object of its own: compiled afresh
@@ -107,6 +108,7 @@ class Compilation:
             function.__closure__,
         )
         self.compiled = torch.compile(copy, dynamic=True)
+        self.constant_weights = constant_weights
         self.failure: Optional[str] = None
 
     def __call__(self, module: nn.Module, *inputs):
@@ -117,7 +119,8 @@ class Compilation:
             return self.function(module, *inputs)
         graphs, start = _graphs(), time.perf_counter()
         try:
-            result = self.compiled(module, *inputs)
+            with self._settings():
+                result = self.compiled(module, *inputs)
         except compiling_errors() as error:
             cause = getattr(error, "inner_exception", None) or error
             lines = str(cause).strip().splitlines()
@@ -128,14 +131,26 @@ class Compilation:
             return self.function(module, *inputs)
         if _graphs() != graphs:
             gradients = "with" if torch.is_grad_enabled() else "without"
+            constants = ", weights as constants" if self.constant_weights else ""
             logger.info(
-                "compiled %s (%s gradients, first for %d rows) in %.1f s",
+                "compiled %s (%s gradients%s, first for %d rows) in %.1f s",
                 name,
                 gradients,
+                constants,
                 inputs[0].size(0),
                 time.perf_counter() - start,
             )
         return result
+
+    def _settings(self):
+        """Compiling with the weights as constants is inductor's freezing: they are folded in, and
+        a product's weight laid out once for its library (oneDNN's on a CPU), in graphs without
+        gradients. torch reads the setting as it traces, so it holds through the call."""
+        if not self.constant_weights:
+            return contextlib.nullcontext()
+        from torch._inductor import config
+
+        return config.patch(freezing=True)
 
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
         if self.failure is not None:
@@ -157,14 +172,24 @@ class Compilation:
 _COMPILATIONS: Dict[tuple, Compilation] = {}
 
 
-def compiled(method: Callable) -> Callable:
-    """``method``, a bound method of a module, compiled as its class defines it now; the method
-    itself where the fast path is plain."""
-    if setting.eager():
+def weights_of(module: nn.Module) -> tuple:
+    """Where each parameter of ``module`` is and how often it was changed in place: code compiled
+    with the weights as constants holds the values they had."""
+    return tuple((p.data_ptr(), p._version) for p in module.parameters())
+
+
+def compiled(method: Callable, constant_weights: bool = False) -> Callable:
+    """``method``, a bound method of a module, compiled as its class defines it now, with its
+    module's weights as constants if ``constant_weights`` (for a module that only infers: a
+    weight changed since is compiled anew); the method itself where the fast path is plain, and
+    within code being compiled (which holds it)."""
+    if setting.eager() or torch.compiler.is_compiling():
         return method
     module, function = method.__self__, method.__func__
-    key = (function, code_of(module))
+    key = (function, code_of(module), constant_weights and weights_of(module))
     compilation = _COMPILATIONS.get(key)
     if compilation is None:
-        compilation = _COMPILATIONS[key] = Compilation(function)
+        for stale in [k for k in _COMPILATIONS if k[:2] == key[:2] and k[2] and constant_weights]:
+            del _COMPILATIONS[stale]  # with the constants of weights changed since
+        compilation = _COMPILATIONS[key] = Compilation(function, constant_weights)
     return functools.partial(compilation, module)
