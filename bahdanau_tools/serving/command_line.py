@@ -155,21 +155,29 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--beam {args.beam} is over {MAX_BEAM}, the largest beam the server searches")
 
 
+def _connections_within_the_file_limit(asked: int) -> int:
+    """How many connections the server may hold, with a warning when the file limit leaves room
+    for fewer than asked; before the model loads, since a limit with room for none ends the
+    command."""
+    room = connection_room(asked)
+    if room.connections < asked:
+        print(
+            f"warning: the file limit (ulimit -n {room.file_limit}) leaves room for "
+            f"{room.connections:,} connections, not --max-connections {asked:,}: raise it "
+            f"(ulimit -n {room.files_needed}) for them all",
+            file=sys.stderr,
+            flush=True,
+        )
+    return room.connections
+
+
 def main(argv=None) -> None:
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     arguments = parser()
     args = arguments.parse_args(argv)
     _check(arguments, args)
     from_here(args)
-    room = connection_room(args.max_connections)  # before the model loads: the limit may be no room
-    if room.connections < args.max_connections:
-        print(
-            f"warning: the file limit (ulimit -n {room.file_limit}) leaves room for "
-            f"{room.connections:,} connections, not --max-connections {args.max_connections:,}: "
-            f"raise it (ulimit -n {room.files_needed}) for them all",
-            file=sys.stderr,
-            flush=True,
-        )
+    max_connections = _connections_within_the_file_limit(args.max_connections)
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
     model_thread = ModelThread()  # loads the model and translates with it; this thread serves HTTP
     translator = model_thread.call(
@@ -209,7 +217,7 @@ def main(argv=None) -> None:
         app, host=args.host, port=args.port, timeout_keep_alive=args.idle_timeout
     )  # configures uvicorn's logging: the filter comes after
     log_repeats_once_per_interval()
-    Server(config, room.connections, args.idle_timeout).run()
+    Server(config, max_connections, args.idle_timeout).run()
 
 
 if __name__ == "__main__":

@@ -52,18 +52,22 @@ def _all_busy_response(max_connections: int) -> bytes:
 
 
 class Connection(H11Protocol):
-    """uvicorn's HTTP/1.1 connection, closed once idle for idle_timeout_s; on_lost(self) when it
-    closes."""
+    """uvicorn's HTTP/1.1 connection, closed once idle for idle_timeout_s; on_made(self) when it
+    is made, on_lost(self) when it closes."""
 
-    def __init__(self, *args, idle_timeout_s: float, on_lost: Callable, **kwargs):
+    def __init__(
+        self, *args, idle_timeout_s: float, on_made: Callable, on_lost: Callable, **kwargs
+    ):
         super().__init__(*args, **kwargs)
         self.idle_timeout_s = idle_timeout_s
+        self.on_made = on_made
         self.on_lost = on_lost
         self.idle_since: Optional[float] = None  # when it was opened, or sent its last response
         self._idle_timer: Optional[asyncio.TimerHandle] = None
 
     def connection_made(self, transport):
         super().connection_made(transport)
+        self.on_made(self)
         self._wait_for_a_request()
 
     def on_response_complete(self) -> None:
@@ -101,15 +105,17 @@ class Connection(H11Protocol):
 
 class Acceptor:
     """Accepts connections on listener, a listening socket, while fewer than max_connections are
-    open, and makes them with connection_factory(on_lost=...)."""
+    open, and makes them with connection_factory(on_made=..., on_lost=...)."""
 
     def __init__(self, listener: socket.socket, connection_factory, max_connections: int):
         self.loop = asyncio.get_running_loop()
         self.listener = listener
         self.connection_factory = connection_factory
         self.max_connections = max_connections
-        self.connections: Set[Connection] = set()
-        self.accepted = 0  # accepted, their connection not made yet
+        self.connections: Set[Connection] = set()  # made, not closed yet
+        # Accepted, and being made: counted here until the task that makes it ends (after the
+        # connection is made, which counts it twice for a moment, or fails).
+        self.accepted = 0
         self.reading = False
         self.stopped = False
         self._making: Set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
@@ -147,7 +153,7 @@ class Acceptor:
             self.accepted += 1
             task = self.loop.create_task(self.loop.connect_accepted_socket(self._make, accepted))
             self._making.add(task)
-            task.add_done_callback(self._making.discard)
+            task.add_done_callback(self._made)
 
     def _next(self) -> Optional[socket.socket]:
         """The next connection waiting, or None when none is, or accept() failed."""
@@ -172,10 +178,11 @@ class Acceptor:
         return accepted
 
     def _make(self) -> Connection:
+        return self.connection_factory(on_made=self.connections.add, on_lost=self._lost)
+
+    def _made(self, task: asyncio.Task) -> None:
+        self._making.discard(task)
         self.accepted -= 1
-        connection = self.connection_factory(on_lost=self._lost)
-        self.connections.add(connection)
-        return connection
 
     def _lost(self, connection: Connection) -> None:
         self.connections.discard(connection)
@@ -238,12 +245,13 @@ class Server(uvicorn.Server):
         self.acceptor = Acceptor(listener, self._connection, self.max_connections)
         self.acceptor.start()
 
-    def _connection(self, on_lost) -> Connection:
+    def _connection(self, on_made, on_lost) -> Connection:
         return Connection(
             config=self.config,
             server_state=self.server_state,
             app_state=self.lifespan.state,
             idle_timeout_s=self.idle_timeout_s,
+            on_made=on_made,
             on_lost=on_lost,
         )
 
