@@ -17,6 +17,12 @@ repeat measures, one after the other:
   (8 sentences of 1,000 words at beam 64) once: the small requests' latency percentiles, each
   large request's status and time, and the server's peak memory after each.
 
+Then, once, on a server started under a file limit (--idle-file-limit, 1,024: `ulimit -n`, soft and
+hard): that 15-word sentence's latency, sent --latency-requests times one after another, each on a
+new connection, first alone and then while --idle-connections (1,100) connections that send nothing
+are open; how many of those the server closed, and what its log holds (--idle-only measures this
+alone).
+
 Without --checkpoint it trains one (Multi30k with BPE, rnnsearch at bench/benchmark.py's sizes,
 --train-updates updates: a speed benchmark needs a Multi30k-sized model, not a converged one).
 Not part of the test suite (how long it takes, training included: bench/README.md).
@@ -24,11 +30,14 @@ Not part of the test suite (how long it takes, training included: bench/README.m
 
 import argparse
 import asyncio
+import collections
 import gzip
 import logging
 import os
 import re
 import itertools
+import resource
+import select
 import socket
 import statistics
 import subprocess
@@ -37,6 +46,7 @@ import threading
 import time
 from argparse import Namespace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import torch
@@ -49,6 +59,8 @@ LATENCY_WORDS = 15
 HUGE = (8, 1000, 64)  # the issue's huge request: sentences, words each, beam
 # words that are one token each after BPE: 1,000 of them stay within --max-source-tokens (1,024)
 HUGE_WORDS = "a man in a blue shirt is playing guitar".split()
+# How long a request beside the idle connections may take: before, every one timed out.
+IDLE_REQUEST_TIMEOUT_S = 30
 
 
 def arguments():
@@ -84,6 +96,18 @@ def arguments():
         help="test sentences joined until they have this many words (default: %(default)s)",
     )
     parser.add_argument("--large-beam", type=int, default=6)
+    parser.add_argument("--idle-connections", type=int, default=1100)
+    parser.add_argument(
+        "--idle-file-limit",
+        type=int,
+        default=1024,
+        help="the server's file limit, soft and hard, beside them (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-only",
+        action="store_true",
+        help="measure only the sentence's latency beside idle connections",
+    )
     parser.add_argument("--screenshot", type=Path, help="also save a screenshot of the page here")
     parser.add_argument(
         "--screenshot-sentence",
@@ -205,7 +229,8 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def start_server(checkpoint, data_bin, bpe_codes, beam, env, log):
+def start_server(checkpoint, data_bin, bpe_codes, beam, env, log, file_limit=None):
+    """bahdanau-serve, under a file limit (soft and hard) when one is given; its URL once ready."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -222,6 +247,9 @@ def start_server(checkpoint, data_bin, bpe_codes, beam, env, log):
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
+        preexec_fn=None
+        if file_limit is None
+        else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (file_limit, file_limit)),
     )
     url = f"http://127.0.0.1:{port}"
     while True:
@@ -328,12 +356,17 @@ def peak_memory_mib(pid):
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
 
+def latency_sentence(sentences):
+    """The first of LATENCY_WORDS words: the small request whose latency is measured."""
+    return next(sentence for sentence in sentences if len(sentence.split()) == LATENCY_WORDS)
+
+
 def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
     process, url = start_server(checkpoint, data_bin, bpe_codes, args.beam, env, log)
     try:
         asyncio.run(_clients(url, sentences[: args.clients], args.clients))  # warm-up
         results, seconds = asyncio.run(_clients(url, sentences, args.clients))
-        alone = next(sentence for sentence in sentences if len(sentence.split()) == LATENCY_WORDS)
+        alone = latency_sentence(sentences)
         single, _ = asyncio.run(_clients(url, [alone] * args.latency_requests, 1))
         memory = peak_memory_mib(process.pid)
         large = large_request(sentences, args.large_sentences, args.large_words, args.large_beam)
@@ -355,6 +388,106 @@ def serve(checkpoint, data_bin, bpe_codes, sentences, args, env, log):
         beside_large=beside_large,
         beside_huge=beside_huge,
     )
+
+
+def _idle_connections(url, count):
+    """count connections that send nothing (the kernel completes them before the server accepts
+    them), this process's file limit raised for them."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < count + 100:
+        if hard != resource.RLIM_INFINITY and hard < count + 100:
+            sys.exit(
+                f"error: {count:,} connections need a file limit over {count + 100:,}: raise it"
+            )
+        resource.setrlimit(resource.RLIMIT_NOFILE, (count + 100, hard))
+    address = urlsplit(url)
+    return [socket.create_connection((address.hostname, address.port)) for _ in range(count)]
+
+
+def _closed_by_the_server(connections):
+    """How many of connections the server has closed."""
+    poll = select.poll()  # select.select stops at file descriptor 1,023
+    for connection in connections:
+        poll.register(connection, select.POLLIN)
+    by_fd = {connection.fileno(): connection for connection in connections}
+    closed = 0
+    for fd, _ in poll.poll(0):
+        try:
+            closed += by_fd[fd].recv(1) == b""
+        except ConnectionResetError:
+            closed += 1
+    return closed
+
+
+def _one_after_another(url, sentence, count):
+    """(latencies, statuses) of count requests, each on a new connection."""
+    latencies, statuses = [], collections.Counter()
+    for _ in range(count):
+        sent = time.perf_counter()
+        try:
+            response = httpx.post(
+                url + "/translate", json={"text": sentence}, timeout=IDLE_REQUEST_TIMEOUT_S
+            )
+            statuses[response.status_code] += 1
+        except httpx.TimeoutException:
+            statuses[f"timed out after {IDLE_REQUEST_TIMEOUT_S} s"] += 1
+        latencies.append(time.perf_counter() - sent)
+    return latencies, statuses
+
+
+def beside_idle(checkpoint, data_bin, bpe_codes, sentence, args, env):
+    """The sentence's latency alone, then beside --idle-connections idle connections, on a server
+    under --idle-file-limit; how many of them it closed, its log's size and error lines."""
+    log_path = args.work_dir / "serve-idle.log"
+    with log_path.open("w") as log:
+        process, url = start_server(
+            checkpoint, data_bin, bpe_codes, args.beam, env, log, args.idle_file_limit
+        )
+        try:
+            _one_after_another(url, sentence, 1)  # warm-up
+            alone, _ = _one_after_another(url, sentence, args.latency_requests)
+            crowd = _idle_connections(url, args.idle_connections)
+            try:
+                beside, statuses = _one_after_another(url, sentence, args.latency_requests)
+                closed = _closed_by_the_server(crowd)
+            finally:
+                for connection in crowd:
+                    connection.close()
+            memory = peak_memory_mib(process.pid)
+        finally:
+            process.terminate()
+            process.wait()
+    output = log_path.read_text(encoding="utf-8", errors="replace")
+    return dict(
+        alone=percentiles(alone),
+        beside=percentiles(beside),
+        slowest=max(beside),
+        statuses=statuses,
+        closed=closed,
+        memory=memory,
+        log_bytes=log_path.stat().st_size,
+        # asyncio's line before, the server's own after
+        accept_errors=output.count("socket.accept() out of system resource")
+        + output.count("cannot accept a connection"),
+        tracebacks=output.count("Traceback"),
+    )
+
+
+def idle_rows(idle, args):
+    return [
+        f"| a {LATENCY_WORDS}-word sentence alone, one request after another, each on a new "
+        f"connection, p50 / p95 (s) | {idle['alone']['p50']:.3f} / {idle['alone']['p95']:.3f} |",
+        f"| the same while {args.idle_connections:,} idle connections are open, the server at "
+        f"`ulimit -n {args.idle_file_limit}`: p50 / p95 / slowest (s) | "
+        f"{idle['beside']['p50']:.3f} / {idle['beside']['p95']:.3f} / {idle['slowest']:.3f} |",
+        "| their statuses | "
+        + ", ".join(f"{status}: {count}" for status, count in idle["statuses"].items())
+        + " |",
+        f"| idle connections the server had closed by then | {idle['closed']:,} |",
+        f"| the server's log: bytes; accept errors; tracebacks | {idle['log_bytes']:,}; "
+        f"{idle['accept_errors']:,}; {idle['tracebacks']:,} |",
+        f"| peak memory of bahdanau-serve (MiB) | {idle['memory']:,.0f} |",
+    ]
 
 
 def screenshot(url, sentence, word, path):
@@ -382,7 +515,7 @@ def machine(threads):
     )
 
 
-def report(runs, args, sentences, identical):
+def report(runs, idle, args, sentences, identical):
     def median(side, key):
         return statistics.median(run[side][key] for run in runs)
 
@@ -408,6 +541,7 @@ def report(runs, args, sentences, identical):
             "| peak memory, fairseq-interactive / bahdanau-serve (MiB) | "
             f"{median('interactive', 'memory'):,.0f} / {median('server', 'memory'):,.0f} |",
             *beside_rows(runs, args),
+            *idle_rows(idle, args),
             f"| translations identical to fairseq-interactive's | {identical:,} of "
             f"{len(sentences):,} |",
             "",
@@ -462,6 +596,12 @@ def main():
     }
     checkpoint, data_bin, bpe_codes = trained_model(args, env)
     sentences = test_sentences(args.sentences)
+    alone = latency_sentence(sentences)
+    if args.idle_only:
+        idle = beside_idle(checkpoint, data_bin, bpe_codes, alone, args, env)
+        print("\n".join(["| measure | value |", "|---|---|", *idle_rows(idle, args)]))
+        print(f"- Command: `{' '.join(['python -m bench.serve', *sys.argv[1:]])}`")
+        return
     runs = []
     with (args.work_dir / "serve.log").open("w") as log:
         for repeat in range(args.repeats):
@@ -479,13 +619,14 @@ def main():
                 f"{runs[-1]['server']['sps']:.1f} sentences/s",
                 flush=True,
             )
+    idle = beside_idle(checkpoint, data_bin, bpe_codes, alone, args, env)
     identical = sum(
         ours == theirs
         for ours, theirs in zip(
             runs[-1]["server"]["translations"], runs[-1]["interactive"]["translations"]
         )
     )
-    print(report(runs, args, sentences, identical))
+    print(report(runs, idle, args, sentences, identical))
 
 
 if __name__ == "__main__":

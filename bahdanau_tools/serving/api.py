@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import json
 import reprlib
+import sys
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -87,7 +88,7 @@ class TranslateRequest(BaseModel):
         Field(min_length=1, max_length=MAX_SENTENCES_PER_REQUEST),
     ]
     beam: Optional[int] = Field(None, ge=1, le=MAX_BEAM)
-    nbest: int = Field(1, ge=1)
+    nbest: int = Field(1, ge=1, le=MAX_BEAM)  # a bound of its own: a huge one gets a short line
 
     @model_validator(mode="after")
     def _default_beam_and_nbest_within_it(self, info: ValidationInfo) -> "TranslateRequest":
@@ -126,6 +127,16 @@ def _read(body: bytes, default_beam: int) -> TranslateRequest:
         ) from None
     except json.JSONDecodeError as error:
         raise UnreadableBody(f"the body is not valid JSON ({error}): {EXPECTED}") from None
+    except RecursionError:  # the parser recurses once per level of arrays and objects
+        raise UnreadableBody(
+            "the body nests arrays or objects too deeply to be read (more than about "
+            f"{sys.getrecursionlimit():,} levels): {EXPECTED}"
+        ) from None
+    except ValueError:  # Python's limit on an integer's digits (CVE-2020-10735)
+        raise UnreadableBody(
+            f"the body has a number of more than {sys.get_int_max_str_digits():,} digits: "
+            f"{EXPECTED}"
+        ) from None
     return TranslateRequest.model_validate(value, context={"default_beam": default_beam})
 
 
@@ -153,8 +164,15 @@ def _refused(_request: Request, error: PluginError) -> JSONResponse:
     return _error(STATUS_OF.get(type(error), 400), str(error))
 
 
-def _http_error(_request: Request, error: HTTPException) -> JSONResponse:
-    return _error(error.status_code, str(error.detail))
+def _http_error(request: Request, error: HTTPException) -> JSONResponse:
+    """Starlette's errors (404, 405), with their headers: 405's Allow names the methods."""
+    message = str(error.detail)
+    if error.status_code == 405:
+        message = (
+            f"{request.url.path} does not answer {request.method}: it answers "
+            f"{error.headers['Allow']}"
+        )
+    return _error(error.status_code, message, error.headers)
 
 
 def _failed(_request: Request, error: Exception) -> JSONResponse:
@@ -163,8 +181,8 @@ def _failed(_request: Request, error: Exception) -> JSONResponse:
     )
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str, headers: Optional[dict] = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 async def _client_gone(request: Request) -> None:
@@ -231,11 +249,12 @@ def create_app(
     app.add_exception_handler(Exception, _failed)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.get("/", include_in_schema=False)
+    # HEAD as well as GET, as Starlette's own routes and static files answer it (monitors use it)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
-    @app.get("/health")
+    @app.api_route("/health", methods=["GET", "HEAD"])
     async def health() -> dict:
         return {
             "model": model_name,

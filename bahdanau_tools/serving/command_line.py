@@ -3,6 +3,7 @@
     bahdanau-serve CHECKPOINT --data DATA_BIN
                    [--tokenizer moses --bpe subword_nmt --bpe-codes CODES]
                    [--beam 5] [--host 127.0.0.1 --port 8000] [--cpu]
+                   [--max-connections 1000] [--idle-timeout 5]
 
 then open http://127.0.0.1:8000/ , or POST {"text": "..."} to /translate. Every path is read
 from the folder the command is run in.
@@ -10,6 +11,7 @@ from the folder the command is run in.
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 import uvicorn
@@ -20,10 +22,20 @@ from bahdanau_plugin.options import positive_int
 
 from .api import MAX_BEAM, create_app
 from .batching import ModelThread
+from .connections import Server
+from .file_limit import connection_room
 from .limits import Limits
+from .repeated_logs import log_repeats_once_per_interval
 from .translator import Translator
 
 DEFAULT_LIMITS = Limits()
+
+
+def port_number(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port number (1 to 65535)")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,9 +66,25 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--host", default="127.0.0.1", help="default: 127.0.0.1 (this machine only)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="default: 8000")
+    parser.add_argument("--port", type=port_number, default=8000, help="default: 8000")
     parser.add_argument(
         "--cpu", action="store_true", help="run on the CPU even when there is a GPU"
+    )
+    connections = parser.add_argument_group("connections")
+    connections.add_argument(
+        "--max-connections",
+        type=positive_int,
+        default=1000,
+        help="most connections open at once, fewer if the file limit (ulimit -n) leaves room for "
+        "fewer; past it the connection idle longest is closed, or, when every one has a request "
+        "under way, the new one is answered 503 (default: %(default)s)",
+    )
+    connections.add_argument(
+        "--idle-timeout",
+        type=positive_int,
+        default=5,
+        help="seconds a connection may stay open without sending a request, after it opens or "
+        "after its last response (default: %(default)s, uvicorn's keep-alive timeout)",
     )
     limits = parser.add_argument_group(
         "what one request may ask (over a limit it is refused with 413, saying which)"
@@ -127,12 +155,29 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--beam {args.beam} is over {MAX_BEAM}, the largest beam the server searches")
 
 
+def _connections_within_the_file_limit(asked: int) -> int:
+    """How many connections the server may hold, with a warning when the file limit leaves room
+    for fewer than asked; before the model loads, since a limit with room for none ends the
+    command."""
+    room = connection_room(asked)
+    if room.connections < asked:
+        print(
+            f"warning: the file limit (ulimit -n {room.file_limit}) leaves room for "
+            f"{room.connections:,} connections, not --max-connections {asked:,}: raise it "
+            f"(ulimit -n {room.files_needed}) for them all",
+            file=sys.stderr,
+            flush=True,
+        )
+    return room.connections
+
+
 def main(argv=None) -> None:
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     arguments = parser()
     args = arguments.parse_args(argv)
     _check(arguments, args)
     from_here(args)
+    max_connections = _connections_within_the_file_limit(args.max_connections)
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
     model_thread = ModelThread()  # loads the model and translates with it; this thread serves HTTP
     translator = model_thread.call(
@@ -168,7 +213,11 @@ def main(argv=None) -> None:
         f"http://{args.host}:{args.port}/",
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port)
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, timeout_keep_alive=args.idle_timeout
+    )  # configures uvicorn's logging: the filter comes after
+    log_repeats_once_per_interval()
+    Server(config, max_connections, args.idle_timeout).run()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """A small RNNsearch that has learned some of the demo task (so its attention varies), trained once,
 and bahdanau-serve processes on loopback ports, shared by the serving tests."""
 
+import resource
 import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Optional
 
 import httpx
 import pytest
@@ -71,11 +73,28 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class Server:
-    """A bahdanau-serve process, run in the folder cwd (by default this one); its output goes to a
-    log file (a pipe no one reads fills up)."""
+def limit_files(files: int):
+    """For preexec_fn: the process may open this many files (soft and hard limit: `ulimit -n`)."""
 
-    def __init__(self, checkpoint: Path, data_bin: Path, log: Path, *options: str, cwd=None):
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
+    return limit
+
+
+class Server:
+    """A bahdanau-serve process, run in the folder cwd (by default this one), under a file limit
+    if one is given; its output goes to a log file (a pipe no one reads fills up)."""
+
+    def __init__(
+        self,
+        checkpoint: Path,
+        data_bin: Path,
+        log: Path,
+        *options: str,
+        cwd=None,
+        file_limit: Optional[int] = None,
+    ):
         self.url = f"http://127.0.0.1:{free_port()}"
         self.log = log
         self._log_file = log.open("w")
@@ -95,6 +114,7 @@ class Server:
             stderr=subprocess.STDOUT,
             env=fairseq_env(),
             cwd=cwd,
+            preexec_fn=None if file_limit is None else limit_files(file_limit),
         )
         self._wait_until_ready()
 

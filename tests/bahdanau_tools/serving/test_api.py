@@ -3,6 +3,7 @@ fairseq-interactive's, and the alignments are the model's alpha, by words."""
 
 import re
 
+import httpx
 import pytest
 import torch
 
@@ -123,6 +124,14 @@ def test_health_names_the_model_its_architecture_device_and_uptime(server, servi
         "cpu",
     )
     assert health["uptime_s"] > 0
+
+
+@pytest.mark.parametrize("path", ["/", "/health"])
+def test_head_answers_as_get_does_without_the_body(server, path):
+    head, get = httpx.head(server.url + path, timeout=60), server.get(path)
+    assert head.status_code == get.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
 
 
 def test_rnnencdec_translations_come_with_alignment_null(encdec_server, data_bin, checkpoints):

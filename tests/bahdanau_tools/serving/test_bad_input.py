@@ -158,6 +158,32 @@ def test_nbest_larger_than_beam_is_refused(server):
     assert_still_serving(server)
 
 
+def test_a_body_of_100000_nested_arrays_is_a_400(server):
+    response = server.post(b"[" * 100_000 + b"]" * 100_000)
+    assert_refused(response, 400, "nests arrays or objects too deeply", '"text"')
+    assert_still_serving(server)
+
+
+def test_a_number_of_5000_digits_is_a_400(server):
+    response = server.post(b'{"text": "the dog", "beam": ' + b"7" * 5000 + b"}")
+    assert_refused(response, 400, "a number of more than 4,300 digits", '"text"')
+    assert_still_serving(server)
+
+
+def test_an_nbest_of_4000_digits_is_refused_in_a_short_line(server):
+    response = server.post(b'{"text": "the dog", "nbest": ' + b"9" * 4000 + b"}")
+    assert_refused(response, 422, "nbest", "less than or equal to 64")
+    assert len(response.json()["error"]) < 300
+    assert_still_serving(server)
+
+
+def test_a_method_that_a_path_does_not_answer_is_a_405_naming_those_it_does(server):
+    response = httpx.get(server.url + "/translate", timeout=60)
+    assert_refused(response, 405, "/translate does not answer GET: it answers POST")
+    assert response.headers["Allow"] == "POST"
+    assert_still_serving(server)
+
+
 def test_invalid_utf8_bytes_are_a_400(server):
     assert_refused(server.post(b'{"text": "the \xff\xfe dog \xc3("}'), 400, "UTF-8")
     assert_still_serving(server)

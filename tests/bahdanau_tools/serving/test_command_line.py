@@ -45,6 +45,13 @@ def test_a_non_positive_batch_size_is_refused(capsys, data_bin, serving_checkpoi
     assert "argument --max-batch-sentences: 0 is not a positive integer" in error
 
 
+@pytest.mark.parametrize("port", [80000, 0, -1])
+def test_a_port_out_of_range_is_refused(capsys, port):
+    assert _argument_error(capsys, "checkpoint.pt", "--data", "data-bin", "--port", port) == (
+        f"bahdanau-serve: error: argument --port: {port} is not a port number (1 to 65535)"
+    )
+
+
 def test_help_names_the_command_that_writes_the_bpe_codes():
     unwrapped = "".join(run("bahdanau-serve", "--help").split())  # argparse wraps at hyphens
     assert "OUT/bpe.codesofbahdanau-prepare-data" in unwrapped and "prepare_" not in unwrapped
