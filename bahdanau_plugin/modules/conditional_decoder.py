@@ -82,7 +82,7 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         if self.get_incremental_state(incremental_state, "cache") is None:  # the search's start
             self.set_incremental_state(incremental_state, "cache", self.initial_cache(encoder_out))
         decode = speed.compiled(self.decode, constant_weights=self.generation_only)
-        return decode(prev_output_tokens, encoder_out, incremental_state)
+        return decode(prev_output_tokens[:, -1:], encoder_out, incremental_state)  # y_{i-1}
 
     def decode(self, prev_output_tokens, encoder_out, incremental_state=None):
         features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)

@@ -345,9 +345,11 @@ _CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDic
 
 
 def applies(input_drives: Tensor) -> bool:
-    """Whether a call of ``recur`` with these inputs is replayed from graphs."""
+    """Whether a call of ``recur`` with these inputs is replayed from graphs (not one within
+    code being compiled: a search's step)."""
     return (
         input_drives.is_cuda
+        and not torch.compiler.is_compiling()
         and torch.is_grad_enabled()
         and not torch.is_autocast_enabled("cuda")
         and not setting.eager()

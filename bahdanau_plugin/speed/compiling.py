@@ -143,14 +143,19 @@ class Compilation:
         return result
 
     def _settings(self):
-        """Compiling with the weights as constants is inductor's freezing: they are folded in, and
-        a product's weight laid out once for its library (oneDNN's on a CPU), in graphs without
-        gradients. torch reads the setting as it traces, so it holds through the call."""
-        if not self.constant_weights:
-            return contextlib.nullcontext()
+        """What torch reads as it traces, so held through the call: sizes that happen to be equal
+        (the rows and the source positions of a batch, say) are not taken for one symbol, which
+        the next batch would compile again ("duck sizing"); with the weights as constants,
+        inductor's freezing, which folds them in and lays a product's weight out once for its
+        library (oneDNN's on a CPU), in graphs without gradients."""
         from torch._inductor import config
+        from torch.fx.experimental import _config as shapes
 
-        return config.patch(freezing=True)
+        settings = contextlib.ExitStack()
+        settings.enter_context(shapes.patch(use_duck_shape=False))
+        if self.constant_weights:
+            settings.enter_context(config.patch(freezing=True))
+        return settings
 
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
         if self.failure is not None:
@@ -183,7 +188,7 @@ def compiled(method: Callable, constant_weights: bool = False) -> Callable:
     module's weights as constants if ``constant_weights`` (for a module that only infers: a
     weight changed since is compiled anew); the method itself where the fast path is plain, and
     within code being compiled (which holds it)."""
-    if setting.eager() or torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() or setting.eager():
         return method
     module, function = method.__self__, method.__func__
     key = (function, code_of(module), constant_weights and weights_of(module))

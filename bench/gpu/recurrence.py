@@ -86,7 +86,7 @@ def _fast_path(compiled: bool, captured: bool):
 
 @contextlib.contextmanager
 def _setting(mode: str):
-    """Within: the fast path set to ``mode`` (read at every call: plain runs the modules eagerly)."""
+    """Within: the fast path set to ``mode``, read at every call (plain: the modules eagerly)."""
     saved = setting.mode
     setting.mode = lambda: mode
     try:
@@ -185,9 +185,7 @@ def measure(device: str, dry_run: bool) -> dict:
         for mode in ("plain", "auto"):
             try:
                 with _setting(mode):
-                    row[f"model step, fast path {mode}"] = _timed(
-                        _model_step(model, batch), device
-                    )
+                    row[f"model step, fast path {mode}"] = _timed(_model_step(model, batch), device)
             finally:
                 model.zero_grad(set_to_none=True)
         results[precision] = row

@@ -154,8 +154,10 @@ def test_a_python_program_translating_through_the_hub_prints_no_debug_line(
 def test_a_python_program_translating_through_the_hub_says_in_one_line_what_it_compiled(
     printed_by_a_python_program,
 ):
+    """One sentence, at beam 2: one compilation of the search's step."""
     printed = printed_by_a_python_program
     compiled = [line for line in printed.splitlines() if "compil" in line.lower()]
     assert len(compiled) == 1 and compiled[0].startswith(
-        "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.step (without gradients"
+        "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.decode (without "
+        "gradients, weights as constants, first for 2 rows) in "
     ), compiled

@@ -1,13 +1,16 @@
 """speed/compiling.py: the decoder's step compiled by torch.compile computes what the step
-computes, is logged once per compilation with its time, follows edits to the modules' classes,
-runs eagerly while a forward hook is on the decoder, and where nothing can compile, or compiling
-fails, runs eagerly after one warning."""
+computes, and a search's step compiled whole searches as the plain modules do (with the weights as
+constants once the model only translates, compiled anew when a weight changes); each compilation
+is logged once with its time; edits to the modules' classes are compiled as edited; a forward
+hook on the decoder makes the step run eagerly while it is there; where nothing can compile, or
+compiling fails, the step runs eagerly after one warning."""
 
 import logging
 import re
 
 import pytest
 import torch
+from fairseq.sequence_generator import SequenceGenerator
 
 from bahdanau_plugin.modules.attention import BahdanauAttention
 from bahdanau_plugin.speed import compiling
@@ -159,3 +162,53 @@ def test_set_to_plain_the_method_itself_runs(fast_path_setting):
     fast_path_setting("plain")
     decoder = build_tiny_model("rnnsearch").decoder
     assert compiling.compiled(decoder.step) == decoder.step
+
+
+def _search(model):
+    """A beam search's best translation of each source sentence, and its score."""
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    generator = SequenceGenerator([model], model.decoder.dictionary, beam_size=3, max_len_b=6)
+    with torch.no_grad():
+        hypotheses = generator.forward(
+            {"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}}
+        )
+    return [(beams[0]["tokens"].tolist(), beams[0]["score"].item()) for beams in hypotheses]
+
+
+def test_a_search_s_step_is_compiled_whole_and_searches_as_the_plain_modules_do(
+    model_name, monkeypatch
+):
+    model = randomize_(build_tiny_model(model_name)).eval()
+    with compiled_calls(monkeypatch) as calls:
+        ours = _search(model)
+    with plain_modules(monkeypatch):
+        plain = _search(model)
+    assert set(calls) == {"decode"}
+    assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
+    assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
+
+
+def test_a_model_that_only_translates_compiles_its_search_with_the_weights_as_constants(
+    monkeypatch, caplog
+):
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.make_generation_fast_()
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        ours = _search(model)
+    with plain_modules(monkeypatch):
+        plain = _search(model)
+    assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
+    assert all("weights as constants" in line for line in messages(caplog, logging.INFO))
+
+
+def test_a_weight_changed_after_compiling_with_constants_is_compiled_anew(monkeypatch):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.make_generation_fast_()
+    _search(model)
+    randomize_(model, seed=1)  # in place, as load_state_dict changes weights
+    ours = _search(model)
+    with plain_modules(monkeypatch):
+        plain = _search(model)
+    assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
+    assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
