@@ -22,12 +22,14 @@ replays each with one launch.
   its autograd node kept.
 - **When.** With gradients on a GPU, autocast off, the fast path not plain. A bucket's graphs are
   keyed by the code they recorded (``compiling.code_of``) and by the places of the parameters they
-  read: an edited module, or parameters moved elsewhere, are recorded anew. Where recording
-  fails, the loop runs without graphs from then on, after one warning.
+  read: an edited module, or parameters moved elsewhere, are recorded anew. Each bucket's
+  recording is logged once, at INFO, with its time. Where recording fails, the loop runs without
+  graphs from then on, after one warning.
 """
 
 import itertools
 import logging
+import time
 import weakref
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -109,26 +111,21 @@ class CUDAGraphs:
         self._pools: Dict[torch.device, tuple] = {}
 
     def record(self, function: Callable[[], None], device: torch.device):
-        with torch.cuda.device(device):
-            return self._record(function, device)
-
-    def _record(self, function: Callable[[], None], device: torch.device):
-        stream = self._streams.get(device)
-        if stream is None:
-            stream = self._streams[device] = torch.cuda.Stream(device)
+        if device not in self._streams:
+            self._streams[device] = torch.cuda.Stream(device)
             self._pools[device] = torch.cuda.graph_pool_handle()
-        stream.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(stream):  # once outside the graph: libraries' workspaces, compiling
-            function()
-        torch.cuda.synchronize(device)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(stream):
+        stream, graph = self._streams[device], torch.cuda.CUDAGraph()
+        caller = torch.cuda.current_stream(device)
+        with torch.cuda.device(device), torch.cuda.stream(stream):
+            stream.wait_stream(caller)
+            function()  # once outside the graph: the libraries' workspaces on this stream
+            stream.synchronize()
             graph.capture_begin(pool=self._pools[device], capture_error_mode="thread_local")
             try:
                 function()
             finally:
                 graph.capture_end()
-        torch.cuda.current_stream(device).wait_stream(stream)
+        caller.wait_stream(stream)
         return graph
 
 
@@ -325,7 +322,14 @@ class Captures:
             return found
         for stale in [k for k, b in self.buckets.items() if b.generation != b.arena.generation]:
             del self.buckets[stale]
+        start = time.perf_counter()
         found = self.buckets[key] = Bucket(recur, names, inputs, parameters, shape)
+        logger.info(
+            "recorded %s.recur as CUDA graphs for %s (rows, target and source positions) in %.1f s",
+            type(decoder).__name__,
+            " x ".join(map(str, shape)),
+            time.perf_counter() - start,
+        )
         while len(self.buckets) > MOST_BUCKETS:
             self.buckets.popitem(last=False)
         return found
