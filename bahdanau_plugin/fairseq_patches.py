@@ -33,6 +33,13 @@ from .log_level import fairseqs_log_level
 from .models.recurrent_translation import RecurrentTranslationModel
 
 TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
+# oneDNN compiles a kernel for each shape and caches up to 1024 of them; ideep, torch's layer over
+# it, keeps another 1024 of its own objects around them. A search's row count changes from batch
+# to batch and step to step (finished sentences leave), and a search compiled with the weights as
+# constants multiplies through oneDNN (speed/compiling.py), so with those defaults memory grows
+# with every new row count. oneDNN's cache of 16 keeps the speed; ideep's adds none (the
+# measurements: docs/performance-log.md, 2026-11-21 to 2026-11-23).
+ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACITY": "1"}
 
 
 def running_fairseq_tool() -> Optional[str]:
@@ -44,6 +51,12 @@ def running_fairseq_tool() -> Optional[str]:
         return "fairseq-" + module[len("fairseq_cli.") :].replace("_", "-")
     command = os.path.splitext(os.path.basename(sys.argv[0]))[0] if sys.argv else ""
     return command if command.startswith("fairseq-") else None
+
+
+def limit_onednn_caches() -> None:
+    """Read when oneDNN first runs, so this must come before; a value the user set is kept."""
+    for variable, size in ONEDNN_CACHE_SIZES.items():
+        os.environ.setdefault(variable, size)
 
 
 def print_fairseq_tools_errors_as_one_line() -> None:
@@ -209,6 +222,11 @@ def _loaded_copies(module_name: str):
 
 
 CHANGES = (
+    # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
+    # unless set: torch's defaults (1,024 kernels each) cost memory for no speed
+    # (ONEDNN_CACHE_SIZES says why).
+    # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
+    limit_onednn_caches,
     # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin
     # explains (errors.py) prints one line instead of a traceback. fairseq has no hook for how its
     # commands print errors.

@@ -8,6 +8,7 @@ import argparse
 import importlib
 import importlib.machinery
 import json
+import os
 import re
 import subprocess
 import sys
@@ -112,6 +113,7 @@ print(sys.excepthook is hook, sys.stdin is stdin, sys.stdin.encoding == encoding
 
 def test_importing_the_plugin_makes_exactly_these_changes():
     assert [change.__name__ for change in fairseq_patches.CHANGES] == [
+        "limit_onednn_caches",
         "print_fairseq_tools_errors_as_one_line",
         "allow_fairseq_checkpoint_types",
         "load_checkpoints_weights_only_in_commands",
@@ -283,3 +285,54 @@ def test_exiting_while_fairseqs_read_ahead_thread_is_in_torch_aborts():
 def test_without_a_read_ahead_buffer_exiting_mid_epoch_succeeds():
     completed = python("-c", EXIT_WHILE_FAIRSEQ_READS_BATCHES, 0)
     assert completed.returncode == 0, completed.stderr[-2000:]
+
+
+# Many row counts through oneDNN's product (torch's own kernel, which a search compiled with the
+# weights as constants calls), as sentence lengths and finished beams give; prints how much the
+# peak resident memory grew, in MiB. The peak is this program's own (VmHWM): getrusage's ru_maxrss
+# also counts the parent's before exec, as subprocess starts children with vfork.
+MANY_ROW_COUNTS = """
+import re
+import bahdanau_plugin
+import torch
+
+def peak_mib():
+    with open("/proc/self/status") as status:
+        return int(re.search(r"VmHWM:\\s+(\\d+) kB", status.read()).group(1)) / 1024
+
+def product(rows, weight):
+    return torch.ops.mkldnn._linear_pointwise(rows, weight, None, "none", [], "")
+
+weight = torch.randn(768, 256)
+product(torch.randn(1, 256), weight)
+before = peak_mib()
+for rows in range(2, 600, 2):
+    product(torch.randn(rows, 256), weight)
+print(peak_mib() - before)
+"""
+
+
+def memory_growth_over_many_row_counts(cache_entries=None):
+    sizes = fairseq_patches.ONEDNN_CACHE_SIZES
+    env = {key: value for key, value in os.environ.items() if key not in sizes}
+    if cache_entries is not None:
+        env.update({variable: str(cache_entries) for variable in sizes})
+    completed = python_program(MANY_ROW_COUNTS, env={**env, "OMP_NUM_THREADS": "1"}, timeout=120)
+    return float(completed.stdout.split()[-1])
+
+
+@pytest.mark.cpu_only
+def test_the_plugin_bounds_onednn_s_kernel_caches():
+    assert memory_growth_over_many_row_counts() < 40
+
+
+@pytest.mark.cpu_only
+def test_onednn_s_default_caches_grow_with_every_row_count():
+    """What the bound above prevents (oneDNN's and ideep's defaults are 1024 entries each)."""
+    assert memory_growth_over_many_row_counts(cache_entries=1024) > 60
+
+
+def test_a_cache_size_the_user_chose_is_kept(monkeypatch):
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "256")
+    fairseq_patches.limit_onednn_caches()
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "256"

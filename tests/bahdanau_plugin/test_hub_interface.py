@@ -14,7 +14,7 @@ from bahdanau_plugin.models import RNNencdecModel, RNNsearchModel
 from bahdanau_plugin.tasks import TranslationWithSourceWordsTask
 
 from ..support.malicious import malicious_copy
-from ..support.tools import python_program
+from ..support.tools import COMPILED, python_program
 
 
 def load(model_class, checkpoint, data_bin, **options):
@@ -134,7 +134,7 @@ def translate_in_a_python_program(checkpoint, data_bin, **environment) -> str:
         f"checkpoint_file={checkpoint.name!r}, data_name_or_path={str(data_bin)!r})\n"
         "print(hub.translate('the dog sees a cat', beam=2))\n"
     )
-    environment = {**os.environ, "BAHDANAU_FAST_PATH": "auto", **environment}
+    environment = {**os.environ, **COMPILED, **environment}
     return python_program(program, env=environment).stderr
 
 

@@ -23,15 +23,16 @@ from bench.gpu.report import TITLES
 from bench.operator_counts import NoKernelsRecorded, device_kernels
 
 from ..support.paths import REPO
-from ..support.tools import fairseq_env
+from ..support.tools import COMPILED, fairseq_env
 
 
 def kit(*arguments, env=None, **kwargs):
-    """python -m bench.gpu with these arguments, as a user starts it."""
+    """python -m bench.gpu with these arguments, as a user starts it (the models' step compiled,
+    as by default)."""
     return subprocess.Popen(
         [sys.executable, "-m", "bench.gpu", *map(str, arguments)],
         cwd=REPO,
-        env={**fairseq_env(), **(env or {})},
+        env={**fairseq_env(), **COMPILED, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

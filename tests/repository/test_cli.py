@@ -8,7 +8,7 @@ import torch
 
 from ..support.demo_data import TEST_SENTENCES
 from ..support.paths import PLUGIN
-from ..support.tools import fairseq_env, fairseq_tool, run
+from ..support.tools import COMPILED, fairseq_env, fairseq_tool, run
 from ..support.training import ARCHITECTURES, train
 
 
@@ -114,7 +114,7 @@ def test_fairseq_generate_says_what_it_compiled_in_a_line_each_and_nothing_else_
     """The default (BAHDANAU_FAST_PATH=auto) compiles a search's step: a line per compilation
     at fairseq's log level (a batch of one sentence has one of its own), none of torch's own
     (inductor's, filelock's)."""
-    output = generate_with({"BAHDANAU_FAST_PATH": "auto"}, data_bin, checkpoints["rnnsearch_50"])
+    output = generate_with(COMPILED, data_bin, checkpoints["rnnsearch_50"])
     compiled = [line for line in output.splitlines() if "compil" in line.lower()]
     assert 1 <= len(compiled) <= 2, compiled
     for line in compiled:

@@ -12,11 +12,19 @@ import pytest
 
 
 def fairseq_env() -> dict:
-    """Environment for fairseq's command-line tools of the Python running the tests."""
+    """Environment for fairseq's command-line tools of the Python running the tests: the models
+    run eagerly (``BAHDANAU_FAST_PATH=plain``) unless a test asks for the default, since compiling
+    the step would add seconds to each of the suite's hundred runs of a tool (docs/performance.md);
+    the tests that run a tool with the step compiled say so (``COMPILED``)."""
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("BAHDANAU_FAST_PATH", "plain")
     return env
+
+
+# What a test adds to fairseq_env() to run a tool as a user does, its models' step compiled.
+COMPILED = {"BAHDANAU_FAST_PATH": "auto"}
 
 
 def ctrl_c_as_in_a_terminal() -> None:
