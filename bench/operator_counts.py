@@ -5,7 +5,7 @@ one or more kernels) a model runs for each target word, in training and in beam 
 Counted with torch.profiler as the difference between two target lengths, so that what a sentence
 costs once (the encoder, U_a h_j, a search's first steps) cancels out and only the decoder's
 per-position work remains, after a first run at each length that does what a process does once
-(the measured choices, made per shape, the weights' layout for generation):
+(compiling the step):
 
 - ``training forward`` and ``training backward``: a teacher-forced forward pass over targets of
   each length, and its backward pass from the log-probabilities;
@@ -14,7 +14,8 @@ per-position work remains, after a first run at each length that does what a pro
   decoder's incremental step, the log-probabilities), without the search's own bookkeeping.
 
 An operator is an ATen (or oneDNN extension) operator called from outside any other operator:
-what the model dispatches, not what those operators call inside. On a GPU each phase also reports
+what the model dispatches, not what those operators call inside; the kernels that inductor
+generates for a compiled step are not operators (on a CPU they are C++ loops called directly). On a GPU each phase also reports
 ``kernels``, the device kernels launched per target position.
 
     python -m bench.operator_counts   # rnnsearch, rnnencdec and lstm at the benchmark's sizes

@@ -7,6 +7,7 @@ the relative error ||g - g64|| / ||g64|| of its gradient. W_a's and U_a's gradie
 proportional to v_a, which starts at 0: measure them on a model built with ``v_a_std`` > 0.
 """
 
+import contextlib
 import copy
 from typing import Dict, Optional
 
@@ -14,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from bahdanau_plugin.models.rnnsearch import RNNsearchModel
+from bahdanau_plugin.speed import setting
 from bench import models
 
 # the sizes that build() sets to one value (the maxout layer gets half of it)
@@ -36,14 +38,14 @@ PARAMETERS = {
 # float16 training scales the loss so that small gradients do not underflow: fairseq's --fp16
 # starts at 2^7 (--fp16-init-scale) and doubles it every 2,000 updates without overflow.
 LOSS_SCALE = 2.0**7
-# label: (the parameters' dtype, autocast's dtype or None, whether the CPU fast path may run)
+# label: (the parameters' dtype, autocast's dtype or None, whether the step is compiled)
 MODES = {
     "bfloat16 autocast": (torch.float32, torch.bfloat16, True),
     "float16 autocast": (torch.float32, torch.float16, True),
     "bfloat16 pure": (torch.bfloat16, None, True),
     "float16 pure": (torch.float16, None, True),
     "float32": (torch.float32, None, True),
-    "float32, no CPU fast path": (torch.float32, None, False),
+    "float32, eager": (torch.float32, None, False),
 }
 REFERENCE = (torch.float64, None, False)
 
@@ -75,17 +77,18 @@ def batch(model, sentences: int, length: int, seed: int = 0):
 
 
 def gradients(
-    model, inputs, dtype, autocast_dtype: Optional[torch.dtype] = None, fast_path: bool = True
+    model, inputs, dtype, autocast_dtype: Optional[torch.dtype] = None, compiled: bool = True
 ):
     """The gradients of PARAMETERS, by name, in float64, with the model converted to ``dtype`` and
-    run under autocast to ``autocast_dtype`` if given."""
+    run under autocast to ``autocast_dtype`` if given, its step compiled or eager."""
     tokens, lengths, prev, target = inputs
     model = copy.deepcopy(model).to(dtype)
+    mode = "auto" if compiled else "plain"
     with torch.autocast(
         tokens.device.type,
         dtype=autocast_dtype or torch.bfloat16,
         enabled=autocast_dtype is not None,
-    ), torch.backends.mkldnn.flags(enabled=fast_path):  # the fast path's rule needs oneDNN
+    ), _fast_path(mode):
         logits, _ = model(tokens, lengths, prev)
     loss = F.cross_entropy(
         logits.float().view(-1, logits.size(-1)), target.view(-1), reduction="sum"
@@ -94,6 +97,17 @@ def gradients(
     named = dict(model.named_parameters())
     grads = torch.autograd.grad(loss * scale, [named[n] for n in PARAMETERS.values()])
     return {name: grad.double() / scale for name, grad in zip(PARAMETERS, grads)}
+
+
+@contextlib.contextmanager
+def _fast_path(mode: str):
+    """Within: the fast path set to ``mode`` (auto: the step compiled; plain: eager)."""
+    saved = setting.mode
+    setting.mode = lambda: mode
+    try:
+        yield
+    finally:
+        setting.mode = saved
 
 
 def relative_errors(model, inputs, mode) -> Dict[str, float]:
