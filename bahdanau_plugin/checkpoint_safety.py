@@ -18,7 +18,13 @@ fairseq's own errors for a checkpoint it cannot use are torch internals ("Pytorc
 failed reading zip archive"), a page of unpickler advice, or two chained tracebacks ending in
 "please ensure that the architectures match"; a command that ends with one prints a line that
 names the file and says what to do instead (``checkpoint_problem``, ``unresumable_checkpoint``:
-errors.py's explanations; from_pretrained raises it as a CheckpointError).
+errors.py's explanations; from_pretrained raises it as a CheckpointError). A truncated checkpoint
+that fairseq-train would resume from is named with the newest intact one of its folder.
+
+A checkpoint used with a data-bin whose dictionaries are not those it was trained with is refused
+by the models' ``load_state_dict`` (fingerprints.py), in a line that names both
+(``other_dictionary``): the checkpoint and the data-bin that fairseq is loading, read from the
+frames of its loading functions, as ``checkpoint_problem`` reads them from a traceback.
 """
 
 import argparse
@@ -29,13 +35,13 @@ import sys
 import traceback
 import types
 import zipfile
-from typing import Dict, List, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 import torch
-from fairseq import checkpoint_utils
+from fairseq import checkpoint_utils, utils
 from omegaconf import DictConfig, OmegaConf
 
-from . import errors
+from . import errors, fingerprints
 
 FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
 UNSAFE_LOADING = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
@@ -67,6 +73,16 @@ def fairseqs_loading_weights_only():
         checkpoint_utils.torch = previous
 
 
+INCOMPLETE = (
+    "the file is incomplete or not a torch checkpoint (was it truncated while copying or saving?)"
+)
+
+
+def _incomplete(path, error: Exception) -> bool:
+    # torch has saved checkpoints as zip archives since 1.6; a cut one loses its directory.
+    return not isinstance(error, FileNotFoundError) and not zipfile.is_zipfile(path)
+
+
 def explain_load_error(path, error: Exception):
     """One line for a checkpoint torch could not load, or None for errors of another kind."""
     if os.path.isdir(path):
@@ -85,13 +101,36 @@ def explain_load_error(path, error: Exception):
             f"refused to load {path}: its pickle calls {refused.group(1)}, which no fairseq "
             f"checkpoint holds, so it could run code{ignored}; load only checkpoints you trust"
         )
-    if not isinstance(error, FileNotFoundError) and not zipfile.is_zipfile(path):
-        # torch has saved checkpoints as zip archives since 1.6; a cut one loses its directory.
-        return (
-            f"cannot read checkpoint {path}: the file is incomplete or not a torch checkpoint "
-            f"(was it truncated while copying or saving?); use an intact copy"
-        )
+    if _incomplete(path, error):
+        return f"cannot read checkpoint {path}: {INCOMPLETE}; use an intact copy"
     return None
+
+
+def newest_intact_checkpoint(folder, other_than) -> Optional[str]:
+    """The checkpoint of the folder written last that is whole (a zip archive with its
+    directory), other than the one named; None where there is none."""
+    intact = [
+        path
+        for path in (os.path.join(folder, name) for name in os.listdir(folder))
+        if path.endswith(".pt")
+        and os.path.abspath(path) != os.path.abspath(other_than)
+        and zipfile.is_zipfile(path)
+    ]
+    return max(intact, key=os.path.getmtime, default=None)
+
+
+def unresumable_incomplete_checkpoint(path) -> str:
+    """fairseq-train's checkpoint to resume from is cut short: the newest intact one beside it,
+    which --restore-file resumes from (fairseq then saves checkpoint_last.pt anew)."""
+    newest = newest_intact_checkpoint(os.path.dirname(path) or ".", path)
+    if newest is None:
+        fix = "no other checkpoint beside it is intact: move it aside to train afresh"
+    else:
+        fix = (
+            f"the newest intact checkpoint beside it is {newest}: resume from that with "
+            f"--restore-file {newest}"
+        )
+    return f"cannot resume from {path}: {INCOMPLETE}; {fix}"
 
 
 def _example(folder) -> str:
@@ -107,13 +146,19 @@ def checkpoint_problem(error: BaseException) -> Optional[str]:
     traceback. None for errors of any other kind."""
     if not isinstance(error, Exception):
         return None
-    ensemble, reading = (
+    ensemble, reading, resuming = (
         checkpoint_utils.load_model_ensemble_and_task.__code__,
         checkpoint_utils.load_checkpoint_to_cpu.__code__,
+        _trainers_loading(),
     )
-    for frame, _ in traceback.walk_tb(error.__traceback__):
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    for frame in frames:
         if frame.f_code is reading:
-            return explain_load_error(frame.f_locals["path"], error)
+            path = frame.f_locals["path"]
+            resumed = any(outer.f_code is resuming for outer in frames)
+            if resumed and os.path.isfile(path) and _incomplete(path, error):
+                return unresumable_incomplete_checkpoint(path)
+            return explain_load_error(path, error)
         if frame.f_code is ensemble and str(error).startswith("Model file not found"):
             return (
                 f"checkpoint {frame.f_locals['filename']} not found: give the path of a "
@@ -128,10 +173,9 @@ def unresumable_checkpoint(error: BaseException) -> Optional[str]:
     that the architectures match": F (the --save-dir's checkpoint_last.pt, or --restore-file) is
     of another architecture or sizes, read from the checkpoint and the run that the trainer's
     load_checkpoint held. None for errors of any other kind."""
-    trainer = sys.modules.get("fairseq.trainer")
-    if trainer is None or not str(error).startswith("Cannot load model parameters"):
+    loading = _trainers_loading()
+    if loading is None or not str(error).startswith("Cannot load model parameters"):
         return None
-    loading = trainer.Trainer.load_checkpoint.__code__
     for frame, _ in traceback.walk_tb(error.__traceback__):
         if frame.f_code is loading:
             return _why_not_resumable(
@@ -141,6 +185,72 @@ def unresumable_checkpoint(error: BaseException) -> Optional[str]:
                 error.__context__,
             )
     return None
+
+
+def _trainers_loading() -> Optional[types.CodeType]:
+    """The code of fairseq's Trainer.load_checkpoint, where fairseq-train resumes; None where
+    fairseq's trainer is not imported."""
+    trainer = sys.modules.get("fairseq.trainer")
+    return trainer.Trainer.load_checkpoint.__code__ if trainer is not None else None
+
+
+class Loading(NamedTuple):
+    """A checkpoint that fairseq is loading, the task whose data-bin it is loaded with, and
+    whether fairseq-train resumes from it."""
+
+    checkpoint: Optional[str]
+    task: object
+    resuming: bool
+
+
+def being_loaded() -> Loading:
+    """The checkpoint that fairseq's loading is at: read from the frames of
+    load_model_ensemble_and_task (fairseq-generate, fairseq-interactive, the hub, the plugin's
+    tools) or of the trainer's load_checkpoint (fairseq-train resuming) that called this;
+    nothing known where neither did (a program calling load_state_dict itself)."""
+    ensemble, resuming = checkpoint_utils.load_model_ensemble_and_task.__code__, _trainers_loading()
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is ensemble:
+            return Loading(frame.f_locals.get("filename"), frame.f_locals.get("task"), False)
+        if frame.f_code is resuming:
+            return Loading(frame.f_locals.get("filename"), frame.f_locals["self"].task, True)
+        frame = frame.f_back
+    return Loading(None, None, False)
+
+
+def _dictionary_file(task, side: str) -> Optional[str]:
+    """The data-bin's dictionary file of a side, as fairseq's translation task reads it."""
+    cfg = getattr(task, "cfg", None)
+    data, language = getattr(cfg, "data", None), getattr(cfg, f"{side}_lang", None)
+    if not data or not language:
+        return None
+    return os.path.join(utils.split_paths(data)[0], f"dict.{language}.txt")
+
+
+def other_dictionary(side: str, trained_symbols: int, trained, dictionary) -> str:
+    """The line for a checkpoint whose side's dictionary was another than the one it is being
+    loaded with: the checkpoint, the data-bin's file, and each dictionary's size and fingerprint
+    (fingerprints.py)."""
+    loading = being_loaded()
+    checkpoint = loading.checkpoint or "the checkpoint"
+    file = _dictionary_file(loading.task, side)
+    data = os.path.dirname(file) if file else "this data-bin"
+    difference = (
+        f"trained with other dictionaries than {data}: its {side} dictionary "
+        f"had {trained_symbols} symbols (fingerprint {fingerprints.short(trained)}), "
+        f"{file or f'the {side} dictionary here'} has {len(dictionary)} (fingerprint "
+        f"{fingerprints.short(fingerprints.of_dictionary(dictionary))})"
+    )
+    if loading.resuming:
+        return (
+            f"cannot resume from {checkpoint}: it was {difference}; continue it with the data-bin "
+            "it was trained with, or give this run a new --save-dir"
+        )
+    return (
+        f"{checkpoint} was {difference}, so it would translate other words than it learned; give "
+        f"the data-bin it was trained with (its dict.*.txt), or a checkpoint trained on {data}"
+    )
 
 
 def _why_not_resumable(filename, saved, run, cause) -> str:

@@ -26,7 +26,9 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.models import ARCH_MODEL_REGISTRY
 
+from . import save_dir
 from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, TorchLoadingWeightsOnly
+from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
 from .errors import ConfigurationError, print_errors_as_one_line
 from .log_level import fairseqs_log_level
@@ -221,6 +223,57 @@ def _loaded_copies(module_name: str):
     return copies
 
 
+# Set on the wrappers, so that importing the plugin again wraps nothing twice.
+SAVE_DIR_WRAPPER = "__bahdanau_the_run_owns_its_save_dir__"
+
+
+def own_the_save_dir_in_training() -> None:
+    """Where fairseq-train runs, for these models: the run holds its --save-dir, which is checked
+    to have room for a checkpoint, before it resumes or trains (save_dir.py), and its checkpoints
+    are written whole, a full disk one line (checkpoint_writing.py). fairseq-train calls
+    checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
+    at every save: the wrappers do their part there for these models and call fairseq's own, which
+    is all they do for any other model. No option, task or hook runs before fairseq-train resumes,
+    and none chooses how fairseq writes the checkpoints."""
+    if running_fairseq_tool() not in TRAINING_TOOLS:
+        return
+    if getattr(checkpoint_utils.load_checkpoint, SAVE_DIR_WRAPPER, False):
+        return
+    checkpoint_utils.load_checkpoint = _holding_the_save_dir(checkpoint_utils.load_checkpoint)
+    checkpoint_utils.save_checkpoint = _writing_whole(checkpoint_utils.save_checkpoint)
+
+
+def _trains_these_models(trainer) -> bool:
+    return isinstance(trainer.get_model(), RecurrentTranslationModel)
+
+
+def _holding_the_save_dir(load_checkpoint):
+    @functools.wraps(load_checkpoint)
+    def wrapper(cfg, trainer, **passthrough_args):
+        # the process that saves (rank 0), where the run saves at all
+        if _trains_these_models(trainer) and trainer.is_data_parallel_master and not cfg.no_save:
+            save_dir.hold(cfg.save_dir)
+            save_dir.check_room(cfg.save_dir, trainer.get_model())
+        return load_checkpoint(cfg, trainer, **passthrough_args)
+
+    setattr(wrapper, SAVE_DIR_WRAPPER, True)
+    return wrapper
+
+
+def _writing_whole(save_checkpoint):
+    # fairseq's save_checkpoint keeps the best loss as an attribute of the function that its
+    # module names save_checkpoint, this wrapper from now on, as fairseq-train reads it too.
+    @functools.wraps(save_checkpoint)
+    def wrapper(cfg, trainer, epoch_itr, val_loss):
+        if not _trains_these_models(trainer):
+            return save_checkpoint(cfg, trainer, epoch_itr, val_loss)
+        with checkpoints_written_whole():
+            return save_checkpoint(cfg, trainer, epoch_itr, val_loss)
+
+    setattr(wrapper, SAVE_DIR_WRAPPER, True)
+    return wrapper
+
+
 CHANGES = (
     # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
     # unless set: torch's defaults (1,024 kernels each) cost memory for no speed
@@ -252,6 +305,10 @@ CHANGES = (
     # warnings.filters, where a fairseq tool or the plugin's own command runs: hydra's and torch's
     # warnings about how fairseq calls them (DEPENDENCY_WARNINGS), one filter per message.
     hide_dependency_warnings,
+    # fairseq.checkpoint_utils.load_checkpoint and save_checkpoint, where fairseq-train runs: for
+    # these models, the run holds its --save-dir and checks its room before training, and writes
+    # every checkpoint whole; for other models, fairseq's own.
+    own_the_save_dir_in_training,
 )
 
 

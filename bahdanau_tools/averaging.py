@@ -6,19 +6,25 @@ checkpoints'.
   bahdanau-average-checkpoints --inputs a.pt b.pt c.pt --output average.pt
 
 Checkpoints are loaded with torch's safe, weights-only unpickler (the plugin allow-lists the one
-type fairseq adds). The output is the newest input with its parameters averaged and without its
-optimizer state (the optimizer's moments belong to one point of training, not to the average):
-fairseq-generate, fairseq-interactive and the hub interface load it as they load any checkpoint,
-and fairseq-train starts a fresh optimizer from it (--restore-file).
+type fairseq adds). Checkpoints of other architectures, sizes or dictionaries (their fingerprints,
+bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them) are
+refused; checkpoints whose training started from other parameters (not of one run) are averaged
+after a warning, as their average is worse than either. The output is the newest input with its
+parameters averaged (its fingerprints kept) and without its optimizer state (the optimizer's
+moments belong to one point of training, not to the average): fairseq-generate,
+fairseq-interactive and the hub interface load it as they load any checkpoint, and fairseq-train
+starts a fresh optimizer from it (--restore-file).
 """
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import torch
 
+from bahdanau_plugin import fingerprints
 from bahdanau_plugin.checkpoint_safety import explain_load_error
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
@@ -66,17 +72,30 @@ def model_name(state: dict) -> str:
     return model["_name"] if isinstance(model, dict) else model.arch
 
 
+def parameter_names(state: dict) -> List[str]:
+    """The names of a checkpoint's parameters, without its fingerprints."""
+    return [name for name in state["model"] if name not in fingerprints.KEYS]
+
+
 def check_same_model(states: Dict[Path, dict]) -> None:
     """Parameters can only be averaged between checkpoints of one architecture, sizes and
     dictionaries."""
     (first_path, first), *others = states.items()
     for path, state in others:
         names = (model_name(first), model_name(state))
-        if first["model"].keys() != state["model"].keys():
+        if set(parameter_names(first)) != set(parameter_names(state)):
             raise AveragingError(
                 f"cannot average {first_path} ({names[0]}) and {path} ({names[1]}): they are "
                 "different architectures; average checkpoints of one training run"
             )
+        for side, key in fingerprints.DICTIONARIES.items():
+            recorded = (first["model"].get(key), state["model"].get(key))
+            if fingerprints.differs(*recorded):
+                raise AveragingError(
+                    f"cannot average {first_path} and {path}: they were trained with other "
+                    f"{side} dictionaries (fingerprints {fingerprints.short(recorded[0])} and "
+                    f"{fingerprints.short(recorded[1])}); average checkpoints of one training run"
+                )
         for name in EMBEDDINGS:
             sizes = (first["model"][name].size(0), state["model"][name].size(0))
             if sizes[0] != sizes[1]:
@@ -85,7 +104,8 @@ def check_same_model(states: Dict[Path, dict]) -> None:
                     f"cannot average {first_path} and {path}: their {side} dictionaries have "
                     f"{sizes[0]} and {sizes[1]} symbols; average checkpoints of one training run"
                 )
-        for name, parameter in first["model"].items():
+        for name in parameter_names(first):
+            parameter = first["model"][name]
             if parameter.shape != state["model"][name].shape:
                 raise AveragingError(
                     f"cannot average {first_path} and {path}: {name} has shape "
@@ -94,17 +114,41 @@ def check_same_model(states: Dict[Path, dict]) -> None:
                 )
 
 
+def warn_unless_of_one_run(states: Dict[Path, dict]) -> None:
+    """A warning, on stderr, for checkpoints whose training started from other parameters (the
+    fingerprint each records, where it does)."""
+    (first_path, first), *others = states.items()
+    recorded = first["model"].get(fingerprints.INITIAL_PARAMETERS)
+    for path, state in others:
+        if fingerprints.differs(recorded, state["model"].get(fingerprints.INITIAL_PARAMETERS)):
+            print(
+                f"warning: {first_path} and {path} are not of one training run: their training "
+                "started from other parameters (another --seed or initial model), so their "
+                "average may translate worse than either; average checkpoints of one run",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
+
+
 def average_parameters(models: Sequence[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
-    """The mean of each parameter, summed in float64 and returned in its own type."""
+    """The mean of each parameter, summed in float64 and returned in its own type; the newest
+    model's fingerprints as they are."""
+    newest = models[-1]
     return {
-        name: (sum(model[name].double() for model in models) / len(models)).to(parameter.dtype)
-        for name, parameter in models[0].items()
+        name: (
+            newest[name]
+            if name in fingerprints.KEYS
+            else (sum(model[name].double() for model in models) / len(models)).to(parameter.dtype)
+        )
+        for name, parameter in newest.items()
     }
 
 
 def averaged_checkpoint(paths: Sequence[Path]) -> dict:
     states = {path: load_state(path) for path in paths}
     check_same_model(states)
+    warn_unless_of_one_run(states)
     newest = dict(states[paths[-1]])
     newest["model"] = average_parameters([state["model"] for state in states.values()])
     newest.pop("last_optimizer_state", None)

@@ -3,14 +3,16 @@
 A subclass names its configuration, encoder and decoder (``rnnsearch.py``, ``rnnencdec.py``);
 this class builds them, checks fairseq's options when the model first trains
 (``training_setup.py``) and when it is made ready to translate (``inference_setup.py``), loads
-from a folder for the hub, and keeps the paper's training length limit out of translation.
+from a folder for the hub, and keeps the paper's training length limit out of translation. Its
+checkpoints record the fingerprints of its dictionaries and of the parameters its training started
+from (``fingerprints.py``), and it refuses to load a checkpoint of other dictionaries.
 """
 
 from fairseq import hub_utils
 from fairseq.models import FairseqEncoderDecoderModel
 from torch import nn
 
-from .. import checkpoint_safety
+from .. import checkpoint_safety, fingerprints
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
 from ..speed import setting
@@ -49,6 +51,9 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         super().__init__(encoder, decoder)
         self.cfg = cfg
         self._training_setup_checked = False
+        # the fingerprint of the parameters its training started from: taken as it first trains,
+        # or loaded with a checkpoint (fingerprints.py)
+        self.initial_parameters = None
 
     @classmethod
     def add_args(cls, parser):
@@ -71,6 +76,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         # handling (which would save a crash checkpoint): checked once, at the first.
         if mode and not self._training_setup_checked:
             training_setup.check(self.cfg)
+            if self.initial_parameters is None:  # neither resumed nor restored from a checkpoint
+                self.initial_parameters = fingerprints.of_parameters(self)
             self._training_setup_checked = True
         return super().train(mode)
 
@@ -113,9 +120,20 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         inference_setup.apply(cfg, self.has_attention)
         super().prepare_for_inference_(cfg)
 
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        state = super().state_dict(
+            *args, destination=destination, prefix=prefix, keep_vars=keep_vars
+        )
+        fingerprints.add_(state, prefix, self)
+        return state
+
     def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        recorded = fingerprints.take_(state_dict)
         for side, module in (("source", self.encoder), ("target", self.decoder)):
-            _check_vocabulary(state_dict, side, module)
+            _check_vocabulary(
+                state_dict, side, module, recorded.get(fingerprints.DICTIONARIES[side])
+            )
+        self.initial_parameters = recorded.get(fingerprints.INITIAL_PARAMETERS)
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
     def max_positions(self):
@@ -130,12 +148,18 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         return (limit, limit)
 
 
-def _check_vocabulary(state_dict, side: str, module) -> None:
-    """A checkpoint used with another dictionary fails here with a sentence, not a shape dump."""
+def _check_vocabulary(state_dict, side: str, module, fingerprint) -> None:
+    """A checkpoint used with another dictionary fails here with a sentence, not a shape dump or
+    translations of other words: by the dictionary's fingerprint, or where the checkpoint has none
+    (saved before them), by its size."""
     key = ("encoder" if side == "source" else "decoder") + ".embed_tokens.weight"
     if key not in state_dict:
         return
     trained, given = state_dict[key].size(0), len(module.dictionary)
+    if fingerprints.differs(fingerprint, fingerprints.of_dictionary(module.dictionary)):
+        raise CheckpointError(
+            checkpoint_safety.other_dictionary(side, trained, fingerprint, module.dictionary)
+        )
     if trained != given:
         raise CheckpointError(
             f"the checkpoint was trained with a {trained}-symbol {side} dictionary but the data "

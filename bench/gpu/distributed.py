@@ -97,8 +97,10 @@ def losses(log: str) -> list:
 
 
 def _parameters(save_dir: Path) -> dict:
+    """The parameters of the run's last checkpoint in float32 (not the checkpoint's fingerprints,
+    bahdanau_plugin/fingerprints.py: integers)."""
     state = torch.load(save_dir / "checkpoint_last.pt", map_location="cpu")["model"]
-    return {name: value.float() for name, value in state.items()}
+    return {name: value.float() for name, value in state.items() if value.is_floating_point()}
 
 
 def agreement(single: tuple, distributed: tuple, precision: str) -> dict:

@@ -15,8 +15,8 @@ import sys
 import types
 
 import pytest
-
-from fairseq import utils
+import torch
+from fairseq import checkpoint_utils, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 import bahdanau_plugin
@@ -27,6 +27,7 @@ from ..support.paths import PLUGIN
 from ..support.tools import fairseq_env, fairseq_tool, python_program
 
 ABORTED = -6  # SIGABRT, as libstdc++'s std::terminate ends a process
+FAIRSEQS_SAVE = checkpoint_utils.torch_persistent_save
 
 # fairseq-train's batches of the training split in epoch 1 (sentences ordered by length, batches
 # shuffled), asked as fairseq-train asks, with its defaults: --required-batch-size-multiple 8.
@@ -122,6 +123,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "train_in_bfloat16_on_gpus_and_cpus",
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
+        "own_the_save_dir_in_training",
     ]
 
 
@@ -232,6 +234,42 @@ def test_importing_the_plugin_again_wraps_fairseq_train_s_conversion_once():
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
     assert train.convert_namespace_to_omegaconf is wrapped
     assert wrapped.__wrapped__ is convert_namespace_to_omegaconf
+
+
+@pytest.fixture
+def in_fairseq_train(monkeypatch):
+    """This process as fairseq-train, its checkpoint functions restored after the test."""
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/fairseq-train"])
+    for name in ("load_checkpoint", "save_checkpoint"):
+        monkeypatch.setattr(checkpoint_utils, name, getattr(checkpoint_utils, name))
+
+
+def test_importing_the_plugin_again_wraps_fairseq_train_s_checkpoint_functions_once(
+    in_fairseq_train,
+):
+    fairseq_patches.own_the_save_dir_in_training()
+    wrapped = checkpoint_utils.load_checkpoint, checkpoint_utils.save_checkpoint
+    importlib.reload(bahdanau_plugin)
+    utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
+    assert (checkpoint_utils.load_checkpoint, checkpoint_utils.save_checkpoint) == wrapped
+
+
+def test_for_other_models_fairseq_train_resumes_and_saves_with_fairseq_s_own_functions(
+    in_fairseq_train, tmp_path
+):
+    """Without a hold on --save-dir, a room check, or whole writes."""
+    calls = []
+    checkpoint_utils.load_checkpoint = lambda cfg, trainer: calls.append(("load", cfg.save_dir))
+    checkpoint_utils.save_checkpoint = lambda cfg, trainer, epoch_itr, val_loss: calls.append(
+        ("save", checkpoint_utils.torch_persistent_save)
+    )
+    fairseq_patches.own_the_save_dir_in_training()
+    trainer = types.SimpleNamespace(get_model=lambda: torch.nn.Linear(2, 2))
+    cfg = types.SimpleNamespace(save_dir=str(tmp_path), no_save=False)
+    checkpoint_utils.load_checkpoint(cfg, trainer)
+    checkpoint_utils.save_checkpoint(cfg, trainer, None, None)
+    assert calls == [("load", str(tmp_path)), ("save", FAIRSEQS_SAVE)]
+    assert os.listdir(tmp_path) == []
 
 
 def test_training_batches_are_fairseqs_own_last_partial_batch_left_out_included(data_bin):

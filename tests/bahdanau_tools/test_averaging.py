@@ -3,8 +3,10 @@ written as a checkpoint that fairseq's tools load."""
 
 import pytest
 import torch
+from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoderDecoderModel
 
+from bahdanau_plugin import fingerprints
 from bahdanau_tools.averaging import UPDATE_CHECKPOINT, last_checkpoints, main
 from bahdanau_tools.errors import AveragingError
 
@@ -12,14 +14,19 @@ from ..support.assertions import assert_one_line_error
 from ..support.malicious import malicious_copy
 from ..support.paths import PLUGIN
 from ..support.tools import run, tool_on_bytes
+from ..support.training import train
 
 EPOCHS = 4
 
 
 def moved(state: dict, amount: float, seed: int) -> dict:
+    """The checkpoint's parameters moved at random, as training moves them (its fingerprints
+    kept)."""
     generator = torch.Generator().manual_seed(seed)
     model = {
-        name: parameter + amount * torch.randn(parameter.shape, generator=generator)
+        name: parameter
+        if name in fingerprints.KEYS
+        else parameter + amount * torch.randn(parameter.shape, generator=generator)
         for name, parameter in state["model"].items()
     }
     return {**state, "model": model}
@@ -62,6 +69,8 @@ def test_averaged_parameters_are_the_mean_of_the_checkpoints_parameters(averaged
     models = [torch.load(path, weights_only=True)["model"] for path in averaged_paths]
     average = torch.load(output, weights_only=True)["model"]
     for name, parameter in average.items():
+        if name in fingerprints.KEYS:
+            continue
         torch.testing.assert_close(
             parameter, torch.stack([model[name] for model in models]).mean(dim=0)
         )
@@ -69,6 +78,70 @@ def test_averaged_parameters_are_the_mean_of_the_checkpoints_parameters(averaged
 
 def test_the_average_keeps_no_optimizer_state(averaged):
     assert "last_optimizer_state" not in torch.load(averaged[1], weights_only=True)
+
+
+def test_the_average_keeps_the_fingerprints_of_the_checkpoints(averaged):
+    averaged_paths, output = averaged
+    newest = torch.load(averaged_paths[-1], weights_only=True)["model"]
+    average = torch.load(output, weights_only=True)["model"]
+    assert [key for key in fingerprints.KEYS if key in average] == list(fingerprints.KEYS)
+    for key in fingerprints.KEYS:
+        assert torch.equal(average[key], newest[key])
+
+
+def test_checkpoints_of_one_run_are_averaged_without_a_warning(save_dir, tmp_path, capsys):
+    main(["--inputs", str(save_dir), "--last-epochs", "2", "--output", str(tmp_path / "a.pt")])
+    assert "warning" not in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def another_run(data_bin, tmp_path_factory):
+    """The tiny rnnsearch of the checkpoints fixture, trained again from another seed."""
+    save_dir = tmp_path_factory.mktemp("another-run")
+    train(data_bin, save_dir, "rnnsearch_50", "--max-update", "4", "--seed", "4")
+    return save_dir / "checkpoint_last.pt"
+
+
+def test_checkpoints_of_runs_started_from_other_parameters_are_averaged_after_a_warning(
+    checkpoints, another_run, tmp_path
+):
+    one_run = checkpoints["rnnsearch_50"]
+    returncode, stdout, stderr = tool_on_bytes(
+        "bahdanau-average-checkpoints",
+        *("--inputs", one_run, another_run, "--output", tmp_path / "average.pt"),
+    )
+    assert returncode == 0, stderr[-2000:]
+    (warning,) = [line for line in stderr.splitlines() if line.startswith("warning: ")]
+    assert f"{one_run} and {another_run} are not of one training run" in warning
+    assert "started from other parameters" in warning
+    assert (tmp_path / "average.pt").exists()
+
+
+def test_checkpoints_trained_with_other_dictionaries_of_one_size_are_an_error_naming_both(
+    checkpoints, tmp_path
+):
+    """As two corpora prepared with one --shortlist have: their sizes alike, their words not."""
+    state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
+    reordered = Dictionary()
+    for word in ["b", "a"]:
+        reordered.add_symbol(word)
+    model = {
+        **state["model"],
+        fingerprints.TARGET_DICTIONARY: fingerprints.of_dictionary(reordered),
+    }
+    torch.save({**state, "model": model}, tmp_path / "other.pt")
+    returncode, _, stderr = tool_on_bytes(
+        "bahdanau-average-checkpoints",
+        *("--inputs", checkpoints["rnnsearch_50"], tmp_path / "other.pt"),
+        *("--output", tmp_path / "average.pt"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"cannot average {checkpoints['rnnsearch_50']} and {tmp_path / 'other.pt'}",
+        "other target dictionaries",
+    )
+    assert not (tmp_path / "average.pt").exists()
 
 
 @pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])

@@ -1,6 +1,15 @@
-"""models/recurrent_translation.py: what a model's build gives both architectures."""
+"""models/recurrent_translation.py: what a model's build gives both architectures, and what its
+checkpoints record (bahdanau_plugin/fingerprints.py)."""
 
-from ...support.models import build_tiny_model
+import pytest
+import torch
+from fairseq.data import Dictionary
+
+from bahdanau_plugin import fingerprints
+from bahdanau_plugin.errors import CheckpointError
+from bench.models import build_model, task
+
+from ...support.models import build_tiny_model, randomize_, tiny_sizes
 
 
 def test_a_built_model_registers_no_absent_parameter(model_name):
@@ -14,3 +23,66 @@ def test_a_built_model_registers_no_absent_parameter(model_name):
     ]
     assert absent == []
     assert model.decoder.gru.gate_weights.bias is None  # still readable, as nn.Linear reads it
+
+
+def _reordered(dictionary):
+    """A dictionary of the same symbols as dictionary, its words in the reverse order."""
+    reordered = Dictionary()
+    for word in reversed(dictionary.symbols[dictionary.nspecial :]):
+        reordered.add_symbol(word)
+    return reordered
+
+
+def test_a_state_dict_holds_the_fingerprints_of_both_dictionaries(model_name):
+    model = build_tiny_model(model_name)
+    state = model.state_dict()
+    assert torch.equal(
+        state[fingerprints.SOURCE_DICTIONARY], fingerprints.of_dictionary(model.encoder.dictionary)
+    )
+    assert torch.equal(
+        state[fingerprints.TARGET_DICTIONARY], fingerprints.of_dictionary(model.decoder.dictionary)
+    )
+
+
+def test_a_model_records_the_parameters_it_started_training_from(model_name):
+    model = build_tiny_model(model_name)
+    assert fingerprints.INITIAL_PARAMETERS not in model.state_dict()
+    start = fingerprints.of_parameters(model)
+    model.train()
+    randomize_(model)  # as training moves them
+    model.train()
+    assert torch.equal(model.state_dict()[fingerprints.INITIAL_PARAMETERS], start)
+
+
+def test_a_model_loaded_from_a_checkpoint_keeps_the_start_that_the_checkpoint_records(model_name):
+    trained = build_tiny_model(model_name)
+    start = fingerprints.of_parameters(trained)
+    randomize_(trained.train())  # as training moves them
+    resumed = build_tiny_model(model_name)
+    resumed.load_state_dict(trained.state_dict())
+    resumed.train()
+    assert torch.equal(resumed.state_dict()[fingerprints.INITIAL_PARAMETERS], start)
+
+
+def test_a_checkpoint_of_other_dictionaries_of_the_same_size_is_refused(model_name):
+    trained = build_tiny_model(model_name)
+    given = task(11, 13)
+    given.source_dictionary = _reordered(given.source_dictionary)
+    other = build_model(model_name, given, **tiny_sizes(model_name))
+    with pytest.raises(
+        CheckpointError, match="trained with other dictionaries.* source dictionary"
+    ):
+        other.load_state_dict(trained.state_dict())
+
+
+def test_a_checkpoint_without_fingerprints_loads_as_before_them(model_name):
+    trained = randomize_(build_tiny_model(model_name))
+    state = trained.state_dict()
+    fingerprints.take_(state)
+    loaded = build_tiny_model(model_name)
+    loaded.load_state_dict(state)
+    assert all(
+        torch.equal(parameter, dict(trained.named_parameters())[name])
+        for name, parameter in loaded.named_parameters()
+    )
+    assert loaded.initial_parameters is None
