@@ -15,8 +15,8 @@ per-position work remains, after a first run at each length that does what a pro
 
 An operator is an ATen (or oneDNN extension) operator called from outside any other operator:
 what the model dispatches, not what those operators call inside; the kernels that inductor
-generates for a compiled step are not operators (on a CPU they are C++ loops called directly). On a GPU each phase also reports
-``kernels``, the device kernels launched per target position.
+generates for a compiled step are not operators (on a CPU they are C++ loops called directly).
+On a GPU each phase also reports ``kernels``, the device kernels launched per target position.
 
     python -m bench.operator_counts   # rnnsearch, rnnencdec and lstm at the benchmark's sizes
 """
