@@ -150,10 +150,11 @@ def training_words_per_second(log, warmup):
 
 
 def compilations(log):
-    """What the fast path compiled in a run, as it logged each compilation
-    (speed/compiling.py: ``compiled ... in S s``), in fairseq-train's log format
+    """What the fast path compiled and recorded in a run, as it logged each compilation
+    (speed/compiling.py: ``compiled ... in S s``) and, on a GPU, each bucket's CUDA graphs
+    (speed/capture.py: ``recorded ... in S s``), in fairseq-train's log format
     (``... | bahdanau_plugin.speed.compiling | ...``) or fairseq-generate's (``INFO:...:...``)."""
-    return re.findall(r"speed\.compiling(?: \| |:)(compiled .*)", log)
+    return re.findall(r"speed\.(?:compiling|capture)(?: \| |:)((?:compiled|recorded) .*)", log)
 
 
 def compiling_seconds(compiled) -> float:

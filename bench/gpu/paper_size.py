@@ -30,6 +30,8 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from ..common import (
     average_lengths,
+    compilations,
+    compiling_seconds,
     model_flags,
     rnnsearch_training_flops_per_target_word,
     timed_training_flags,
@@ -164,8 +166,16 @@ def _recorded(measure, *args) -> dict:
 
 
 def _timed_training(cfg, warmup: int) -> dict:
+    """Target words/s after the warm-up, peak memory, and what the fast path compiled and
+    recorded (in the warm-up), with the seconds each took."""
     log, peak = train.run(cfg)
-    return {"words_per_second": training_words_per_second(log, warmup), "peak_mib": peak}
+    compiled = compilations(log)
+    return {
+        "words_per_second": training_words_per_second(log, warmup),
+        "peak_mib": peak,
+        "compiled": compiled,
+        "compiling_seconds": compiling_seconds(compiled),
+    }
 
 
 def measure(precision: str, data_bin: Path, work: Path, dry_run: bool) -> dict:

@@ -199,6 +199,13 @@ def _paper_size(result: dict) -> str:
         if "error" in row:
             notes.append(f"- {precision} failed: `{row['error']}`")
             continue
+        for batching, training in row["rnnsearch"]["training"].items():
+            if training.get("compiled"):
+                notes.append(
+                    f"- {precision}, {batching}: rnnsearch compiled and recorded in "
+                    f"{training['compiling_seconds']:.1f} s in all, in its warm-up: "
+                    + "; ".join(f"`{line}`" for line in training["compiled"])
+                )
         shares = "; ".join(
             f"rnnsearch training at {share:.1%} of it with batches of {batching}"
             for batching, share in row["rnnsearch_share_of_peak"].items()
