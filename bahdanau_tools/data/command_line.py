@@ -44,6 +44,31 @@ def positive_float(text: str) -> float:
     return value
 
 
+def share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
+    return value
+
+
+def line_encoding(text: str) -> str:
+    """A text encoding that Python knows, whose lines end with the byte \\n as the reader splits
+    them (UTF-16 and UTF-32 do not)."""
+    try:
+        line = "a\n".encode(text, errors="replace")
+    except LookupError:  # no such codec, or one that is not for text (base64, say)
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a text encoding Python knows (latin-1, cp1252, utf-8, ... : "
+            "https://docs.python.org/3/library/codecs.html#standard-encodings)"
+        ) from None
+    if line != b"a\n":
+        raise argparse.ArgumentTypeError(
+            f"{text} does not write ASCII letters and line ends as single bytes; convert the "
+            f"files to UTF-8 first (iconv -f {text} -t utf-8)"
+        )
+    return text
+
+
 def own_corpus(arguments: argparse.Namespace) -> Corpus:
     check_moses_language(arguments.source_lang, "--source-lang")
     check_moses_language(arguments.target_lang, "--target-lang")
@@ -145,6 +170,30 @@ def common_options() -> argparse.ArgumentParser:
         "words of the shorter (default: %(default)s, as Moses' clean-corpus-n)",
     )
     parser.add_argument(
+        "--max-word-len",
+        type=positive_int,
+        default=100,
+        help="drop training pairs with a word (a Moses token) of more than this many characters, "
+        "which is no word (a run of letters, a URL, base64): counted as `long word` "
+        "(default: %(default)s); dev and test are never dropped for it",
+    )
+    parser.add_argument(
+        "--max-dropped",
+        type=share,
+        default=0.5,
+        metavar="SHARE",
+        help="stop when cleaning would drop more than this share of a split's pairs, saying how "
+        "many each step dropped; 1 allows any (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--encoding",
+        type=line_encoding,
+        default="utf-8",
+        help="the encoding of every file of the corpus, as Python names it (latin-1, cp1252, ...); "
+        "a line that does not decode stops the run, naming the file, the line and the byte "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--workers",
         type=positive_int,
         default=os.cpu_count(),
@@ -205,7 +254,14 @@ def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> 
         else Vocabulary("shortlist", arguments.shortlist)
     )
     return Settings(
-        languages, vocabulary, arguments.max_len, arguments.max_ratio, arguments.workers
+        languages,
+        vocabulary,
+        arguments.max_len,
+        arguments.max_ratio,
+        arguments.workers,
+        arguments.encoding,
+        arguments.max_word_len,
+        arguments.max_dropped,
     )
 
 
