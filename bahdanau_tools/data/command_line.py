@@ -21,6 +21,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
 from .binarize import Vocabulary
 from .cleaning import check_moses_language
@@ -34,6 +35,7 @@ from .wmt14 import extract_release, fetch_archives, wmt14_splits
 Corpus = Tuple[str, Tuple[str, str], List[Split]]  # name, (source, target language), splits
 
 INTERRUPTED = "interrupted: run the same command again to resume; the stages that finished are kept"
+KEPT = "; a rerun keeps the stages that finished"
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # what shells report for a command that Ctrl+C stopped
 
 
@@ -268,8 +270,10 @@ def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> 
 def main(argv: Optional[Sequence[str]] = None) -> dict:
     """Prepare the corpus the arguments name; return the summary."""
     arguments = pipeline_parser().parse_args(argv)
-    name, languages, splits = arguments.read(arguments)
-    return prepare(name, splits, arguments.out, settings_from(arguments, languages))
+    check_output_folder(arguments.out, "--out")
+    with write_failures_explained(arguments.out, "--out", KEPT):
+        name, languages, splits = arguments.read(arguments)
+        return prepare(name, splits, arguments.out, settings_from(arguments, languages))
 
 
 def cli_main() -> None:
