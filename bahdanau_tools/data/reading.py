@@ -103,7 +103,7 @@ def not_in_encoding(
 
 
 def is_utf8(encoding: str) -> bool:
-    return codecs.lookup(encoding).name == UTF8
+    return codecs.lookup(encoding).name in (UTF8, "utf-8-sig")
 
 
 class Misreading:

@@ -95,3 +95,10 @@ def test_a_utf8_file_read_in_an_encoding_that_would_misread_it_is_an_error(tmp_p
         "misread (é as Ã©): convert the files that are not UTF-8 (iconv -f latin-1 -t utf-8) and "
         "leave --encoding out"
     )
+
+
+def test_a_utf8_file_read_as_utf8_under_another_name_is_not_taken_for_a_misreading(tmp_path):
+    for side in ("en", "fr"):
+        (tmp_path / f"a.{side}").write_bytes("le café\n".encode())
+    for name in ("UTF8", "utf-8-sig"):
+        assert check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), name) == 1
