@@ -90,23 +90,36 @@ def load_checkpoints_weights_only_in_commands() -> None:
 
 
 def decode_standard_input_leniently() -> None:
-    """fairseq-interactive reads sys.stdin as it finds it. Under a strict UTF-8 decoder
-    (PYTHONIOENCODING=utf-8, say) one line of invalid bytes ends the whole session; and UTF-8 keeps
-    the byte-order mark that Windows editors write, glued to the first word, which then reads
-    <unk>. Where fairseq-interactive runs, standard input in UTF-8 is read as utf-8-sig instead,
-    which drops that mark, with undecodable bytes becoming U+FFFD (<unk>): the line is translated
-    like any other. fairseq has no option for the input's decoding, and no task sees the lines
-    before they are decoded."""
+    """fairseq-interactive reads sys.stdin as it finds it: in the locale's encoding, so that under
+    a Latin-1 locale ``rivière`` reads ``riviÃ¨re`` (and BPE makes ``<unk>`` pieces of it), and
+    under a strict decoder (PYTHONIOENCODING=utf-8, say) one line of invalid bytes ends the whole
+    session; and UTF-8 keeps the byte-order mark that Windows editors write, glued to the first
+    word, which then reads <unk>. Where fairseq-interactive runs, standard input is read as
+    utf-8-sig instead, whatever the locale, which drops that mark, with undecodable bytes becoming
+    U+FFFD (<unk>): the line is translated like any other. fairseq has no option for the input's
+    decoding, and no task sees the lines before they are decoded."""
     if running_fairseq_tool() != "fairseq-interactive":
         return
     stdin = sys.stdin
-    if not isinstance(stdin, io.TextIOWrapper) or codecs.lookup(stdin.encoding).name != "utf-8":
+    if not isinstance(stdin, io.TextIOWrapper):
         return
-    errors = "replace" if stdin.errors == "strict" else stdin.errors
     try:
-        stdin.reconfigure(encoding="utf-8-sig", errors=errors)
+        stdin.reconfigure(encoding="utf-8-sig", errors="replace")
     except io.UnsupportedOperation:  # something has read from it already: too late for the mark
-        stdin.reconfigure(errors=errors)
+        if codecs.lookup(stdin.encoding).name == "utf-8":
+            stdin.reconfigure(errors="replace")
+
+
+def write_standard_output_in_utf8() -> None:
+    """fairseq-interactive and fairseq-generate print their translations (and the sources) to
+    sys.stdout as they find it: in the locale's encoding, so Latin-1 under a Latin-1 locale, and
+    under ``LC_ALL=C`` without Python's UTF-8 mode the first ``é`` ends the command with a
+    UnicodeEncodeError. Where they run, standard output is written in UTF-8, the encoding of the
+    text they translate, whatever the locale. fairseq has no option for its output's encoding."""
+    if running_fairseq_tool() not in ("fairseq-interactive", "fairseq-generate"):
+        return
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(encoding="utf-8")
 
 
 def keep_freed_memory_for_reuse_in_training() -> None:
@@ -293,6 +306,8 @@ CHANGES = (
     load_checkpoints_weights_only_in_commands,
     # sys.stdin's decoding, where fairseq-interactive runs: utf-8-sig, errors="replace".
     decode_standard_input_leniently,
+    # sys.stdout's encoding, where fairseq-interactive or fairseq-generate runs: UTF-8.
+    write_standard_output_in_utf8,
     # glibc's mmap and trim thresholds (mallopt), where fairseq-train runs.
     keep_freed_memory_for_reuse_in_training,
     # fairseq_cli.train.convert_namespace_to_omegaconf, where fairseq-train's module is loaded:

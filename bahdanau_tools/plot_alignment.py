@@ -15,6 +15,7 @@ from pathlib import Path
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
+from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
 from .heatmaps import alignment_heatmaps
 
@@ -43,12 +44,15 @@ def main(argv=None):
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if path is not None and not path.exists():
             parser.error(f"{path} does not exist")
+    check_output_folder(args.out_dir, "--out-dir")
     options = dict(tokenizer="moses", source_lang=args.source_lang, target_lang=args.target_lang)
     if args.bpe_codes is not None:
         options.update(bpe="subword_nmt", bpe_codes=str(args.bpe_codes))
-    for path, translation in alignment_heatmaps(
-        args.checkpoint, args.data, args.sentences, args.out_dir, **options
-    ):
+    with write_failures_explained(args.out_dir, "--out-dir"):
+        heatmaps = alignment_heatmaps(
+            args.checkpoint, args.data, args.sentences, args.out_dir, **options
+        )
+    for path, translation in heatmaps:
         print(f"{path}\t{translation}")
 
 

@@ -1,30 +1,25 @@
 """On a GPU in training, the decoder's loop over target positions (``recur``: the modules' own
 code, its step compiled) replayed from CUDA graphs, recorded forward and backward by autograd.
 
-On a GPU the recurrence's time is its launches, not its arithmetic: every target position
-launches its kernels from Python, and the GPU waits for them (docs/gpu.md). A CUDA graph records
-the kernels of ``recur`` over all positions, and those autograd runs for its backward pass, and
-replays each with one launch.
+On a GPU the recurrence's time is its launches, not its arithmetic (docs/gpu.md): a CUDA graph
+records the kernels of ``recur`` over all positions, and those of its backward pass, and replays
+each with one launch.
 
-- **Shapes.** A graph replays fixed shapes. Rows, target positions and source positions are each
-  rounded up (``bucket``: by less than a quarter, or than 4), so that a few graphs serve a
-  training run; a bucket's graphs are recorded at its first batch. The padding changes nothing
-  real: padded source positions are masked (alpha_ij = 0), padded target positions come after the
-  real ones in a recurrence that runs forward, padded rows are rows of their own; every gradient
-  the padding receives is 0.
-- **Memory.** A graph reads its inputs from, and writes its outputs and gradients to, tensors at
-  fixed places in one buffer per device that all graphs share (``Arena``): each call copies its
-  inputs in and its results out, so a graph never holds a caller's tensor. What autograd keeps
-  between the passes lies in one memory pool per device, released to the pool once both graphs
-  are recorded: the graphs of all buckets share it, as the arena.
-- **Order.** The backward graph reads what the forward graph left in the pool and the arena. Where
-  another graph ran in between, the call's forward graph is replayed again first, from the inputs
-  its autograd node kept.
-- **When.** With gradients on a GPU, autocast off, the fast path not plain. A bucket's graphs are
-  keyed by the code they recorded (``compiling.code_of``) and by the places of the parameters they
-  read: an edited module, or parameters moved elsewhere, are recorded anew. Each bucket's
-  recording is logged once, at INFO, with its time. Where recording fails, the loop runs without
-  graphs from then on, after one warning.
+- **Shapes.** A graph replays fixed shapes: rows, target and source positions are each rounded up
+  (``bucket``: by less than a quarter, or 4), so that a few graphs, recorded at a bucket's first
+  batch, serve a training run. The padding changes nothing real: padded source positions are
+  masked, padded target positions come after the real ones in a recurrence that runs forward,
+  padded rows are rows of their own; every gradient the padding receives is 0.
+- **Memory.** Every graph of a device copies its inputs in and its results out of one buffer
+  (``Arena``), so a graph never holds a caller's tensor; what autograd keeps between the passes
+  lies in one memory pool per device, released to it once both graphs are recorded, for the
+  others. Where another graph ran between a call's passes, its forward graph is replayed again
+  first, from the inputs its autograd node kept.
+- **When.** With gradients on a GPU, autocast off, no forward hook on the decoder, the fast path
+  not plain. Buckets are keyed by the code they recorded (``compiling.code_of``) and the places of
+  the parameters they read: an edited module, or parameters moved, are recorded anew. Each
+  recording is logged once at INFO with its time; where one fails, the loop runs without graphs
+  from then on, after one warning.
 """
 
 import itertools
@@ -67,10 +62,9 @@ def tf32_in_products() -> bool:
 
 
 class Arena:
-    """The buffer in which every graph of a device keeps its inputs, outputs and gradients, each
-    at an offset fixed per graph. A graph that needs more than it holds makes it grow, which makes
-    every graph recorded before stale (``generation``). ``holder`` is the graph and the call whose
-    forward pass the pool holds."""
+    """The buffer of a device's graphs' inputs, outputs and gradients, at offsets fixed per graph.
+    A graph that needs more makes it grow, and those recorded before stale (``generation``).
+    ``holder`` is the graph and the call whose forward pass the pool holds."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -101,10 +95,9 @@ class Arena:
 
 class CUDAGraphs:
     """How graphs are recorded: CUDA's own (the tests on a CPU put a recorder in its place that
-    runs the recorded function again at each replay). Each device records on a side stream of its
-    own. Not through ``torch.cuda.graph``, which empties torch's memory cache at every recording:
-    a training run records at the first batch of each bucket, and the next steps would wait for
-    their memory to be allocated anew."""
+    runs the recorded function again at each replay), on a side stream per device. Not through
+    ``torch.cuda.graph``, which empties torch's memory cache at every recording (of a bucket's
+    first batch), so that the next steps would wait for their memory to be allocated anew."""
 
     def __init__(self):
         self._streams: Dict[torch.device, "torch.cuda.Stream"] = {}
@@ -324,20 +317,16 @@ class Captures:
             del self.buckets[stale]
         start = time.perf_counter()
         found = self.buckets[key] = Bucket(recur, names, inputs, parameters, shape)
-        logger.info(
-            "recorded %s.recur as CUDA graphs for %s (rows, target and source positions) in %.1f s",
-            type(decoder).__name__,
-            " x ".join(map(str, shape)),
-            time.perf_counter() - start,
-        )
+        what = f"{type(decoder).__name__}.recur as CUDA graphs for {' x '.join(map(str, shape))}"
+        seconds = time.perf_counter() - start
+        logger.info("recorded %s (rows, target and source positions) in %.1f s", what, seconds)
         while len(self.buckets) > MOST_BUCKETS:
             self.buckets.popitem(last=False)
         return found
 
 
 def _named_inputs(input_drives, encoder_out, cache) -> Tuple[List[str], List[Tensor]]:
-    """The tensors ``recur`` reads, by name ("drives", "e.NAME" of encoder_out, "c.NAME" of the
-    cache)."""
+    """The tensors ``recur`` reads: "drives", "e.NAME" of encoder_out, "c.NAME" of the cache."""
     named = [("drives", input_drives)]
     for prefix, entries in (("e.", encoder_out), ("c.", cache)):
         named += [(prefix + k, v) for k, v in sorted(entries.items()) if isinstance(v, Tensor)]
@@ -361,14 +350,14 @@ def applies(input_drives: Tensor) -> bool:
 
 
 def captured(recur: Callable) -> Callable:
-    """``recur``, a decoder's bound method, replayed from CUDA graphs where ``applies``."""
+    """``recur``, a decoder's bound method, replayed from CUDA graphs where ``applies`` and no
+    forward hook is on the decoder (a hook runs at every call, not at a recording only)."""
 
     def run(input_drives, encoder_out, cache):
-        if not applies(input_drives):
-            return recur(input_drives, encoder_out, cache)
-        captures = _CAPTURES.setdefault(recur.__self__, Captures())
-        if captures.failed:
-            return recur(input_drives, encoder_out, cache)
-        return captures.run(recur, input_drives, encoder_out, cache)
+        if applies(input_drives) and compiling.hooked(recur.__self__) is None:
+            captures = _CAPTURES.setdefault(recur.__self__, Captures())
+            if not captures.failed:
+                return captures.run(recur, input_drives, encoder_out, cache)
+        return recur(input_drives, encoder_out, cache)
 
     return run

@@ -1,21 +1,18 @@
-"""A module's own method, compiled by torch.compile: the decoder's step at one target position.
+"""A module's own method compiled by torch.compile: the decoder's step, and a search's step.
 
-- **Regional.** What is compiled is one position's step, which the loop of ``recur`` calls once per
-  position: compiling takes the same seconds whatever the sentences' length (compiling the
-  unrolled loop grows with it: pytorch/pytorch#97155), and the compiled step, forward and
-  backward, is one call where the plain step is dozens of operators.
-- **Shapes are symbolic** (``dynamic=True``): the rows and source positions of every batch, and of
-  a beam search as its sentences finish, share one compilation (torch specializes a size of 1,
-  and grad mode on or off, into compilations of their own).
+- **Regional.** The loop of ``recur`` calls the compiled step once per target position, so
+  compiling takes the same seconds whatever the sentences' length (compiling the unrolled loop
+  grows with it: pytorch/pytorch#97155).
+- **Shapes are symbolic** (``dynamic=True``): every batch's rows and source positions, and a
+  search's as its sentences finish, share one compilation (torch compiles a size of 1, and grad
+  mode on or off, apart).
 - **The code as it is now.** torch guards the tensors a compilation read, not the methods of the
-  classes it called: an edit made to a module's class after compiling would go unseen. So the
-  classes of the module and of its submodules, with the functions each defines, are part of the
-  key of a compilation (``code_of``); an edit is a new key, compiled afresh from a copy of the
-  method's code (torch keeps compiled code per code object). While a forward hook is on any of
-  the modules, the method runs eagerly, so that the hook runs as registered.
-- **Cost shown.** Each compilation is logged once at INFO, with what it compiled and how long it
-  took; inductor caches its work on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later run of the same
-  shapes compiles in a fraction of that time (measured: docs/performance.md).
+  classes it called, so an edit made after compiling would go unseen: the classes of the module
+  and its submodules, with the functions each defines, key a compilation (``code_of``), and an
+  edit is compiled afresh from a copy of the method's code (torch keeps compiled code per code
+  object). While a forward hook is on any of the modules, the method runs eagerly.
+- **Cost shown.** Each compilation is logged once at INFO with its time; inductor caches its work
+  on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later run of the same sizes takes a fraction of it.
 - **Where nothing compiles** (no C++ compiler on a CPU, no Triton on a GPU, a Python torch cannot
   compile for) or a compilation fails, the method runs eagerly after one warning that says why.
 """
@@ -81,8 +78,7 @@ def missing_compiler(device_type: str) -> Optional[str]:
 
 
 def compiling_errors() -> tuple:
-    """What torch raises where compiling fails (not the compiled code): torch's compiler is
-    imported where the fast path first compiles, not with the plugin."""
+    """What torch raises where compiling (not the compiled code) fails; imported when needed."""
     import torch._inductor.exc
 
     return (torch._dynamo.exc.TorchDynamoException, torch._inductor.exc.InductorError)
@@ -123,23 +119,15 @@ class Compilation:
                 result = self.compiled(module, *inputs)
         except compiling_errors() as error:
             cause = getattr(error, "inner_exception", None) or error
-            lines = str(cause).strip().splitlines()
-            self.failure = (
-                f"compiling it failed ({type(cause).__name__}: {lines[0] if lines else ''})"
-            )
+            first = (str(cause).strip().splitlines() or [""])[0]
+            self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
             self._warn_once(f"{name} runs eagerly: {self.failure}")
             return self.function(module, *inputs)
         if _graphs() != graphs:
-            gradients = "with" if torch.is_grad_enabled() else "without"
-            constants = ", weights as constants" if self.constant_weights else ""
-            logger.info(
-                "compiled %s (%s gradients%s, first for %d rows) in %.1f s",
-                name,
-                gradients,
-                constants,
-                inputs[0].size(0),
-                time.perf_counter() - start,
-            )
+            what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
+            what += ", weights as constants" if self.constant_weights else ""
+            seconds, rows = time.perf_counter() - start, inputs[0].size(0)
+            logger.info("compiled %s (%s, first for %d rows) in %.1f s", name, what, rows, seconds)
         return result
 
     def _settings(self):
@@ -158,15 +146,10 @@ class Compilation:
         return settings
 
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
-        if self.failure is not None:
-            return self.failure
-        missing = missing_compiler(first_input.device.type)
-        if missing is not None:
-            return missing
         hook = hooked(module)
         if hook is not None:
             return f"a forward hook is on {hook or type(module).__name__} (while it is there)"
-        return None
+        return self.failure or missing_compiler(first_input.device.type)
 
     def _warn_once(self, message: str) -> None:
         if message not in self._warned:
@@ -178,8 +161,7 @@ _COMPILATIONS: Dict[tuple, Compilation] = {}
 
 
 def weights_of(module: nn.Module) -> tuple:
-    """Where each parameter of ``module`` is and how often it was changed in place: code compiled
-    with the weights as constants holds the values they had."""
+    """Where each parameter is and how often it was changed in place (constants hold old values)."""
     return tuple((p.data_ptr(), p._version) for p in module.parameters())
 
 

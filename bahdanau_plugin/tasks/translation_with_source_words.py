@@ -15,6 +15,11 @@ This task keeps the words and the line numbers, for the two things that need the
 - ``--skip-invalid-size-inputs-valid-test``: fairseq-interactive leaves out a line over
   ``--max-source-positions``; the task names it in one line on stderr (``filter_indices_by_size``).
 
+Raw text is read as bahdanau-prepare-data wrote the training text: each line of
+fairseq-interactive's input in one Unicode form, NFC (``get_interactive_tokens_and_lengths``,
+unicode_form.py), and ``--bpe subword_nmt``'s codes as UTF-8 whatever the locale (``build_bpe``,
+subword_nmt_codes.py).
+
 An empty or blank line is translated as empty (``inference_step``), as Marian and Sockeye
 translate it, where the models would make a sentence up from the end of sentence alone.
 
@@ -34,8 +39,9 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from omegaconf import open_dict
 
-from .. import errors, unknown_words
+from .. import errors, subword_nmt_codes, unknown_words
 from ..errors import ConfigurationError
+from ..unicode_form import normalized
 
 NAME = "translation_with_source_words"
 REPLACE_UNK_HELP = (
@@ -108,10 +114,13 @@ class TranslationWithSourceWordsTask(TranslationTask):
 
     def get_interactive_tokens_and_lengths(self, lines, encode_fn):
         self.first_line, self.lines_read = self.lines_read, self.lines_read + len(lines)
-        encoded = [encode_fn(line) for line in lines]
+        encoded = [encode_fn(normalized(line)) for line in lines]
         if self.replaces_unknown_words:
             self.keep_source_words(encoded)
         return super().get_interactive_tokens_and_lengths(encoded, lambda line: line)
+
+    def build_bpe(self, args):
+        return subword_nmt_codes.build_bpe(args)
 
     def check_attention(self, models) -> None:
         for model in models:

@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -10,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
+from bahdanau_plugin.output_folder import WRITE_FAILURES
 from bahdanau_plugin.unknown_words import source_text_path
 
 from ..errors import DataError
 
 FAIRSEQ_SPECIALS = 4  # <s>, <pad>, </s>, <unk>
+WRITE_ERROR = re.compile(r"^\w*Error: \[Errno (\d+)\] ")  # a Python traceback's last line
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,13 @@ def binarize(
     command = preprocess_command(text_dir, split_names, partial, vocabulary, languages, workers)
     print("running", " ".join(command), flush=True)
     try:
-        returncode = run_apart_from_ctrl_c(command)
+        returncode, errors = run_apart_from_ctrl_c(command)
     except KeyboardInterrupt:
         shutil.rmtree(partial, ignore_errors=True)  # nothing half-written left behind
         raise
+    if returncode != 0:
+        check_written(errors, partial)
+    sys.stderr.write(errors)
     if returncode != 0:
         raise DataError(
             f"fairseq-preprocess failed with exit status {returncode}; "
@@ -105,14 +111,29 @@ def binarize(
     partial.rename(destination)
 
 
-def run_apart_from_ctrl_c(command: List[str]) -> int:
-    """Run command to its end and return its exit status. Ctrl+C, which the terminal sends to its
-    whole foreground group, would have fairseq-preprocess and each of its workers print a
-    traceback: they run in a session of their own instead, and when Ctrl+C stops this process they
-    are ended with SIGTERM, which Python processes obey without a word."""
-    with subprocess.Popen(command, start_new_session=True) as process:
+def check_written(errors: str, destination: Path) -> None:
+    """fairseq-preprocess ended by an error of writing (a full disk) raises it here, for the
+    command to say in one line (bahdanau_plugin/output_folder.py) rather than as fairseq's
+    traceback, the last line of its errors."""
+    lines = errors.strip().splitlines()
+    found = WRITE_ERROR.match(lines[-1]) if lines else None
+    if found and int(found.group(1)) in WRITE_FAILURES:
+        number = int(found.group(1))
+        raise OSError(number, os.strerror(number), str(destination))
+
+
+def run_apart_from_ctrl_c(command: List[str]) -> Tuple[int, str]:
+    """Run command to its end; return its exit status and what it wrote on stderr (its logging goes
+    to stdout). Ctrl+C, which the terminal sends to its whole foreground group, would have
+    fairseq-preprocess and each of its workers print a traceback: they run in a session of their
+    own instead, and when Ctrl+C stops this process they are ended with SIGTERM, which Python
+    processes obey without a word."""
+    with subprocess.Popen(
+        command, start_new_session=True, stderr=subprocess.PIPE, encoding="utf-8", errors="replace"
+    ) as process:
         try:
-            return process.wait()
+            errors = process.communicate()[1]
+            return process.returncode, errors
         except KeyboardInterrupt:
             with contextlib.suppress(ProcessLookupError):  # unless they all ended meanwhile
                 os.killpg(process.pid, signal.SIGTERM)

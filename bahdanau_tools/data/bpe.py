@@ -1,4 +1,6 @@
-"""Joint BPE: learned with subword-nmt, applied with fairseq's own `--bpe subword_nmt` class."""
+"""Joint BPE: learned with subword-nmt, applied with fairseq's own `--bpe subword_nmt` class, its
+codes read as UTF-8 as the plugin reads them at translation (bahdanau_plugin/subword_nmt_codes.py).
+"""
 
 import functools
 import os
@@ -6,8 +8,10 @@ from collections import Counter
 from pathlib import Path
 from typing import List, Sequence
 
-from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
+from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPEConfig
 from subword_nmt import learn_bpe
+
+from bahdanau_plugin.subword_nmt_codes import SubwordNMTBPEReadInUTF8
 
 from .parallel import map_line_chunks
 
@@ -30,11 +34,11 @@ def learn_joint_bpe(texts: Sequence[Path], codes: Path, merges: int, workers: in
 
 
 @functools.lru_cache(maxsize=None)
-def subword_nmt_bpe(codes: str, modified_ns: int) -> SubwordNMTBPE:
+def subword_nmt_bpe(codes: str, modified_ns: int) -> SubwordNMTBPEReadInUTF8:
     """fairseq's `--bpe subword_nmt --bpe-codes codes`, so training text is segmented exactly like
     the input of fairseq-interactive (separator `@@`, no vocabulary filter). Loaded once per
     process and per version of the file (modified_ns)."""
-    return SubwordNMTBPE(SubwordNMTBPEConfig(bpe_codes=codes))
+    return SubwordNMTBPEReadInUTF8(SubwordNMTBPEConfig(bpe_codes=codes))
 
 
 def segment_lines(lines: List[str], codes: str) -> List[str]:

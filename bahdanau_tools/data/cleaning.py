@@ -1,27 +1,31 @@
-"""Tokenize raw pairs with fairseq's own Moses tokenizer, and drop the pairs the cleaning rules
-reject."""
+"""Decode raw pairs into one Unicode form, tokenize them with fairseq's own Moses tokenizer, and
+drop the pairs the cleaning rules reject."""
 
 import functools
+import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from fairseq.data.encoders.moses_tokenizer import MosesTokenizer, MosesTokenizerConfig
 from sacremoses.corpus import NonbreakingPrefixes
 
+from bahdanau_plugin.unicode_form import normalized
+
 from ..errors import DataError
 
 # Every pair is counted as read and under exactly one of the other steps, in this order.
-STEPS = ("read", "invalid_utf8", "empty", "ratio", "too_long", "kept")
+STEPS = ("read", "empty", "ratio", "too_long", "long_word", "kept")
 
 
 @dataclass(frozen=True)
 class CleaningRules:
-    """Which pairs to drop; the defaults drop none (but a line that is not UTF-8 is never kept)."""
+    """Which pairs to drop; the defaults drop none."""
 
     drop_empty: bool = False
     max_ratio: Optional[float] = None  # longer side / shorter side, in words
     max_len: Optional[int] = None  # words, on each side
+    max_word_len: Optional[int] = None  # characters of a word (a Moses token), on each side
 
 
 class CleanPair(NamedTuple):
@@ -59,13 +63,16 @@ def tokenize(text: str, language: str) -> List[str]:
 
 
 def clean_chunk(
-    raw_pairs: Sequence[Tuple[bytes, bytes]], languages: Tuple[str, str], rules: CleaningRules
+    raw_pairs: Sequence[Tuple[bytes, bytes]],
+    languages: Tuple[str, str],
+    rules: CleaningRules,
+    encoding: str = "utf-8",
 ) -> Tuple[List[CleanPair], Counter]:
     """Tokenize and clean a chunk of pairs; count each pair under the step that dropped or kept it,
     and count the words of the kept pairs under `words.<language>`."""
     kept, counts = [], Counter(read=len(raw_pairs))
     for raw_pair in raw_pairs:
-        step, pair = clean_pair(raw_pair, languages, rules)
+        step, pair = clean_pair(raw_pair, languages, rules, encoding)
         counts[step] += 1
         if pair is not None:
             kept.append(pair)
@@ -75,13 +82,14 @@ def clean_chunk(
 
 
 def clean_pair(
-    raw_pair: Tuple[bytes, bytes], languages: Tuple[str, str], rules: CleaningRules
+    raw_pair: Tuple[bytes, bytes],
+    languages: Tuple[str, str],
+    rules: CleaningRules,
+    encoding: str = "utf-8",
 ) -> Tuple[str, Optional[CleanPair]]:
-    """Return ("kept", the tokenized pair) or (the step that drops the pair, None)."""
-    try:
-        texts = [" ".join(raw.decode("utf-8").split()) for raw in raw_pair]
-    except UnicodeDecodeError:
-        return "invalid_utf8", None
+    """Return ("kept", the tokenized pair) or (the step that drops the pair, None). The lines
+    decode: the check stage read every line of the files in this encoding."""
+    texts = [" ".join(normalized(raw.decode(encoding)).split()) for raw in raw_pair]
     tokens = [tokenize(text, language) for text, language in zip(texts, languages)]
     shorter, longer = sorted(map(len, tokens))
     if rules.drop_empty and shorter == 0:
@@ -90,7 +98,38 @@ def clean_pair(
         return "ratio", None
     if rules.max_len is not None and longer > rules.max_len:
         return "too_long", None
+    if rules.max_word_len is not None and longest_word(tokens) > rules.max_word_len:
+        return "long_word", None
     return "kept", CleanPair(" ".join(tokens[0]), " ".join(tokens[1]), *texts)
+
+
+def longest_word(sides: Sequence[List[str]]) -> int:
+    return max((len(word) for words in sides for word in words), default=0)
+
+
+def dropped_by(rules: CleaningRules) -> Dict[str, Tuple[str, str]]:
+    """step -> (the pairs it drops, as the end of "N pairs ..."; what would keep them)."""
+    return {
+        "empty": ("with an empty side", "give each pair words on both sides"),
+        "ratio": (
+            f"with one side over --max-ratio {rules.max_ratio} times as long as the other",
+            "raise --max-ratio",
+        ),
+        "too_long": (f"with a side over --max-len {rules.max_len} words", "raise --max-len"),
+        "long_word": (
+            f"with a word over --max-word-len {rules.max_word_len} characters",
+            "raise --max-word-len",
+        ),
+    }
+
+
+def drops(counts: Counter, rules: CleaningRules) -> str:
+    """How many pairs each step that dropped some dropped: "2 with an empty side, 1 with ..."."""
+    return ", ".join(
+        f"{counts[step]:,} {reason}"
+        for step, (reason, _) in dropped_by(rules).items()
+        if counts[step]
+    )
 
 
 def check_kept(split_name: str, counts: Counter, rules: CleaningRules) -> None:
@@ -98,20 +137,26 @@ def check_kept(split_name: str, counts: Counter, rules: CleaningRules) -> None:
     dropped its pairs, and what would keep them."""
     if counts["kept"]:
         return
-    dropped = {
-        "invalid_utf8": ("not in UTF-8", "convert the files to UTF-8"),
-        "empty": ("with an empty side", "give each pair words on both sides"),
-        "ratio": (
-            f"with one side over --max-ratio {rules.max_ratio} times as long as the other",
-            "raise --max-ratio",
-        ),
-        "too_long": (f"with a side over --max-len {rules.max_len} words", "raise --max-len"),
-    }
-    steps = [step for step in dropped if counts[step]]
+    fixes = [fix for step, (_, fix) in dropped_by(rules).items() if counts[step]]
     raise DataError(
         f"the {split_name} split keeps no sentence pair after cleaning: of its "
-        f"{counts['read']:,} pairs, "
-        + ", ".join(f"{counts[step]:,} {dropped[step][0]}" for step in steps)
-        + "; "
-        + " or ".join(dropped[step][1] for step in steps)
+        f"{counts['read']:,} pairs, {drops(counts, rules)}; {' or '.join(fixes)}"
+    )
+
+
+def check_dropped_share(
+    split_name: str, counts: Counter, rules: CleaningRules, max_dropped: float
+) -> None:
+    """More than max_dropped of a split's pairs dropped is a corpus that is not what its user
+    thinks (misaligned files, text that is not sentences, a --max-len meant for another corpus):
+    say how many each step dropped, and the option that allows it."""
+    dropped = counts["read"] - counts["kept"]
+    share = dropped / max(counts["read"], 1)
+    if share <= max_dropped:
+        return
+    allowing = math.ceil(share * 100) / 100
+    raise DataError(
+        f"cleaning drops {dropped:,} of the {split_name} split's {counts['read']:,} pairs "
+        f"({share:.0%}), more than --max-dropped {max_dropped} allows: {drops(counts, rules)}; "
+        f"check its files and options, or allow it with --max-dropped {allowing}"
     )

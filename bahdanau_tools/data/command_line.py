@@ -21,6 +21,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
 from .binarize import Vocabulary
 from .cleaning import check_moses_language
@@ -34,6 +35,7 @@ from .wmt14 import extract_release, fetch_archives, wmt14_splits
 Corpus = Tuple[str, Tuple[str, str], List[Split]]  # name, (source, target language), splits
 
 INTERRUPTED = "interrupted: run the same command again to resume; the stages that finished are kept"
+KEPT = "; a rerun keeps the stages that finished"
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # what shells report for a command that Ctrl+C stopped
 
 
@@ -42,6 +44,31 @@ def positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     return value
+
+
+def share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
+    return value
+
+
+def line_encoding(text: str) -> str:
+    """A text encoding that Python knows, whose lines end with the byte \\n as the reader splits
+    them (UTF-16 and UTF-32 do not)."""
+    try:
+        line = "a\n".encode(text, errors="replace")
+    except LookupError:  # no such codec, or one that is not for text (base64, say)
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a text encoding Python knows (latin-1, cp1252, utf-8, ... : "
+            "https://docs.python.org/3/library/codecs.html#standard-encodings)"
+        ) from None
+    if line != b"a\n":
+        raise argparse.ArgumentTypeError(
+            f"{text} does not write ASCII letters and line ends as single bytes; convert the "
+            f"files to UTF-8 first (iconv -f {text} -t utf-8)"
+        )
+    return text
 
 
 def own_corpus(arguments: argparse.Namespace) -> Corpus:
@@ -145,6 +172,30 @@ def common_options() -> argparse.ArgumentParser:
         "words of the shorter (default: %(default)s, as Moses' clean-corpus-n)",
     )
     parser.add_argument(
+        "--max-word-len",
+        type=positive_int,
+        default=100,
+        help="drop training pairs with a word (a Moses token) of more than this many characters, "
+        "which is no word (a run of letters, a URL, base64): counted as `long word` "
+        "(default: %(default)s); dev and test are never dropped for it",
+    )
+    parser.add_argument(
+        "--max-dropped",
+        type=share,
+        default=0.5,
+        metavar="SHARE",
+        help="stop when cleaning would drop more than this share of a split's pairs, saying how "
+        "many each step dropped; 1 allows any (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--encoding",
+        type=line_encoding,
+        default="utf-8",
+        help="the encoding of every file of the corpus, as Python names it (latin-1, cp1252, ...); "
+        "a line that does not decode stops the run, naming the file, the line and the byte "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--workers",
         type=positive_int,
         default=os.cpu_count(),
@@ -205,15 +256,24 @@ def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> 
         else Vocabulary("shortlist", arguments.shortlist)
     )
     return Settings(
-        languages, vocabulary, arguments.max_len, arguments.max_ratio, arguments.workers
+        languages,
+        vocabulary,
+        arguments.max_len,
+        arguments.max_ratio,
+        arguments.workers,
+        arguments.encoding,
+        arguments.max_word_len,
+        arguments.max_dropped,
     )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> dict:
     """Prepare the corpus the arguments name; return the summary."""
     arguments = pipeline_parser().parse_args(argv)
-    name, languages, splits = arguments.read(arguments)
-    return prepare(name, splits, arguments.out, settings_from(arguments, languages))
+    check_output_folder(arguments.out, "--out")
+    with write_failures_explained(arguments.out, "--out", KEPT):
+        name, languages, splits = arguments.read(arguments)
+        return prepare(name, splits, arguments.out, settings_from(arguments, languages))
 
 
 def cli_main() -> None:

@@ -14,7 +14,7 @@ from typing import Dict, List, Sequence, TextIO, Tuple
 from ..errors import DataError
 from .binarize import Vocabulary, binarize
 from .bpe import learn_joint_bpe, segment_file
-from .cleaning import CleaningRules, check_kept, clean_chunk
+from .cleaning import CleaningRules, check_dropped_share, check_kept, clean_chunk
 from .parallel import chunked, ordered_map
 from .progress import progress_bar
 from .reading import ParallelFiles, check_aligned, read_pairs
@@ -39,14 +39,21 @@ class Settings:
     max_len: int
     max_ratio: float
     workers: int
+    encoding: str  # of every file of the corpus, as Python names it
+    max_word_len: int  # characters of a word (a Moses token)
+    max_dropped: float  # the largest share of a split's pairs that cleaning may drop
 
 
 def cleaning_rules(split_name: str, settings: Settings) -> CleaningRules:
-    """Training pairs are cleaned and kept to max_len words; dev pairs only cleaned, so that
-    validation still sees long sentences; test lines are never dropped, since each one is scored."""
+    """Training pairs are cleaned and kept to max_len words of at most max_word_len characters; dev
+    pairs only cleaned, so that validation still sees long sentences; test lines are never
+    dropped, since each one is scored."""
     if split_name == "train":
         return CleaningRules(
-            drop_empty=True, max_ratio=settings.max_ratio, max_len=settings.max_len
+            drop_empty=True,
+            max_ratio=settings.max_ratio,
+            max_len=settings.max_len,
+            max_word_len=settings.max_word_len,
         )
     if split_name == "valid":
         return CleaningRules(drop_empty=True, max_ratio=settings.max_ratio)
@@ -57,19 +64,21 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
     """Turn the splits' raw text into fairseq binaries under out/data-bin; return the summary."""
     stages = Stages(out)
     all_files = [path for split in splits for path in split.files()]
-    # first, so that misaligned input fails now, not after hours of work
+    # first, so that misaligned or undecodable input fails now, not after hours of work
     pairs = stages.run(
         "check",
-        [split.name for split in splits],
+        [[split.name for split in splits], settings.encoding],
         all_files,
         [],
-        functools.partial(count_pairs, splits),
+        functools.partial(count_pairs, splits, settings.encoding),
     )
     tok_dir, raw_dir = out / "tok", out / "raw"
-    cleaning = {
-        split.name: stages.run(
+    cleaning = {}
+    for split in splits:
+        rules = cleaning_rules(split.name, settings)
+        cleaning[split.name] = stages.run(
             f"tokenize-{split.name}",
-            [settings.languages, asdict(cleaning_rules(split.name, settings))],
+            [settings.languages, asdict(rules), settings.encoding],
             split.files(),
             text_files(tok_dir, split.name, settings)
             + reference_files(raw_dir, split.name, settings),
@@ -77,8 +86,8 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
                 tokenize_and_clean, split, pairs[split.name], tok_dir, raw_dir, settings
             ),
         )
-        for split in splits
-    }
+        # after the stage, which keeps its work: a rerun that allows more starts from here
+        check_dropped_share(split.name, Counter(cleaning[split.name]), rules, settings.max_dropped)
     text_dir = tok_dir
     if settings.vocabulary.mode == "bpe":
         text_dir = segment_with_joint_bpe(stages, splits, tok_dir, out, settings)
@@ -113,10 +122,12 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
     return summary
 
 
-def count_pairs(splits: Sequence[Split]) -> Dict[str, int]:
-    """Pairs per split, after checking that both sides of every part have as many sentences and
-    that no split is empty."""
-    pairs = {split.name: sum(check_aligned(files) for files in split.parts) for split in splits}
+def count_pairs(splits: Sequence[Split], encoding: str) -> Dict[str, int]:
+    """Pairs per split, after checking that every line decodes, that both sides of every part have
+    as many sentences and that no split is empty."""
+    pairs = {
+        split.name: sum(check_aligned(files, encoding) for files in split.parts) for split in splits
+    }
     for split in splits:
         if pairs[split.name] == 0:
             raise DataError(
@@ -196,7 +207,9 @@ def tokenize_and_clean(
     """Write the kept pairs, tokenized, to tok_dir and, for all but training, untokenized to
     raw_dir; return what each cleaning step counted."""
     rules = cleaning_rules(split.name, settings)
-    clean = functools.partial(clean_chunk, languages=settings.languages, rules=rules)
+    clean = functools.partial(
+        clean_chunk, languages=settings.languages, rules=rules, encoding=settings.encoding
+    )
     counts = Counter()
     outputs = text_files(tok_dir, split.name, settings) + reference_files(
         raw_dir, split.name, settings

@@ -1,4 +1,5 @@
-"""Parallel text as raw byte lines, streamed: plain or gzip'd text, and WMT's SGML test sets."""
+"""Parallel text as raw byte lines, streamed: plain or gzip'd text, and WMT's SGML test sets; the
+check that every line of it decodes."""
 
 import codecs
 import gzip
@@ -10,6 +11,7 @@ from typing import BinaryIO, Iterator, Sequence, Tuple
 from ..errors import DataError
 
 SGML_SEGMENT = re.compile(rb"<seg[^>]*>(.*)</seg>")
+UTF8 = "utf-8"
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,12 @@ def records(path: Path) -> Iterator[bytes]:
 def lines(path: Path) -> Iterator[bytes]:
     """Yield each line of a text file, gzip'd if its name ends in .gz, as bytes without its newline.
 
-    Bytes, because a line that is not valid UTF-8 has to be dropped and counted rather than stop
-    the reader; split at b"\\n" only, because the corpora hold stray carriage returns and Unicode
-    line separators inside their lines. The byte-order mark that Windows editors write at the start
-    of a file is dropped, as Python's utf-8-sig codec and fairseq-interactive's input (the plugin
-    reads it so) drop it: it marks the encoding, it is not text, and kept it would become a token.
+    Bytes, because the workers that tokenize the lines decode them, in the encoding the user
+    names (--encoding, UTF-8 by default); split at b"\\n" only, because the corpora hold stray
+    carriage returns and Unicode line separators inside their lines. The byte-order mark that
+    Windows editors write at the start of a file is dropped, as Python's utf-8-sig codec and
+    fairseq-interactive's input (the plugin reads it so) drop it: it marks the encoding, it is not
+    text, and kept it would become a token.
     U+FEFF anywhere else is a character of the text, and stays.
     """
     with _open_bytes(path) as stream:
@@ -56,16 +59,80 @@ def sgml_segments(path: Path) -> Iterator[bytes]:
             yield match.group(1)
 
 
-def check_aligned(files: ParallelFiles) -> int:
-    """Return the number of pairs, after checking that both sides have as many sentences."""
-    source_count = sum(1 for _ in records(files.source))
-    target_count = sum(1 for _ in records(files.target))
+def check_aligned(files: ParallelFiles, encoding: str = UTF8) -> int:
+    """Return the number of pairs, after checking that both sides decode and have as many
+    sentences."""
+    source_count = count_records(files.source, encoding)
+    target_count = count_records(files.target, encoding)
     if source_count != target_count:
         raise DataError(
             f"{files.source} has {source_count} lines but {files.target} has {target_count}; "
             "line N of one side must translate line N of the other"
         )
     return source_count
+
+
+def count_records(path: Path, encoding: str) -> int:
+    """The number of sentences of a file (records), after checking that each of its lines decodes
+    in encoding. A line that does not is not a sentence to drop: a file in another encoding than
+    the one it is read in fails on most of its lines that are not ASCII, and dropping those would
+    drop pairs for the letters they hold (half of a French corpus in Latin-1)."""
+    sgml = path.suffix == ".sgm"
+    misread = Misreading(path, encoding)
+    count = 0
+    for number, line in enumerate(lines(path), start=1):
+        try:
+            line.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise DataError(not_in_encoding(path, number, line, error, encoding)) from None
+        misread.check(number, line)
+        count += not sgml or SGML_SEGMENT.search(line) is not None
+    misread.finish()
+    return count
+
+
+def not_in_encoding(
+    path: Path, number: int, line: bytes, error: UnicodeDecodeError, encoding: str
+) -> str:
+    named = "UTF-8" if is_utf8(encoding) else encoding
+    return (
+        f"{path} is not {named} text: line {number:,}, byte {error.start + 1:,} is "
+        f"0x{line[error.start]:02x}; convert the file to UTF-8 (iconv -f ITS-ENCODING -t utf-8), "
+        "or name its encoding with --encoding (--encoding latin-1, say)"
+    )
+
+
+def is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name in (UTF8, "utf-8-sig")
+
+
+class Misreading:
+    """A file that is UTF-8, read in another encoding that decodes any byte (--encoding latin-1
+    given for another file of the corpus): every letter that is not ASCII would become others,
+    é the two letters Ã©, without an error. Such a file is refused: each of its lines decodes as
+    UTF-8, and at least one is not ASCII."""
+
+    def __init__(self, path: Path, encoding: str):
+        self.path, self.encoding = path, encoding
+        self.maybe_utf8 = not is_utf8(encoding)  # read in another encoding, and UTF-8 so far
+        self.first_non_ascii = 0  # the number of its first line that is not ASCII
+
+    def check(self, number: int, line: bytes) -> None:
+        if not self.maybe_utf8 or line.isascii():
+            return
+        self.first_non_ascii = self.first_non_ascii or number
+        try:
+            line.decode(UTF8)
+        except UnicodeDecodeError:
+            self.maybe_utf8 = False
+
+    def finish(self) -> None:
+        if self.maybe_utf8 and self.first_non_ascii:
+            raise DataError(
+                f"{self.path} is UTF-8 (line {self.first_non_ascii:,} is not ASCII), which "
+                f"--encoding {self.encoding} would misread (é as Ã©): convert the files that are "
+                f"not UTF-8 (iconv -f {self.encoding} -t utf-8) and leave --encoding out"
+            )
 
 
 def read_pairs(parts: Sequence[ParallelFiles]) -> Iterator[Tuple[bytes, bytes]]:

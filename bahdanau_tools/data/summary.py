@@ -15,10 +15,10 @@ from .parallel import map_line_chunks
 
 STEP_LABELS = {
     "read": "read",
-    "invalid_utf8": "invalid UTF-8",
     "empty": "empty",
     "ratio": "length ratio",
     "too_long": "too long",
+    "long_word": "long word",
     "kept": "kept",
 }
 

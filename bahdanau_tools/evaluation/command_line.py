@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
 from ..alignment import NoAttentionError, translate_with_alignment
 from ..errors import EvaluationError
@@ -323,6 +324,12 @@ def write_figure2(
 
 
 def evaluate(arguments: argparse.Namespace) -> None:
+    check_output_folder(arguments.out_dir, "--out-dir")
+    with write_failures_explained(arguments.out_dir, "--out-dir"):
+        evaluate_into_the_folder(arguments)
+
+
+def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
     fill_defaults(arguments)
     split = load_split(
         arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang

@@ -127,6 +127,9 @@ def run_generate(
         env={
             "LOGLEVEL": "WARNING",
             **os.environ,
+            # UTF-8 whatever the locale: the pipe, and the files fairseq opens without saying
+            # how (the BPE codes, through subword-nmt's command-line parser)
+            "PYTHONUTF8": "1",
             "PYTHONIOENCODING": "utf-8",
             "PYTHONUNBUFFERED": "1",
         },

@@ -1,9 +1,11 @@
 """The models' from_pretrained returns fairseq's hub interface, subclassed so that replace_unk=
 translates through --task translation_with_source_words (bahdanau_plugin/hub_interface.py); it reads
-its folders from where the user stands, and says in one line what it cannot load."""
+its folders from where the user stands, says in one line what it cannot load, and reads text in NFC
+and BPE codes in UTF-8, as bahdanau-prepare-data wrote them."""
 
 import os
 import shutil
+import unicodedata
 
 import pytest
 from fairseq.hub_utils import GeneratorHubInterface
@@ -161,3 +163,19 @@ def test_a_python_program_translating_through_the_hub_says_in_one_line_what_it_c
         "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.decode (without "
         "gradients, weights as constants, first for 2 rows) in "
     ), compiled
+
+
+def test_the_hub_reads_text_in_nfd_as_the_same_text_in_nfc(bpe_checkpoint, bpe_prepared):
+    hub = load(
+        RNNsearchModel,
+        bpe_checkpoint,
+        bpe_prepared / "data-bin",
+        tokenizer="moses",
+        bpe="subword_nmt",
+        bpe_codes=str(bpe_prepared / "bpe.codes"),
+    )
+    composed = "the rivière sees a café"
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert hub.encode(decomposed).tolist() == hub.encode(composed).tolist()
+    assert hub.src_dict.unk() not in hub.encode(composed).tolist()
+    assert hub.translate(decomposed, max_len_b=10) == hub.translate(composed, max_len_b=10)

@@ -1,8 +1,9 @@
 """--task translation_with_source_words owns --replace-unk: the option reaches the task, past
 fairseq-generate's check for raw text, and fairseq's own generation option stays unset; it
-translates an empty line as empty."""
+translates an empty line as empty, and reads every line in NFC, as the training text was written."""
 
 import re
+import unicodedata
 
 from fairseq import options
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
@@ -60,3 +61,32 @@ def test_fairseq_interactive_translates_an_empty_or_blank_line_as_empty(data_bin
     assert sorted(hypotheses) == ["0", "1", "2"]
     assert hypotheses["1"] == hypotheses["2"] == ""
     assert re.search(r"^H-1\t0\.0\t$", output, flags=re.M)
+
+
+def test_fairseq_interactive_reads_text_in_nfd_as_the_same_text_in_nfc(
+    bpe_prepared, bpe_checkpoint
+):
+    """The training text is in NFC (bahdanau-prepare-data): è as one code point, not e + U+0300,
+    which BPE would split off as a piece of its own."""
+    composed = "the rivière sees a café"
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed
+    output = run(
+        "fairseq-interactive",
+        bpe_prepared / "data-bin",
+        *("--user-dir", PLUGIN, *TASK, "--path", bpe_checkpoint),
+        *("--source-lang", "en", "--target-lang", "fr", "--max-len-b", "10"),
+        *(
+            "--tokenizer",
+            "moses",
+            "--bpe",
+            "subword_nmt",
+            "--bpe-codes",
+            bpe_prepared / "bpe.codes",
+        ),
+        stdin=f"{composed}\n{decomposed}\n",
+    )
+    sources = dict(re.findall(r"^S-(\d+)\t(.*)$", output, flags=re.M))
+    hypotheses = dict(re.findall(r"^H-(\d+)\t(.*)$", output, flags=re.M))
+    assert "è" in sources["0"] and "<unk>" not in sources["0"]
+    assert (sources["1"], hypotheses["1"]) == (sources["0"], hypotheses["0"])

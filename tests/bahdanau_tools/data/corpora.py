@@ -37,10 +37,12 @@ def sentence_pairs(count: int, offset: int = 0) -> List[Pair]:
 
 
 # One pair for each cleaning step that drops pairs, as the real corpora have them.
-INVALID_UTF8 = (b"The caf\xe9 is open.", "Le café est ouvert.".encode())
 EMPTY = (b"The Council agrees.", b"")
 EXTREME_RATIO = (b"Yes.", b" ".join([b"oui"] * 30))
 TOO_LONG = (b" ".join([b"word"] * 40) + b".", b" ".join([b"mot"] * 40) + b".")
+LONG_WORD = (b"The key is " + b"Qm9u" * 40 + b".", b"La cl\xc3\xa9 est " + b"Qm9u" * 40 + b".")
+# And a pair that is not UTF-8 (Latin-1): no reason to drop a pair, a reason to stop.
+INVALID_UTF8 = (b"The caf\xe9 is open.", "Le café est ouvert.".encode())
 
 
 def write_gzip_lines(path: Path, lines: Sequence[bytes]) -> None:
@@ -99,7 +101,7 @@ def release_members() -> Dict[str, Dict[str, bytes]]:
     def plain(pairs: List[Pair], side: int) -> bytes:
         return b"".join(pair[side] + b"\n" for pair in pairs)
 
-    bad_pairs = [INVALID_UTF8, EMPTY, EXTREME_RATIO, TOO_LONG]
+    bad_pairs = [LONG_WORD, EMPTY, EXTREME_RATIO, TOO_LONG]
     members: Dict[str, Dict[str, bytes]] = {}
     for index, corpus in enumerate(wmt14.TRAIN):
         pairs = sentence_pairs(30, offset=7 * index) + bad_pairs[index : index + 1]

@@ -1,15 +1,17 @@
 """Text that bahdanau-prepare-data cannot make training data of ends it with one line that names
-the files or the split and says what to do; a byte-order mark is not taken for text."""
+the files or the split and says what to do; every pair is kept or dropped for a reason it counts,
+test lines never; a byte-order mark is not taken for text."""
 
 import codecs
+import unicodedata
 
 import pytest
 
 from bahdanau_tools.data.command_line import main
 from bahdanau_tools.errors import DataError
 
-from .corpora import EMPTY, TOO_LONG, sentence_pairs, write_corpus
-from .scripts import error_lines, run_command, text_lines
+from .corpora import EMPTY, EXTREME_RATIO, TOO_LONG, sentence_pairs, write_corpus
+from .scripts import binarized_sentences, error_lines, read_summary, run_command, text_lines
 
 LANGUAGES = ("en", "fr")
 
@@ -81,3 +83,117 @@ def test_a_byte_order_mark_at_the_start_of_a_file_is_not_text(tmp_path):
     assert len(texts) == 6 + 4 + 4
     assert [path.name for path in texts if "\ufeff" in path.read_text(encoding="utf-8")] == []
     assert text_lines(out / "raw" / "test.fr")[0] == pairs[0][1].decode()
+
+
+def in_latin1(pairs):
+    """The pairs with their French side in Latin-1, as `iconv -f utf-8 -t latin1` writes it."""
+    return [(english, french.decode().encode("latin-1")) for english, french in pairs]
+
+
+def test_a_corpus_that_is_not_utf8_is_a_one_line_error_naming_the_file_the_line_and_the_byte(
+    tmp_path,
+):
+    """Not pairs dropped for the letters they hold: here every third French line has an è."""
+    corpus = write_corpus(tmp_path / "corpus", {"train": in_latin1(sentence_pairs(30))}, LANGUAGES)
+    completed = prepare(corpus, tmp_path / "out", "--bpe", 10)
+    assert completed.returncode == 1
+    assert error_lines(completed) == [
+        f"error: {corpus / 'train.fr'} is not UTF-8 text: line 3, byte 9 is 0xe8; convert the "
+        "file to UTF-8 (iconv -f ITS-ENCODING -t utf-8), or name its encoding with --encoding "
+        "(--encoding latin-1, say)"
+    ]
+    assert not (tmp_path / "out" / "tok").exists()  # stopped before the work
+
+
+def test_encoding_reads_a_corpus_in_that_encoding_as_its_utf8_copy_is_read(tmp_path):
+    pairs = sentence_pairs(30)
+    corpora = {
+        "utf-8": write_corpus(tmp_path / "utf-8", {"train": pairs}, LANGUAGES),
+        "latin-1": write_corpus(tmp_path / "latin-1", {"train": in_latin1(pairs)}, LANGUAGES),
+    }
+    for encoding, corpus in corpora.items():
+        completed = prepare(
+            corpus, tmp_path / f"out-{encoding}", "--bpe", 20, "--encoding", encoding
+        )
+        assert completed.returncode == 0, completed.stderr[-3000:]
+    for name in ("tok/train.fr", "bpe.codes", "bpe/train.fr", "data-bin/dict.fr.txt"):
+        assert (tmp_path / "out-latin-1" / name).read_bytes() == (
+            tmp_path / "out-utf-8" / name
+        ).read_bytes()
+
+
+def test_an_encoding_python_does_not_know_is_refused_with_the_option(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus", {"train": sentence_pairs(3)}, LANGUAGES)
+    completed = prepare(corpus, tmp_path / "out", "--bpe", 10, "--encoding", "latin-9000")
+    assert completed.returncode == 2
+    assert error_lines(completed)[-1].endswith(
+        "error: argument --encoding: latin-9000 is not a text encoding Python knows (latin-1, "
+        "cp1252, utf-8, ... : https://docs.python.org/3/library/codecs.html#standard-encodings)"
+    )
+
+
+def test_cleaning_that_would_drop_more_than_the_share_allowed_stops_with_the_counts(tmp_path):
+    pairs = sentence_pairs(4) + [TOO_LONG] * 5 + [EMPTY]
+    corpus = write_corpus(tmp_path / "corpus", {"train": pairs}, LANGUAGES)
+    completed = prepare(corpus, tmp_path / "out", "--shortlist", 10, "--max-len", 30)
+    assert completed.returncode == 1
+    assert error_lines(completed)[-1] == (
+        "error: cleaning drops 6 of the train split's 10 pairs (60%), more than --max-dropped 0.5 "
+        "allows: 1 with an empty side, 5 with a side over --max-len 30 words; check its files "
+        "and options, or allow it with --max-dropped 0.6"
+    )
+    assert not (tmp_path / "out" / "data-bin").exists()
+
+
+def test_max_dropped_allows_it_and_the_rerun_keeps_the_cleaning_done(tmp_path):
+    pairs = sentence_pairs(4) + [TOO_LONG] * 5 + [EMPTY]
+    corpus = write_corpus(tmp_path / "corpus", {"train": pairs}, LANGUAGES)
+    prepare(corpus, tmp_path / "out", "--shortlist", 10, "--max-len", 30)
+    completed = prepare(
+        corpus, tmp_path / "out", "--shortlist", 10, "--max-len", 30, "--max-dropped", 0.6
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "tokenize-train: finished by an earlier run, kept" in completed.stderr
+    assert read_summary(tmp_path / "out")["splits"]["train"]["cleaning"]["kept"] == 4
+
+
+def test_a_training_pair_with_a_word_too_long_to_be_one_is_dropped_and_counted(tmp_path):
+    """One 20,000-letter word would take over the joint BPE: its letters' pairs would outnumber
+    those of every real word."""
+    pairs = sentence_pairs(30)
+    corpora = {
+        "without": write_corpus(tmp_path / "without", {"train": pairs}, LANGUAGES),
+        "with": write_corpus(
+            tmp_path / "with", {"train": pairs + [(b"a" * 20_000, b"b" * 20_000)]}, LANGUAGES
+        ),
+    }
+    for name, corpus in corpora.items():
+        completed = prepare(corpus, tmp_path / name, "--bpe", 20)
+        assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "train: read 31, empty 0, length ratio 0, too long 0, long word 1, kept 30" in (
+        (tmp_path / "with" / "summary.txt").read_text(encoding="utf-8")
+    )
+    assert (tmp_path / "with" / "bpe.codes").read_bytes() == (
+        tmp_path / "without" / "bpe.codes"
+    ).read_bytes()
+
+
+def test_no_line_of_a_test_set_is_dropped_and_every_line_is_in_nfc(tmp_path):
+    decomposed = unicodedata.normalize("NFD", "Le café est ouvert.")
+    odd = [
+        EMPTY,
+        EXTREME_RATIO,
+        TOO_LONG,
+        (b"a" * 500, b"b" * 500),  # a word over --max-word-len
+        (b"The cafe is open.", decomposed.encode()),
+    ]
+    corpus = write_corpus(
+        tmp_path / "corpus", {"train": sentence_pairs(12), "news": odd}, LANGUAGES
+    )
+    out = tmp_path / "out"
+    completed = prepare(corpus, out, "--test", corpus / "news", "--bpe", 20)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert [binarized_sentences(out, "test", language) for language in LANGUAGES] == [5, 5]
+    for folder in ("raw", "tok", "bpe"):
+        assert len(text_lines(out / folder / "test.fr")) == len(odd)
+    assert text_lines(out / "raw" / "test.fr")[-1] == "Le café est ouvert."  # NFC

@@ -1,8 +1,7 @@
-"""Bad input ends bahdanau-prepare-data's presets with one line that names what is wrong; a
-non-UTF-8 line is dropped."""
+"""Bad input ends bahdanau-prepare-data's presets with one line that names what is wrong."""
 
 from .corpora import INVALID_UTF8, sentence_pairs, write_multi30k, write_wmt14_release
-from .scripts import error_lines, run_pipeline, run_preset
+from .scripts import error_lines, run_preset
 
 MULTI30K_STEMS = ("train", "val", "test_2016_flickr")
 
@@ -38,8 +37,15 @@ def test_sides_with_different_line_counts_are_a_one_line_error_with_both_counts(
     assert f"{folder / 'train.en.gz'} has 12 lines but {folder / 'train.fr.gz'} has 11" in line
 
 
-def test_a_line_that_is_not_utf8_is_dropped_and_counted(tmp_path):
+def test_a_line_that_is_not_utf8_is_a_one_line_error_naming_the_file_the_line_and_the_byte(
+    tmp_path,
+):
     folder = small_multi30k(tmp_path / "multi30k", train=sentence_pairs(12) + [INVALID_UTF8])
-    summary = run_pipeline("multi30k", tmp_path / "out", "--from-dir", folder, "--shortlist", 50)
-    cleaning = summary["splits"]["train"]["cleaning"]
-    assert (cleaning["read"], cleaning["invalid_utf8"], cleaning["kept"]) == (13, 1, 12)
+    completed = run_preset(
+        "multi30k", "--from-dir", folder, "--out", tmp_path / "out", "--shortlist", 50
+    )
+    assert error_lines(completed) == [
+        f"error: {folder / 'train.en.gz'} is not UTF-8 text: line 13, byte 8 is 0xe9; convert "
+        "the file to UTF-8 (iconv -f ITS-ENCODING -t utf-8), or name its encoding with "
+        "--encoding (--encoding latin-1, say)"
+    ]

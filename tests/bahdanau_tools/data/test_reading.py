@@ -1,4 +1,5 @@
-"""Parallel files are read as raw byte lines or SGML segments, streamed, and checked to align."""
+"""Parallel files are read as raw byte lines or SGML segments, streamed, and checked to decode and
+to align."""
 
 import codecs
 import gzip
@@ -64,3 +65,40 @@ def test_a_byte_order_mark_is_dropped_at_the_start_of_a_file_and_kept_as_text_el
     path = tmp_path / "text.en"
     path.write_bytes(mark + b"one\n" + mark + b"two\nthree " + mark + b"\n")
     assert list(records(path)) == [b"one", mark + b"two", b"three " + mark]
+
+
+def test_a_line_that_does_not_decode_is_an_error_naming_the_file_the_line_and_the_byte(tmp_path):
+    (tmp_path / "a.en").write_bytes(b"one\ntwo\nthree\n")
+    (tmp_path / "a.fr").write_bytes("un\ndeux\n".encode() + "trois élèves\n".encode("latin-1"))
+    with pytest.raises(DataError) as raised:
+        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"))
+    assert str(raised.value) == (
+        f"{tmp_path / 'a.fr'} is not UTF-8 text: line 3, byte 7 is 0xe9; convert the file to "
+        "UTF-8 (iconv -f ITS-ENCODING -t utf-8), or name its encoding with --encoding "
+        "(--encoding latin-1, say)"
+    )
+
+
+def test_files_in_the_encoding_given_decode(tmp_path):
+    (tmp_path / "a.en").write_bytes(b"one\n")
+    (tmp_path / "a.fr").write_bytes("élève\n".encode("latin-1"))
+    assert check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1") == 1
+
+
+def test_a_utf8_file_read_in_an_encoding_that_would_misread_it_is_an_error(tmp_path):
+    (tmp_path / "a.en").write_bytes("the café\n".encode())
+    (tmp_path / "a.fr").write_bytes("le café\n".encode("latin-1"))
+    with pytest.raises(DataError) as raised:
+        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1")
+    assert str(raised.value) == (
+        f"{tmp_path / 'a.en'} is UTF-8 (line 1 is not ASCII), which --encoding latin-1 would "
+        "misread (é as Ã©): convert the files that are not UTF-8 (iconv -f latin-1 -t utf-8) and "
+        "leave --encoding out"
+    )
+
+
+def test_a_utf8_file_read_as_utf8_under_another_name_is_not_taken_for_a_misreading(tmp_path):
+    for side in ("en", "fr"):
+        (tmp_path / f"a.{side}").write_bytes("le café\n".encode())
+    for name in ("UTF8", "utf-8-sig"):
+        assert check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), name) == 1

@@ -40,10 +40,10 @@ def test_training_pairs_come_from_all_five_corpora(wmt14_bpe):
 def test_each_cleaning_step_drops_and_counts_its_bad_training_pair(wmt14_bpe):
     cleaning = read_summary(wmt14_bpe)["splits"]["train"]["cleaning"]
     assert {step: count for step, count in cleaning.items() if step not in ("read", "kept")} == {
-        "invalid_utf8": 1,
         "empty": 1,
         "ratio": 1,
         "too_long": 1,
+        "long_word": 1,
     }
     assert cleaning["kept"] == 5 * 30
 

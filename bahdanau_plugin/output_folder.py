@@ -1,0 +1,87 @@
+"""Output folders, checked before the work: a folder that cannot take the outputs is one line that
+names it and the cause, before anything is computed, not a traceback after it.
+
+``check_output_folder`` refuses a path that is a file, or a folder that cannot be created, is
+read-only or is on a full disk: it creates the folder (and its parents) and writes a small file
+there, then deletes it. bahdanau-prepare-data (``--out``), bahdanau-evaluate and
+bahdanau-plot-alignment (``--out-dir``) call it first; it takes the option's name, so it fits any
+tool's output folder. A disk that fills while the tool writes, after the check, ends the tool in
+one line too: ``write_failures_explained`` turns the OSError into it.
+"""
+
+import errno
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import PluginError
+
+# What the check writes: enough to need a block of a disk that is full, not enough to take time.
+PROBE_BYTES = 64 * 1024
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+# The errors of writing that say where the outputs go, not what they are.
+WRITE_FAILURES = NO_SPACE + (errno.EROFS, errno.EFBIG)
+
+
+class OutputFolderError(PluginError):
+    """An output folder that cannot take a tool's outputs, explained in one line that says what to
+    do."""
+
+
+def check_output_folder(path: Path, option: str) -> Path:
+    """path, created if missing, after checking that files can be written there."""
+    if path.exists() and not path.is_dir():
+        raise OutputFolderError(
+            f"{option} {path} is a file, not a folder: give a folder (it is created if missing)"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        _write_and_delete_a_file(path)
+    except OSError as error:
+        raise OutputFolderError(
+            f"{option} {path} cannot take the outputs: {cause(error)}; {remedy(error)}"
+        ) from None
+    return path
+
+
+def _write_and_delete_a_file(folder: Path) -> None:
+    descriptor, name = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+    try:
+        with os.fdopen(descriptor, "wb") as probe:
+            probe.write(bytes(PROBE_BYTES))
+            probe.flush()
+            os.fsync(probe.fileno())  # where a disk reports that it is full only now
+    finally:
+        os.unlink(name)
+
+
+@contextmanager
+def write_failures_explained(folder: Path, option: str, then: str = "") -> Iterator[None]:
+    """An error of writing (a full disk, a file system that turned read-only) that ends the block
+    becomes one line naming the file (or the folder) and the cause; then: what else to say (what
+    a rerun keeps, say). Other errors go on as they are."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in WRITE_FAILURES:
+            raise
+        where = error.filename or f"under {option} {folder}"
+        raise OutputFolderError(
+            f"writing {where} failed: {cause(error)}; {remedy(error)}{then}"
+        ) from None
+
+
+def cause(error: OSError) -> str:
+    """The cause of an error of writing or creating a folder, in words."""
+    if error.errno == errno.ENOTDIR:
+        return "a folder on its path is a file"
+    return (error.strerror or str(error)).lower()
+
+
+def remedy(error: OSError) -> str:
+    """What to do about it."""
+    if error.errno in NO_SPACE:
+        return "free some space on its disk, or give a folder on another disk"
+    return "give a folder you can write to"

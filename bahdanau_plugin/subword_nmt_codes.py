@@ -1,0 +1,50 @@
+"""fairseq's ``--bpe subword_nmt``, its codes file read as UTF-8 whatever the locale.
+
+fairseq's SubwordNMTBPE opens the codes through subword-nmt's command-line parser (an
+``argparse.FileType('r')``), so in the locale's encoding: under a Latin-1 locale every merge of a
+non-ASCII letter is misread (``è`` becomes ``Ã¨``) and words are split into other pieces, some of
+them ``<unk>``; under ``LC_ALL=C`` without Python's UTF-8 mode the codes do not load at all
+(UnicodeDecodeError). bahdanau-prepare-data writes the codes in UTF-8 (subword-nmt's own
+command-line tool reads them so too). The same class segments the training text
+(bahdanau_tools/data/bpe.py) and the text to translate: the plugin's task builds it for
+fairseq-interactive and fairseq-generate, and the hub interface for itself and bahdanau-serve.
+"""
+
+from argparse import Namespace
+
+from fairseq import file_utils
+from fairseq.data import encoders
+from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
+from fairseq.dataclass.utils import merge_with_parent
+from omegaconf import DictConfig
+from subword_nmt import apply_bpe
+
+NAME = "subword_nmt"  # fairseq's name for it: --bpe subword_nmt
+
+
+class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
+    """fairseq's SubwordNMTBPE (separator ``@@``, no vocabulary filter, no glossaries), its codes
+    read as UTF-8."""
+
+    def __init__(self, cfg: SubwordNMTBPEConfig):
+        if cfg.bpe_codes is None:
+            raise ValueError("--bpe-codes is required for --bpe=subword_nmt")  # as fairseq says
+        with open(file_utils.cached_path(cfg.bpe_codes), encoding="utf-8") as codes:
+            self.bpe = apply_bpe.BPE(codes, separator=cfg.bpe_separator)
+        self.bpe_symbol = cfg.bpe_separator + " "
+
+
+def build_bpe(cfg):
+    """fairseq's encoders.build_bpe(cfg), with --bpe subword_nmt's codes read as UTF-8; cfg is what
+    fairseq's tools and hub pass it (a DictConfig, a Namespace or the name alone)."""
+    if isinstance(cfg, DictConfig):
+        name = cfg.get("_name")
+        config = merge_with_parent(SubwordNMTBPEConfig(), cfg) if name == NAME else None
+    elif isinstance(cfg, Namespace):
+        name = getattr(cfg, "bpe", None)
+        config = SubwordNMTBPEConfig.from_namespace(cfg) if name == NAME else None
+    else:
+        name, config = cfg, SubwordNMTBPEConfig()
+    if name != NAME:
+        return encoders.build_bpe(cfg)
+    return SubwordNMTBPEReadInUTF8(config)
