@@ -10,7 +10,7 @@ Read in the paper's order:
 3. the conditional GRU (Eq. 4, A.2.2): ``modules/conditional_gru.py``;
 4. the deep output, a maxout layer (A.2.2): ``modules/maxout_output.py``;
 5. the decoder's steps put together, shared with RNNencdec: ``modules/conditional_decoder.py``
-   (``extract_features``, a numbered recipe; ``context`` calls the alignment model);
+   (``features``, a numbered recipe; ``context`` calls the alignment model);
 6. the model and its architectures ``rnnsearch_30`` and ``rnnsearch_50`` (Section 4.2): below,
    on ``recurrent_translation.py`` and ``config.py``.
 """

@@ -5,10 +5,10 @@ At target position i it takes the previous state s_{i-1} and word y_{i-1}, obtai
 through the deep maxout output from (s_{i-1}, y_{i-1}, c_i), and moves to
 s_i = f(s_{i-1}, y_{i-1}, c_i).
 
-Read from ``extract_features``: its recipe numbers the steps, ``recur`` is step 2 at every
-position, ``context`` its step 2a. The two models differ in one branch each, where c_i is
-obtained (``context``) and what is computed once per batch (``initial_cache``), as fairseq's
-``LSTMDecoder`` with and without attention.
+Read from ``features``: its recipe numbers the steps, ``recur`` is step 2 at every position,
+``step`` one position of it, ``context`` its step 2a. The two models differ in one branch each,
+where c_i is obtained (``context``) and what is computed once per batch (``initial_cache``), as
+fairseq's ``LSTMDecoder`` with and without attention.
 """
 
 from typing import Dict, Optional, Tuple
@@ -74,29 +74,47 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
 
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
         """W_o t_i at every target position, and alpha_i. A search's step (one position at a
-        time) is compiled whole, with the weights as constants where the model only translates
-        (their layout then prepared once for the products); training compiles ``step`` alone,
-        inside ``recur``'s loop (speed/)."""
-        if incremental_state is None:
-            return self.decode(prev_output_tokens, encoder_out)
-        if self.get_incremental_state(incremental_state, "cache") is None:  # the search's start
-            self.set_incremental_state(incremental_state, "cache", self.initial_cache(encoder_out))
-        decode = speed.compiled(self.decode, constant_weights=self.generation_only)
-        return decode(prev_output_tokens[:, -1:], encoder_out, incremental_state)  # y_{i-1}
-
-    def decode(self, prev_output_tokens, encoder_out, incremental_state=None):
-        features, extra = self.extract_features(prev_output_tokens, encoder_out, incremental_state)
+        time, ``next_words``) is compiled whole, with the weights as constants where the model
+        only translates; training compiles ``step`` alone, inside ``recur``'s loop (speed/)."""
+        if incremental_state is not None:
+            cache = self._cache(encoder_out, incremental_state)
+            next_words = speed.compiled(self.next_words, constant_weights=self.generation_only)
+            previous = prev_output_tokens[:, -1:]  # y_{i-1}
+            logits, alphas, cache["state"] = next_words(previous, encoder_out, cache)
+            self.set_incremental_state(incremental_state, "cache", cache)
+            return logits, {"attn": [alphas]}
+        features, extra = self.extract_features(prev_output_tokens, encoder_out)
         logits = unused_weights.in_the_output(
             self.output_layer(features),
             self.gru.parameters(),
             target_positions=prev_output_tokens.size(1),
-            incremental=incremental_state is not None,
         )  # for fairseq's default DDP backend (unused_weights.py)
         return logits, extra
 
+    def next_words(self, prev_output_token, encoder_out, cache):
+        """A search's step, from y_{i-1} (B x 1) and the cache at s_{i-1}: W_o t_i (B x 1 x V),
+        alpha_i (B x 1 x S, or None) and s_i."""
+        features, alphas, state = self.features(prev_output_token, encoder_out, cache)
+        return self.output_layer(features), alphas, state
+
     def extract_features(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
+        """t_i at every target position (``features``) and alpha_i; with fairseq's incremental
+        state, for the last position, from the state that the state holds."""
+        cache = self._cache(encoder_out, incremental_state)
+        if incremental_state is not None:
+            prev_output_tokens = prev_output_tokens[:, -1:]
+        features, alphas, state = self.features(prev_output_tokens, encoder_out, cache)
+        if incremental_state is not None:
+            cache["state"] = state
+            self.set_incremental_state(incremental_state, "cache", cache)
+        return features, {"attn": [alphas]}
+
+    def features(
+        self, prev_output_tokens: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]
+    ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """The decoder over target positions i = 1..T (Appendix A.2.2), given y_0..y_{T-1}
-        (B x T) and the encoder's output (annotations h_j: B x S x 2n for RNNsearch):
+        (B x T), the encoder's output (annotations h_j: B x S x 2n for RNNsearch) and what is
+        computed once per batch, s_0 among it (``initial_cache``):
 
         1. E y_{i-1}, and the GRU's input term W E y_{i-1} for every position at once;
         2. at each position, from the previous state s_{i-1} (``recur``, ``step``):
@@ -107,24 +125,18 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         3. the deep output t_i = maxout(U_o s_{i-1} + V_o E y_{i-1} + C_o c_i) at every position
            at once (B x T x l); ``output_layer`` then gives W_o t_i, whose softmax is p(y_i).
 
-        Step 2 is this code made fast, never another writing of it (``bahdanau_plugin/speed``):
-        ``step`` compiled, and on a GPU in training the loop of ``recur`` replayed from CUDA
-        graphs."""
-        if incremental_state is not None:
-            prev_output_tokens = prev_output_tokens[:, -1:]
+        Returns t_i, alpha_i (B x T x S, or None) and s_T. Step 2 is this code made fast, never
+        another writing of it (``bahdanau_plugin/speed``): ``step`` compiled, and on a GPU in
+        training the loop of ``recur`` replayed from CUDA graphs."""
         # 1. E y_{i-1} (B x T x m) and W E y_{i-1} (B x T x 3n), all positions at once
         embedded = self.dropout_module(self.embed_tokens(prev_output_tokens))
-        cache = self._cache(encoder_out, incremental_state)  # s_0 and the per-batch tensors
         input_drives = self.gru.project_inputs(embedded)
         # 2. s_{i-1}: B x T x n, c_i: B x T x 2n (RNNsearch), alpha_i: B x T x S or None; s_T
         prev_states, contexts, alphas, state = speed.captured(self.recur)(
             input_drives, encoder_out, cache
         )
-        if incremental_state is not None:
-            cache["state"] = state
-            self.set_incremental_state(incremental_state, "cache", cache)
         maxout = self.deep_output(prev_states, embedded, contexts)  # 3. t_i: B x T x l
-        return self.dropout_module(maxout), {"attn": [alphas]}
+        return self.dropout_module(maxout), alphas, state
 
     def recur(
         self, input_drives: Tensor, encoder_out: Dict[str, Tensor], cache: Dict[str, Tensor]

@@ -13,11 +13,9 @@ import torch
 from torch import Tensor, nn
 
 
-def in_the_output(
-    output: Tensor, weights: Iterable[nn.Parameter], target_positions: int, incremental: bool
-) -> Tensor:
+def in_the_output(output: Tensor, weights: Iterable[nn.Parameter], target_positions: int) -> Tensor:
     """``output``, depending on ``weights`` through 0 where a training batch of one target position
-    leaves them unused (decoding one position at a time never takes gradients)."""
-    if target_positions != 1 or incremental or not torch.is_grad_enabled():
+    leaves them unused (decoding one position at a time, its own path, never takes gradients)."""
+    if target_positions != 1 or not torch.is_grad_enabled():
         return output
     return output + 0.0 * sum(weight.sum() for weight in weights)

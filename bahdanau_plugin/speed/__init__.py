@@ -6,7 +6,7 @@ The decoder asks for it in two visible places (``modules/conditional_decoder.py`
 - ``compiled(self.step)``, in ``recur``: one target position's step (the alignment model, Eqs. 5
   and 6, and the conditional GRU, Eq. 4) compiled by torch.compile, on a CPU and on a GPU, in
   training and in a beam search (``compiling.py``);
-- ``captured(self.recur)``, in ``extract_features``: on a GPU in training, the loop over the
+- ``captured(self.recur)``, in ``features``: on a GPU in training, the loop over the
   target positions replayed from CUDA graphs recorded per bucket of shapes (``capture.py``).
 
 What runs is the modules' code as their classes define it when it runs: an edit to a module is

@@ -141,6 +141,7 @@ class Compilation:
 
         settings = contextlib.ExitStack()
         settings.enter_context(shapes.patch(use_duck_shape=False))
+        settings.enter_context(torch._dynamo.config.patch(specialize_float=True))
         if self.constant_weights:
             settings.enter_context(config.patch(freezing=True))
         return settings

@@ -106,9 +106,11 @@ class Translator:
         return str(self.hub.device)
 
     def _returns_attention(self) -> bool:
-        """Whether generate() gives alpha (RNNsearch does, RNNencdec does not); also a warm-up."""
+        """Whether generate() gives alpha (RNNsearch does, RNNencdec does not); also a warm-up,
+        in which the model's search step is compiled before the server answers (at beam 2: a
+        search of one row has a compilation of its own)."""
         end_of_sentence_only = torch.LongTensor([self.hub.src_dict.eos()])
-        hypothesis = self.hub.generate([end_of_sentence_only], beam=1, max_len_b=1)[0][0]
+        hypothesis = self.hub.generate([end_of_sentence_only], beam=2, max_len_b=1)[0][0]
         return soft_alignment(hypothesis, 1) is not None
 
     # hub.encode's steps, keeping the tokens: an unknown word is shown as itself, not <unk>
