@@ -53,8 +53,7 @@ def bucket(size: int) -> int:
 
 
 def tf32_in_products() -> bool:
-    """Whether float32 products on a GPU may run in TF32, set by either of torch's two ways (whose
-    older one refuses to answer where the newer one set it)."""
+    """Whether a GPU's float32 products may run in TF32, set by either of torch's two ways."""
     try:
         return torch.backends.cuda.matmul.allow_tf32
     except RuntimeError:
@@ -162,9 +161,8 @@ class Bucket:
         wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
         outputs = self._run(zeros)
         grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
-        self.reached = [real.requires_grad for real in inputs] + [True] * len(parameters)
-        reached = iter(grad is not None for grad in grads)
-        self.reached = [wanted and next(reached) for wanted in self.reached]
+        reached = iter(grad is not None for grad in grads)  # of wrt + parameters, in order
+        self.reached = [t.requires_grad and next(reached) for t in inputs] + list(reached)
         out_like = [(t.shape, t.dtype) for t in outputs]
         grads_like = [(g.shape, g.dtype) for g in grads if g is not None]
         tensors = self.arena.tensors(like + out_like + out_like + grads_like)
@@ -178,8 +176,6 @@ class Bucket:
         self.grad_outputs = tensors[bounds[1] : bounds[2]]
         self.grads = tensors[bounds[2] :]
         self.load(inputs)
-        for static in self.grad_outputs:
-            static.zero_()
         self._live = None
         self.forward_graph = GRAPHS.record(self._record_forward, device)
         self.backward_graph = GRAPHS.record(self._record_backward, device)

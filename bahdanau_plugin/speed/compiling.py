@@ -14,7 +14,8 @@
 - **Cost shown.** Each compilation is logged once at INFO with its time; inductor caches its work
   on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later run of the same sizes takes a fraction of it.
 - **Where nothing compiles** (no C++ compiler on a CPU, no Triton on a GPU, a Python torch cannot
-  compile for) or a compilation fails, the method runs eagerly after one warning that says why.
+  compile for), a compilation fails or autocast is on, the method runs eagerly after one warning
+  that says why.
 """
 
 import contextlib
@@ -150,6 +151,9 @@ class Compilation:
         hook = hooked(module)
         if hook is not None:
             return f"a forward hook is on {hook or type(module).__name__} (while it is there)"
+        if torch.is_autocast_enabled(first_input.device.type):  # traced, the backward pass keeps
+            # autocast where the alignment model turns it off: v_a's gradient underflows to 0
+            return "under autocast (--amp) the alignment model's gradients would lose float32"
         return self.failure or missing_compiler(first_input.device.type)
 
     def _warn_once(self, message: str) -> None:

@@ -160,7 +160,7 @@ def test_a_python_program_translating_through_the_hub_says_in_one_line_what_it_c
     printed = printed_by_a_python_program
     compiled = [line for line in printed.splitlines() if "compil" in line.lower()]
     assert len(compiled) == 1 and compiled[0].startswith(
-        "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.decode (without "
+        "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.next_words (without "
         "gradients, weights as constants, first for 2 rows) in "
     ), compiled
 

@@ -183,7 +183,7 @@ def test_a_search_s_step_is_compiled_whole_and_searches_as_the_plain_modules_do(
         ours = _search(model)
     with plain_modules(monkeypatch):
         plain = _search(model)
-    assert set(calls) == {"decode"}
+    assert set(calls) == {"next_words"}
     assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
     assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
 
@@ -212,3 +212,18 @@ def test_a_weight_changed_after_compiling_with_constants_is_compiled_anew(monkey
         plain = _search(model)
     assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
     assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
+
+
+def test_under_autocast_the_step_runs_eagerly_after_one_warning(device, monkeypatch, caplog):
+    """Compiled, the backward pass would keep autocast where the alignment model turns it off, and
+    its float32 gradients would be computed in half precision (docs/precision.md)."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _results(model)
+            _results(model)
+    assert calls == []
+    assert messages(caplog, logging.WARNING) == [
+        "RNNsearchDecoder.step runs eagerly: under autocast (--amp) the alignment model's "
+        "gradients would lose float32"
+    ]
