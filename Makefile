@@ -18,8 +18,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 demo: setup
 	bash scripts/demo.sh
 
+# One pytest worker per core (at most 4), each test file whole in one worker: its module-scoped
+# fixtures are computed once, and most of a test's time is a tool's start in a process of its own.
 test: setup browser lint
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile
 
 # The formatting and the lint rules of pyproject.toml ([tool.ruff]): CI fails on unformatted code.
 lint: setup

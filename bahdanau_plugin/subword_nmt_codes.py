@@ -17,7 +17,6 @@ from fairseq.data import encoders
 from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
 from fairseq.dataclass.utils import merge_with_parent
 from omegaconf import DictConfig
-from subword_nmt import apply_bpe
 
 NAME = "subword_nmt"  # fairseq's name for it: --bpe subword_nmt
 
@@ -29,6 +28,8 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
     def __init__(self, cfg: SubwordNMTBPEConfig):
         if cfg.bpe_codes is None:
             raise ValueError("--bpe-codes is required for --bpe=subword_nmt")  # as fairseq says
+        from subword_nmt import apply_bpe  # as fairseq imports it: only where --bpe asks for it
+
         with open(file_utils.cached_path(cfg.bpe_codes), encoding="utf-8") as codes:
             self.bpe = apply_bpe.BPE(codes, separator=cfg.bpe_separator)
         self.bpe_symbol = cfg.bpe_separator + " "

@@ -17,7 +17,8 @@ def plain_modules(monkeypatch):
 @contextlib.contextmanager
 def compiled_calls(monkeypatch):
     """Within: a list with the method's name for each call that compiled code computed (not the
-    method run eagerly), whichever compilation it was."""
+    method run eagerly), whichever compilation it was; the reasons to run eagerly warned afresh
+    (once each within, whatever ran before in this process)."""
     calls = []
     call = compiling.Compilation.__call__
 
@@ -36,6 +37,7 @@ def compiled_calls(monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(compiling.Compilation, "__call__", counting)
+        patch.setattr(compiling.Compilation, "_warned", set())
         yield calls
 
 
