@@ -8,6 +8,7 @@ command stopped by Ctrl+C.
 """
 
 import importlib
+import signal
 import sys
 from typing import Callable
 
@@ -16,13 +17,31 @@ INTERRUPTED_WHILE_STARTING = "interrupted while starting: nothing was done"
 INTERRUPTED = "interrupted"
 
 
+def _imported(module: str, function: str) -> Callable[[], None]:
+    """The command's function, its module imported; a Ctrl+C meanwhile ends the command in one
+    line, also where it landed in a library's import that turned the KeyboardInterrupt into an
+    error of its own (a module left half imported fails as it is imported again)."""
+    interrupted = []
+
+    def ctrl_c(signal_number, frame):
+        interrupted.append(signal_number)
+        raise KeyboardInterrupt
+
+    python_s_own = signal.signal(signal.SIGINT, ctrl_c)
+    try:
+        return getattr(importlib.import_module(module), function)
+    except BaseException as error:
+        if not (interrupted or isinstance(error, KeyboardInterrupt)):
+            raise
+        print(INTERRUPTED_WHILE_STARTING, file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        signal.signal(signal.SIGINT, python_s_own)
+
+
 def _command(module: str, function: str) -> Callable[[], None]:
     def run() -> None:
-        try:
-            entry = getattr(importlib.import_module(module), function)
-        except KeyboardInterrupt:
-            print(INTERRUPTED_WHILE_STARTING, file=sys.stderr)
-            sys.exit(EXIT_INTERRUPTED)
+        entry = _imported(module, function)
         try:
             entry()
         except KeyboardInterrupt:

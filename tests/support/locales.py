@@ -1,5 +1,4 @@
-"""Locales to run the commands under: C (glibc's POSIX locale, by its other name), and a Latin-1
-locale generated for the tests."""
+"""Locales to run the commands under: C and POSIX, and a Latin-1 locale generated for the tests."""
 
 import os
 import shutil
@@ -48,8 +47,8 @@ def generate_latin1_locale(directory: Path) -> Path:
 
 
 def locale_environments(latin1_directory: Path) -> Dict[str, dict]:
-    """locale -> the environment of a command run under it: the reference (C.UTF-8), C without
-    Python's UTF-8 mode, and the Latin-1 locale."""
+    """locale -> the environment of a command run under it: the reference (C.UTF-8), C and POSIX
+    without Python's UTF-8 mode, and the Latin-1 locale."""
     clean = {
         name: value
         for name, value in fairseq_env().items()
@@ -59,6 +58,7 @@ def locale_environments(latin1_directory: Path) -> Dict[str, dict]:
     return {
         REFERENCE: {**clean, "LC_ALL": REFERENCE},
         "C": {**clean, "LC_ALL": "C", **WITHOUT_UTF8_MODE},
+        "POSIX": {**clean, "LC_ALL": "POSIX", **WITHOUT_UTF8_MODE},
         LATIN1: {
             **clean,
             "LC_ALL": LATIN1,
