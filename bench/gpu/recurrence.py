@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import statistics
 import time
+from unittest import mock
 
 import torch
 
@@ -84,15 +85,9 @@ def _fast_path(compiled: bool, captured: bool):
         speed.compiled, speed.captured = saved
 
 
-@contextlib.contextmanager
 def _setting(mode: str):
     """Within: the fast path set to ``mode``, read at every call (plain: the modules eagerly)."""
-    saved = setting.mode
-    setting.mode = lambda: mode
-    try:
-        yield
-    finally:
-        setting.mode = saved
+    return mock.patch.object(setting, "mode", lambda: mode)
 
 
 def _is_float_tensor(value) -> bool:

@@ -118,6 +118,22 @@ def test_a_second_run_into_a_save_dir_that_a_live_run_holds_is_refused_naming_th
         first.wait()
 
 
+def _train_with_files_of_at_most(size: int, command) -> subprocess.CompletedProcess:
+    """fairseq-train with ``command``, under a file size limit (RLIMIT_FSIZE) of ``size`` bytes."""
+
+    def limit_file_sizes():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return subprocess.run(
+        [fairseq_tool("fairseq-train"), *map(str, command)],
+        capture_output=True,
+        text=True,
+        env=fairseq_env(),
+        preexec_fn=limit_file_sizes,
+        timeout=300,
+    )
+
+
 def _a_run_with_checkpoint_last(save_dir, checkpoint):
     save_dir.mkdir(exist_ok=True)
     shutil.copy(checkpoint, save_dir / "checkpoint_last.pt")
@@ -133,21 +149,10 @@ def test_a_write_that_fails_while_saving_is_one_line_and_the_checkpoints_before_
     before = (save_dir / "checkpoint_last.pt").read_bytes()
     state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
     limit = (len(before) + _stored_size(state["model"])) // 2
-
-    def limit_file_sizes():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
     command = train_command(
         data_bin, save_dir, "rnnsearch_50", "--max-update", "6", "--save-interval-updates", "5"
     )
-    completed = subprocess.run(
-        [fairseq_tool("fairseq-train"), *map(str, command)],
-        capture_output=True,
-        text=True,
-        env=fairseq_env(),
-        preexec_fn=limit_file_sizes,
-        timeout=300,
-    )
+    completed = _train_with_files_of_at_most(limit, command)
     assert_one_line_error(
         completed.returncode,
         completed.stderr,
@@ -281,22 +286,9 @@ def test_a_read_only_save_dir_is_one_line_before_training(data_bin, tmp_path):
 def test_a_save_dir_without_room_for_a_checkpoint_is_one_line_before_training(data_bin, tmp_path):
     """No room for the parameters a checkpoint stores: a file size limit of 4 KiB, where writes
     fail as on a full disk (with an OSError)."""
-
-    def limit_file_sizes():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
-
     save_dir = tmp_path / "checkpoints"
-    completed = subprocess.run(
-        [
-            fairseq_tool("fairseq-train"),
-            *map(str, train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "1")),
-        ],
-        capture_output=True,
-        text=True,
-        env=fairseq_env(),
-        preexec_fn=limit_file_sizes,
-        timeout=300,
-    )
+    command = train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "1")
+    completed = _train_with_files_of_at_most(4096, command)
     assert_one_line_error(
         completed.returncode,
         completed.stderr,

@@ -7,9 +7,9 @@ the relative error ||g - g64|| / ||g64|| of its gradient. W_a's and U_a's gradie
 proportional to v_a, which starts at 0: measure them on a model built with ``v_a_std`` > 0.
 """
 
-import contextlib
 import copy
 from typing import Dict, Optional
+from unittest import mock
 
 import torch
 import torch.nn.functional as F
@@ -99,15 +99,9 @@ def gradients(
     return {name: grad.double() / scale for name, grad in zip(PARAMETERS, grads)}
 
 
-@contextlib.contextmanager
 def _fast_path(mode: str):
     """Within: the fast path set to ``mode`` (auto: the step compiled; plain: eager)."""
-    saved = setting.mode
-    setting.mode = lambda: mode
-    try:
-        yield
-    finally:
-        setting.mode = saved
+    return mock.patch.object(setting, "mode", lambda: mode)
 
 
 def relative_errors(model, inputs, mode) -> Dict[str, float]:
