@@ -13,6 +13,7 @@ import bahdanau_plugin  # noqa: F401
 from bahdanau_plugin import checkpoint_safety
 
 from ..support.malicious import CreatesAFile
+from ..support.tools import python_program
 
 
 def test_a_checkpoint_holding_an_argparse_namespace_loads_with_weights_only(tmp_path):
@@ -46,5 +47,11 @@ def test_fairseqs_loading_for_the_plugin_never_honours_torch_force_no_weights_on
 
 def test_a_program_that_only_imports_the_plugin_keeps_fairseqs_own_loading():
     """Other models' checkpoints load as fairseq loads them (the variable honoured, as torch
-    does), outside the plugin's commands and its hub."""
-    assert checkpoint_utils.torch is torch
+    does), outside the plugin's commands and its hub: in a program of its own, which no other
+    test's loading has run in."""
+    python_program(
+        "import torch\n"
+        "from fairseq import checkpoint_utils\n"
+        "import bahdanau_plugin\n"
+        "assert checkpoint_utils.torch is torch, checkpoint_utils.torch\n"
+    )
