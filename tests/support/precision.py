@@ -9,14 +9,14 @@ proportional to v_a, which starts at 0: measure them on a model built with ``v_a
 
 import copy
 from typing import Dict, Optional
-from unittest import mock
 
 import torch
 import torch.nn.functional as F
 
 from bahdanau_plugin.models.rnnsearch import RNNsearchModel
-from bahdanau_plugin.speed import setting
 from bench import models
+
+from .speed import fast_path
 
 # the sizes that build() sets to one value (the maxout layer gets half of it)
 SIZES = (
@@ -88,7 +88,7 @@ def gradients(
         tokens.device.type,
         dtype=autocast_dtype or torch.bfloat16,
         enabled=autocast_dtype is not None,
-    ), _fast_path(mode):
+    ), fast_path(mode):
         logits, _ = model(tokens, lengths, prev)
     loss = F.cross_entropy(
         logits.float().view(-1, logits.size(-1)), target.view(-1), reduction="sum"
@@ -97,11 +97,6 @@ def gradients(
     named = dict(model.named_parameters())
     grads = torch.autograd.grad(loss * scale, [named[n] for n in PARAMETERS.values()])
     return {name: grad.double() / scale for name, grad in zip(PARAMETERS, grads)}
-
-
-def _fast_path(mode: str):
-    """Within: the fast path set to ``mode`` (auto: the step compiled; plain: eager)."""
-    return mock.patch.object(setting, "mode", lambda: mode)
 
 
 def relative_errors(model, inputs, mode) -> Dict[str, float]:

@@ -2,16 +2,19 @@
 step's runs counted."""
 
 import contextlib
+from unittest import mock
 
 from bahdanau_plugin.speed import compiling, setting
 
 
-@contextlib.contextmanager
+def fast_path(mode: str):
+    """Within: the fast path set to ``mode`` (auto: the modules compiled; plain: eager)."""
+    return mock.patch.object(setting, "mode", lambda: mode)
+
+
 def plain_modules(monkeypatch):
     """Within: the fast path set to plain (the modules' code run eagerly), on every device."""
-    with monkeypatch.context() as patch:
-        patch.setattr(setting, "mode", lambda: "plain")
-        yield
+    return fast_path("plain")
 
 
 @contextlib.contextmanager
