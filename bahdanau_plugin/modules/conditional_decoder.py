@@ -75,10 +75,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
     def forward(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
         """W_o t_i at every target position, and alpha_i. A search's step (one position at a
         time, ``next_words``) is compiled whole, with the weights as constants where the model
-        only translates; training compiles ``step`` alone, inside ``recur``'s loop (speed/)."""
+        only translates (on a CPU once it has run a while eagerly: a short decoding would not win
+        compiling back); training compiles ``step`` alone, inside ``recur``'s loop (speed/)."""
         if incremental_state is not None:
             cache = self._cache(encoder_out, incremental_state)
-            next_words = speed.compiled(self.next_words, constant_weights=self.generation_only)
+            next_words = speed.compiled(
+                self.next_words, constant_weights=self.generation_only, eager_first_on_cpu=True
+            )
             previous = prev_output_tokens[:, -1:]  # y_{i-1}
             logits, alphas, cache["state"] = next_words(previous, encoder_out, cache)
             self.set_incremental_state(incremental_state, "cache", cache)

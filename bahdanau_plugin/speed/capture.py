@@ -1,25 +1,18 @@
 """On a GPU in training, the decoder's loop over target positions (``recur``: the modules' own
-code, its step compiled) replayed from CUDA graphs, recorded forward and backward by autograd.
+code, its step compiled) replayed from CUDA graphs, recorded forward and backward by autograd: on
+a GPU the recurrence's time is its launches (docs/gpu.md), and a graph replays them in one.
 
-On a GPU the recurrence's time is its launches, not its arithmetic (docs/gpu.md): a CUDA graph
-records the kernels of ``recur`` over all positions, and those of its backward pass, and replays
-each with one launch.
-
-- **Shapes.** A graph replays fixed shapes: rows, target and source positions are each rounded up
-  (``bucket``: by less than a quarter, or 4), so that a few graphs, recorded at a bucket's first
-  batch, serve a training run. The padding changes nothing real: padded source positions are
-  masked, padded target positions come after the real ones in a recurrence that runs forward,
-  padded rows are rows of their own; every gradient the padding receives is 0.
-- **Memory.** Every graph of a device copies its inputs in and its results out of one buffer
-  (``Arena``), so a graph never holds a caller's tensor; what autograd keeps between the passes
-  lies in one memory pool per device, released to it once both graphs are recorded, for the
-  others. Where another graph ran between a call's passes, its forward graph is replayed again
-  first, from the inputs its autograd node kept.
+- **Shapes.** Rows, target and source positions are each rounded up (``bucket``), so that a few
+  graphs, recorded at a bucket's first batch, serve a run. The padding changes nothing real:
+  padded source positions are masked, padded target positions come after the real ones, padded
+  rows are rows of their own; every gradient the padding receives is 0.
+- **Memory.** A device's graphs copy their inputs in and results out of one buffer (``Arena``);
+  what autograd keeps between the passes lies in one pool per device, released once both graphs
+  are recorded. Where another graph ran between a call's passes, its forward graph replays again.
 - **When.** With gradients on a GPU, autocast off, no forward hook on the decoder, the fast path
   not plain. Buckets are keyed by the code they recorded (``compiling.code_of``) and the places of
-  the parameters they read: an edited module, or parameters moved, are recorded anew. Each
-  recording is logged once at INFO with its time; where one fails, the loop runs without graphs
-  from then on, after one warning.
+  the parameters they read. Each recording is logged at INFO with its time; where one fails, the
+  loop runs without graphs from then on, after one warning.
 """
 
 import itertools
@@ -46,8 +39,8 @@ SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")
 
 
 def bucket(size: int) -> int:
-    """``size`` rounded up to a multiple of 4 up to 32, of 8 up to 64, of 16 up to 128, and so on:
-    less than 4 or a quarter of it more, and few distinct values."""
+    """``size`` rounded up by less than 4 or a quarter (to a multiple of 4 up to 32, of 8 up to
+    64, ...): few distinct values."""
     step = max(4, 1 << max(size.bit_length() - 3, 0))
     return -(-size // step) * step
 
@@ -61,9 +54,9 @@ def tf32_in_products() -> bool:
 
 
 class Arena:
-    """The buffer of a device's graphs' inputs, outputs and gradients, at offsets fixed per graph.
-    A graph that needs more makes it grow, and those recorded before stale (``generation``).
-    ``holder`` is the graph and the call whose forward pass the pool holds."""
+    """A device's graphs' inputs, outputs and gradients at offsets fixed per graph; growing makes
+    the graphs recorded before stale (``generation``). ``holder``: whose forward pass the pool
+    holds (graph, call)."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -83,8 +76,8 @@ class Arena:
             self.generation += 1
             self.holder = None
         return [
-            # not views of the buffer: those would share its version counter, by which autograd
-            # checks that the inputs it kept are unchanged, and writing an output would bump it
+            # not views of the buffer: writing an output would bump the version counter they
+            # would share, by which autograd checks that the inputs it kept are unchanged
             torch.empty(0, dtype=dtype, device=self.device).set_(
                 self.buffer.untyped_storage(), offset // dtype.itemsize, shape
             )
@@ -93,10 +86,8 @@ class Arena:
 
 
 class CUDAGraphs:
-    """How graphs are recorded: CUDA's own (the tests on a CPU put a recorder in its place that
-    runs the recorded function again at each replay), on a side stream per device. Not through
-    ``torch.cuda.graph``, which empties torch's memory cache at every recording (of a bucket's
-    first batch), so that the next steps would wait for their memory to be allocated anew."""
+    """CUDA's graphs (tests on a CPU put a recorder in their place), on a side stream per device;
+    not ``torch.cuda.graph``, which empties torch's memory cache at every recording."""
 
     def __init__(self):
         self._streams: Dict[torch.device, "torch.cuda.Stream"] = {}
@@ -144,10 +135,8 @@ def _copy_padded(static: Tensor, real: Tensor) -> None:
 
 
 class Bucket:
-    """The forward and backward graphs of ``recur`` for one bucket of shapes. Inputs: the drives
-    W E y_{i-1}, then the tensors of the encoder's output and of the decoder's cache by name (those
-    that require gradients get them), then the parameters; outputs: s_0 .. s_T, c_i, and alpha_i
-    (RNNsearch)."""
+    """``recur``'s forward and backward graphs for a bucket of shapes. Inputs: W E y_{i-1}, the
+    encoder's output and the cache by name, the parameters; outputs: s_0 .. s_T, c_i, alpha_i."""
 
     def __init__(self, recur, names: List[str], inputs: List[Tensor], parameters, shape):
         rows, positions, sources = shape
@@ -155,8 +144,7 @@ class Bucket:
         self.arena = _ARENAS.setdefault(device, Arena(device))
         self.recur, self.names, self.parameters = weakref.WeakMethod(recur), names, parameters
         like = [(_padded(n, t, rows, positions, sources), t.dtype) for n, t in zip(names, inputs)]
-        # A first pass, eagerly, outside any graph: the step compiles, and the outputs' shapes
-        # and the gradients that reach each input and parameter are known.
+        # A first pass outside any graph: the step compiles; outputs' shapes and gradients known
         zeros = [torch.zeros(s, dtype=d, device=device) for s, d in like]
         wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
         outputs = self._run(zeros)
@@ -232,10 +220,7 @@ class Bucket:
             self.forward_graph.replay()
             self.arena.holder = (self, ticket)
         for static, grad in zip(self.grad_outputs, grad_outputs):
-            if grad is None:
-                static.zero_()
-            else:
-                _copy_padded(static, grad)
+            static.zero_() if grad is None else _copy_padded(static, grad)
         self.backward_graph.replay()
         grads = iter(self.grads)
         return [
@@ -245,8 +230,8 @@ class Bucket:
 
 
 class Replayed(torch.autograd.Function):
-    """``recur`` through a ``Bucket``'s graphs. Inputs: the bucket, the real numbers of target and
-    source positions, then the bucket's inputs in its order and the parameters."""
+    """``recur`` through a ``Bucket``'s graphs: the bucket, the real target and source positions,
+    then its inputs and the parameters."""
 
     @staticmethod
     def forward(ctx, bucket: Bucket, positions: int, sources: int, *tensors):
@@ -280,12 +265,9 @@ class Captures:
         try:
             found = self._bucket(recur, names, inputs, parameters, shape)
         except RuntimeError as error:  # recording failed: without graphs from now on
-            logger.warning(
-                "%s's recurrence could not be recorded as a CUDA graph (%s): it runs without "
-                "graphs",
-                type(decoder).__name__,
-                str(error).strip().splitlines()[0],
-            )
+            cause = str(error).strip().splitlines()[0]
+            what = f"{type(decoder).__name__}'s recurrence could not be recorded as a CUDA graph"
+            logger.warning("%s (%s): it runs without graphs", what, cause)
             self.failed = True
             self.buckets.clear()
             return recur(input_drives, encoder_out, cache)

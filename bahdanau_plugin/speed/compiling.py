@@ -1,26 +1,25 @@
 """A module's own method compiled by torch.compile: the decoder's step, and a search's step.
 
-- **Regional.** The loop of ``recur`` calls the compiled step once per target position, so
-  compiling takes the same seconds whatever the sentences' length (compiling the unrolled loop
-  grows with it: pytorch/pytorch#97155).
+- **Regional.** ``recur``'s loop calls the compiled step once per target position: compiling
+  takes the same time whatever the length (the unrolled loop's grows: pytorch/pytorch#97155).
 - **Shapes are symbolic** (``dynamic=True``): every batch's rows and source positions, and a
-  search's as its sentences finish, share one compilation (torch compiles a size of 1, and grad
-  mode on or off, apart).
-- **The code as it is now.** torch guards the tensors a compilation read, not the methods of the
-  classes it called, so an edit made after compiling would go unseen: the classes of the module
-  and its submodules, with the functions each defines, key a compilation (``code_of``), and an
-  edit is compiled afresh from a copy of the method's code (torch keeps compiled code per code
-  object). While a forward hook is on any of the modules, the method runs eagerly.
-- **Cost shown.** Each compilation is logged once at INFO with its time; inductor caches its work
-  on disk (``TORCHINDUCTOR_CACHE_DIR``), so a later run of the same sizes takes a fraction of it.
-- **Where nothing compiles** (no C++ compiler on a CPU, no Triton on a GPU, a Python torch cannot
-  compile for), a compilation fails or autocast is on, the method runs eagerly after one warning
-  that says why.
+  search's as its sentences finish, share one compilation (a size of 1, and grad mode, apart).
+- **The code as it is now.** torch guards the tensors a compilation read, not the methods it
+  called: the classes of the module and its submodules, with what each defines, key a compilation
+  (``code_of``); an edit is compiled afresh from a copy of the method's code (torch keeps compiled
+  code per code object). While a forward hook is on a module, the method runs eagerly.
+- **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
+  cached on disk (``TORCHINDUCTOR_CACHE_DIR``). A CPU search compiles only once it has run eagerly
+  ``setting.cpu_search_compile_after()`` s: a short decoding never wins compiling's cost back.
+- **Where nothing compiles** (no C++ compiler, no Triton on a GPU, a Python torch cannot compile
+  for), compiling fails or autocast is on, the method runs eagerly after one warning.
 """
 
 import contextlib
+import contextvars
 import functools
 import logging
+import operator
 import shutil
 import sys
 import time
@@ -33,6 +32,17 @@ from torch import nn
 from . import setting
 
 logger = logging.getLogger(__name__)
+_EAGER = contextvars.ContextVar("within a method run eagerly first", default=False)
+
+
+class Identical(tuple):
+    """Objects compared by identity, and held: a freed edit's function leaves no id to reuse."""
+
+    def __hash__(self):
+        return hash(tuple(map(id, self)))
+
+    def __eq__(self, other):
+        return len(self) == len(other) and all(map(operator.is_, self, other))
 
 
 def code_of(module: nn.Module) -> tuple:
@@ -44,21 +54,15 @@ def code_of(module: nn.Module) -> tuple:
         for cls in type(submodule).__mro__
         if cls not in (nn.Module, object)
     )
-    return tuple((cls, tuple(map(id, vars(cls).values()))) for cls in classes)
+    return tuple((cls, Identical(vars(cls).values())) for cls in classes)
 
 
 def hooked(module: nn.Module) -> Optional[str]:
     """The name of a submodule of ``module`` with a forward hook, if any ("" for itself)."""
     if nn.modules.module._global_forward_hooks or nn.modules.module._global_forward_pre_hooks:
         return "every module"
-    return next(
-        (
-            name
-            for name, submodule in module.named_modules()
-            if submodule._forward_hooks or submodule._forward_pre_hooks
-        ),
-        None,
-    )
+    hooks = (n for n, m in module.named_modules() if m._forward_hooks or m._forward_pre_hooks)
+    return next(hooks, None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -78,13 +82,6 @@ def missing_compiler(device_type: str) -> Optional[str]:
     return f"torch.compile is not used on {device_type}"
 
 
-def compiling_errors() -> tuple:
-    """What torch raises where compiling (not the compiled code) fails; imported when needed."""
-    import torch._inductor.exc
-
-    return (torch._dynamo.exc.TorchDynamoException, torch._inductor.exc.InductorError)
-
-
 def _graphs() -> int:
     """Graphs compiled in this process so far."""
     return torch._dynamo.utils.counters["stats"]["unique_graphs"]
@@ -95,30 +92,34 @@ class Compilation:
 
     _warned: Set[str] = set()  # the reasons to run eagerly already given, once each per process
 
-    def __init__(self, function: Callable, constant_weights: bool):
+    def __init__(self, function: Callable, constant_weights: bool, eager_first_on_cpu: bool):
         self.function = function
-        copy = types.FunctionType(
-            function.__code__.replace(),  # a code object of its own: compiled afresh
-            function.__globals__,
-            function.__name__,
-            function.__defaults__,
-            function.__closure__,
-        )
-        self.compiled = torch.compile(copy, dynamic=True)
-        self.constant_weights = constant_weights
+        self.constant_weights, self.eager_first_on_cpu = constant_weights, eager_first_on_cpu
+        self.eager_seconds = 0.0  # run eagerly first, on a CPU
+        self.compiled: Optional[Callable] = None
         self.failure: Optional[str] = None
 
     def __call__(self, module: nn.Module, *inputs):
-        name = f"{type(module).__name__}.{self.function.__name__}"
+        cpu_search = self.eager_first_on_cpu and inputs[0].device.type == "cpu"
+        if cpu_search and self.eager_seconds < setting.cpu_search_compile_after():
+            start, eager = time.perf_counter(), _EAGER.set(True)  # the steps it calls too
+            try:
+                return self.function(module, *inputs)
+            finally:
+                _EAGER.reset(eager)
+                self.eager_seconds += time.perf_counter() - start
+        name, start = f"{type(module).__name__}.{self.function.__name__}", time.perf_counter()
         reason = self._eager_reason(module, inputs[0])
         if reason is not None:
             self._warn_once(f"{name} runs eagerly: {reason}")
             return self.function(module, *inputs)
-        graphs, start = _graphs(), time.perf_counter()
+        graphs = _graphs()
+        import torch._inductor.exc  # what torch raises where compiling, not the code, fails
+
         try:
             with self._settings():
-                result = self.compiled(module, *inputs)
-        except compiling_errors() as error:
+                result = self.run_compiled(module, *inputs)
+        except (torch._dynamo.exc.TorchDynamoException, torch._inductor.exc.InductorError) as error:
             cause = getattr(error, "inner_exception", None) or error
             first = (str(cause).strip().splitlines() or [""])[0]
             self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
@@ -131,12 +132,21 @@ class Compilation:
             logger.info("compiled %s (%s, first for %d rows) in %.1f s", name, what, rows, seconds)
         return result
 
+    def run_compiled(self, module: nn.Module, *inputs):
+        """The compiled method, made at its first call (which so counts torch's compiler's import)
+        from a code object of its own (which torch compiles afresh)."""
+        if self.compiled is None:
+            f = self.function
+            copy = types.FunctionType(
+                f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__
+            )
+            self.compiled = torch.compile(copy, dynamic=True)
+        return self.compiled(module, *inputs)
+
     def _settings(self):
-        """What torch reads as it traces, so held through the call: sizes that happen to be equal
-        (the rows and the source positions of a batch, say) are not taken for one symbol, which
-        the next batch would compile again ("duck sizing"); with the weights as constants,
-        inductor's freezing, which folds them in and lays a product's weight out once for its
-        library (oneDNN's on a CPU), in graphs without gradients."""
+        """What torch reads as it traces: sizes equal by chance not one symbol ("duck sizing",
+        which the next batch would compile again); with the weights as constants, inductor's
+        freezing (folded in, a product's weight laid out once: oneDNN's layout on a CPU)."""
         from torch._inductor import config
         from torch.fx.experimental import _config as shapes
 
@@ -165,23 +175,23 @@ class Compilation:
 _COMPILATIONS: Dict[tuple, Compilation] = {}
 
 
-def weights_of(module: nn.Module) -> tuple:
-    """Where each parameter is and how often it was changed in place (constants hold old values)."""
-    return tuple((p.data_ptr(), p._version) for p in module.parameters())
-
-
-def compiled(method: Callable, constant_weights: bool = False) -> Callable:
+def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False) -> Callable:
     """``method``, a bound method of a module, compiled as its class defines it now, with its
     module's weights as constants if ``constant_weights`` (for a module that only infers: a
-    weight changed since is compiled anew); the method itself where the fast path is plain, and
-    within code being compiled (which holds it)."""
-    if torch.compiler.is_compiling() or setting.eager():
+    weight changed since is compiled anew); on a CPU, if ``eager_first_on_cpu`` (a search's step),
+    only once it has run eagerly for ``setting.cpu_search_compile_after()`` seconds. The method
+    itself where the fast path is plain, within code being compiled (which holds it), and within
+    a search run eagerly first."""
+    if torch.compiler.is_compiling() or setting.eager() or _EAGER.get():
         return method
     module, function = method.__self__, method.__func__
-    key = (function, code_of(module), constant_weights and weights_of(module))
+    # with the weights as constants, where each is and how often it was changed in place
+    weights = constant_weights and tuple((p.data_ptr(), p._version) for p in module.parameters())
+    key = (function, code_of(module), weights)
     compilation = _COMPILATIONS.get(key)
     if compilation is None:
         for stale in [k for k in _COMPILATIONS if k[:2] == key[:2] and k[2] and constant_weights]:
             del _COMPILATIONS[stale]  # with the constants of weights changed since
-        compilation = _COMPILATIONS[key] = Compilation(function, constant_weights)
+        compilation = Compilation(function, constant_weights, eager_first_on_cpu)
+        _COMPILATIONS[key] = compilation
     return functools.partial(compilation, module)

@@ -1,19 +1,23 @@
-"""The fast path's one setting, read from the environment once per process.
+"""The fast path's settings, read from the environment once per process.
 
 ``BAHDANAU_FAST_PATH``: ``auto`` (the default) compiles the modules' own code where a compiler is
 (``compiling.py``) and on a GPU replays their loop from CUDA graphs in training (``capture.py``);
-``plain`` runs the same code eagerly, as PyTorch runs any module. ``BAHDANAU_CPU_FAST_PATH``, the
-setting's name from before the GPU had a fast path, is read where the new one is not set.
+``plain`` runs it eagerly. ``BAHDANAU_CPU_FAST_PATH``, its former name, is read where it is not set.
+``BAHDANAU_CPU_SEARCH_COMPILE_AFTER``: the seconds a search's step runs eagerly on a CPU, in a
+process, before it is compiled; 0 compiles it at once.
 """
 
 import functools
 import os
+import re
 
 from ..errors import ConfigurationError
 
 SETTING = "BAHDANAU_FAST_PATH"
 FORMER_SETTING = "BAHDANAU_CPU_FAST_PATH"
 MODES = ("auto", "plain")
+SEARCH_SETTING = "BAHDANAU_CPU_SEARCH_COMPILE_AFTER"
+SEARCH_SECONDS = 60.0  # what compiling costs a short decoding: docs/performance.md
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,3 +34,15 @@ def mode() -> str:
 
 def eager() -> bool:
     return mode() == "plain"
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_search_compile_after() -> float:
+    """Seconds of a search's steps run eagerly on a CPU before they are compiled."""
+    value = os.environ.get(SEARCH_SETTING, "").strip() or str(SEARCH_SECONDS)
+    if not re.fullmatch(r"\d+(\.\d*)?", value):
+        raise ConfigurationError(
+            f"{SEARCH_SETTING}={value}: use the seconds a search on a CPU runs eagerly before it "
+            f"is compiled ({SEARCH_SECONDS:.0f} if not set; 0 compiles it at once)"
+        )
+    return float(value)

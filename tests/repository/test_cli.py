@@ -8,7 +8,7 @@ import torch
 
 from ..support.demo_data import TEST_SENTENCES
 from ..support.paths import PLUGIN
-from ..support.tools import COMPILED, fairseq_env, fairseq_tool, run
+from ..support.tools import COMPILED, DEFAULT, fairseq_env, fairseq_tool, run
 from ..support.training import ARCHITECTURES, train
 
 
@@ -111,9 +111,9 @@ def generate_with(environment, data_bin, checkpoint):
 def test_fairseq_generate_says_what_it_compiled_in_a_line_each_and_nothing_else_of_compiling(
     data_bin, checkpoints
 ):
-    """The default (BAHDANAU_FAST_PATH=auto) compiles a search's step: a line per compilation
-    at fairseq's log level (a batch of one sentence has one of its own), none of torch's own
-    (inductor's, filelock's)."""
+    """A search's step compiled (from its first step: BAHDANAU_CPU_SEARCH_COMPILE_AFTER=0) says
+    so in a line per compilation at fairseq's log level (a batch of one sentence has one of its
+    own), none of torch's own (inductor's, filelock's)."""
     output = generate_with(COMPILED, data_bin, checkpoints["rnnsearch_50"])
     compiled = [line for line in output.splitlines() if "compil" in line.lower()]
     assert 1 <= len(compiled) <= 2, compiled
@@ -125,6 +125,16 @@ def test_fairseq_generate_says_what_it_compiled_in_a_line_each_and_nothing_else_
             line,
         ), line
     assert "DEBUG" not in output and "filelock" not in output
+
+
+def test_a_short_fairseq_generate_on_a_cpu_decodes_eagerly_and_says_nothing_of_compiling(
+    data_bin, checkpoints
+):
+    """By default a search on a CPU runs eagerly until it has run a while: a short decoding would
+    not win back what compiling it costs."""
+    output = generate_with(DEFAULT, data_bin, checkpoints["rnnsearch_50"])
+    assert "compil" not in output.lower()
+    assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == TEST_SENTENCES
 
 
 def test_training_resumes_from_checkpoint_last(data_bin, tmp_path):

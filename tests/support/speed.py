@@ -18,29 +18,22 @@ def plain_modules(monkeypatch):
 
 
 @contextlib.contextmanager
-def compiled_calls(monkeypatch):
+def compiled_calls(monkeypatch, search_compile_after: float = 0.0):
     """Within: a list with the method's name for each call that compiled code computed (not the
-    method run eagerly), whichever compilation it was; the reasons to run eagerly warned afresh
-    (once each within, whatever ran before in this process)."""
+    method run eagerly), whichever compilation it was; a search on a CPU compiled once it has run
+    eagerly ``search_compile_after`` seconds (by default from its first step); the reasons to run
+    eagerly warned afresh (once each within, whatever ran before in this process)."""
     calls = []
-    call = compiling.Compilation.__call__
+    run_compiled = compiling.Compilation.run_compiled
 
     def counting(self, module, *inputs):
-        compiled = self.compiled
-
-        def counted(*arguments):
-            calls.append(self.function.__name__)
-            return compiled(*arguments)
-
-        self.compiled = counted
-        try:
-            return call(self, module, *inputs)
-        finally:
-            self.compiled = compiled
+        calls.append(self.function.__name__)
+        return run_compiled(self, module, *inputs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(compiling.Compilation, "__call__", counting)
+        patch.setattr(compiling.Compilation, "run_compiled", counting)
         patch.setattr(compiling.Compilation, "_warned", set())
+        patch.setattr(setting, "cpu_search_compile_after", lambda: search_compile_after)
         yield calls
 
 

@@ -24,7 +24,9 @@ def fairseq_env() -> dict:
 
 
 # What a test adds to fairseq_env() to run a tool as a user does, its models' step compiled.
-COMPILED = {"BAHDANAU_FAST_PATH": "auto"}
+DEFAULT = {"BAHDANAU_FAST_PATH": "auto"}
+# The same, a search compiled from its first step too (on a CPU, a short one stays eager).
+COMPILED = {**DEFAULT, "BAHDANAU_CPU_SEARCH_COMPILE_AFTER": "0"}
 
 
 def ctrl_c_as_in_a_terminal() -> None:

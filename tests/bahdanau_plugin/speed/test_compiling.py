@@ -5,8 +5,10 @@ is logged once with its time; edits to the modules' classes are compiled as edit
 hook on the decoder makes the step run eagerly while it is there; where nothing can compile, or
 compiling fails, the step runs eagerly after one warning."""
 
+import gc
 import logging
 import re
+import weakref
 
 import pytest
 import torch
@@ -194,24 +196,82 @@ def test_a_model_that_only_translates_compiles_its_search_with_the_weights_as_co
     monkeypatch.setattr(compiling, "_COMPILATIONS", {})
     model = randomize_(build_tiny_model("rnnsearch"))
     model.make_generation_fast_()
-    with caplog.at_level(logging.INFO, logger=LOGGER):
+    with compiled_calls(monkeypatch), caplog.at_level(logging.INFO, logger=LOGGER):
         ours = _search(model)
     with plain_modules(monkeypatch):
         plain = _search(model)
     assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
-    assert all("weights as constants" in line for line in messages(caplog, logging.INFO))
+    lines = messages(caplog, logging.INFO)
+    assert lines and all("weights as constants" in line for line in lines)
 
 
 def test_a_weight_changed_after_compiling_with_constants_is_compiled_anew(monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch"))
     model.make_generation_fast_()
-    _search(model)
-    randomize_(model, seed=1)  # in place, as load_state_dict changes weights
-    ours = _search(model)
+    with compiled_calls(monkeypatch) as calls:
+        _search(model)
+        randomize_(model, seed=1)  # in place, as load_state_dict changes weights
+        del calls[:]
+        ours = _search(model)
+    assert calls
     with plain_modules(monkeypatch):
         plain = _search(model)
     assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
     assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
+
+
+@pytest.mark.cpu_only
+def test_on_a_cpu_a_search_runs_eagerly_until_it_has_run_the_set_seconds(monkeypatch):
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    with compiled_calls(monkeypatch, search_compile_after=3600.0) as calls:
+        ours = _search(model)
+    with plain_modules(monkeypatch):
+        plain = _search(model)
+    assert calls == []
+    assert ours == plain
+
+
+@pytest.mark.cpu_only
+def test_on_a_cpu_a_search_is_compiled_from_the_step_after_it_has_run_the_set_seconds(
+    monkeypatch,
+):
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    with compiled_calls(monkeypatch, search_compile_after=0.0) as at_once:
+        _search(model)
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    with compiled_calls(monkeypatch, search_compile_after=1e-9) as calls:
+        _search(model)
+    assert len(calls) == len(at_once) - 1 > 0
+
+
+@pytest.mark.cpu_only
+def test_on_a_cpu_training_compiles_its_step_at_once_whatever_the_search_s_setting(monkeypatch):
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch, search_compile_after=3600.0) as calls:
+        _results(model)
+    assert calls == ["step"] * (max(map(len, TARGETS)) + 1)
+
+
+def test_a_compilation_s_key_holds_the_functions_it_names_so_no_later_one_takes_their_id(
+    monkeypatch,
+):
+    """A function edited into a class and then undone is freed; a later edit's function could
+    take its id and find the compilation of the first."""
+    decoder = build_tiny_model("rnnsearch").decoder
+
+    def edit(self, *inputs):
+        return None
+
+    monkeypatch.setattr(BahdanauAttention, "energies", edit)
+    key = compiling.code_of(decoder)
+    monkeypatch.undo()
+    edit_is_alive = weakref.ref(edit)
+    del edit
+    gc.collect()
+    assert edit_is_alive() is not None
+    del key
+    gc.collect()
+    assert edit_is_alive() is None
 
 
 def test_under_autocast_the_step_runs_eagerly_after_one_warning(device, monkeypatch, caplog):

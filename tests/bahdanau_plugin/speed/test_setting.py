@@ -8,11 +8,13 @@ from bahdanau_plugin.speed import setting
 
 @pytest.fixture
 def environment(monkeypatch):
-    for name in (setting.SETTING, setting.FORMER_SETTING):
+    for name in (setting.SETTING, setting.FORMER_SETTING, setting.SEARCH_SETTING):
         monkeypatch.delenv(name, raising=False)
     setting.mode.cache_clear()
+    setting.cpu_search_compile_after.cache_clear()
     yield monkeypatch
     setting.mode.cache_clear()
+    setting.cpu_search_compile_after.cache_clear()
 
 
 def test_the_default_is_auto(environment):
@@ -42,3 +44,24 @@ def test_the_setting_is_read_once_per_process(environment):
     assert setting.mode() == "auto"
     environment.setenv("BAHDANAU_FAST_PATH", "plain")
     assert setting.mode() == "auto"
+
+
+def test_a_search_on_a_cpu_compiles_after_a_minute_by_default(environment):
+    assert setting.cpu_search_compile_after() == 60.0
+
+
+def test_the_seconds_before_a_cpu_search_compiles_are_read(environment):
+    environment.setenv("BAHDANAU_CPU_SEARCH_COMPILE_AFTER", " 0 ")
+    assert setting.cpu_search_compile_after() == 0.0
+    setting.cpu_search_compile_after.cache_clear()
+    environment.setenv("BAHDANAU_CPU_SEARCH_COMPILE_AFTER", "2.5")
+    assert setting.cpu_search_compile_after() == 2.5
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "inf", "nan", "1e3"])
+def test_seconds_that_are_not_a_plain_number_are_refused_in_one_line(environment, value):
+    environment.setenv("BAHDANAU_CPU_SEARCH_COMPILE_AFTER", value)
+    with pytest.raises(
+        ConfigurationError, match=rf"^BAHDANAU_CPU_SEARCH_COMPILE_AFTER={value}: use the seconds"
+    ):
+        setting.cpu_search_compile_after()
