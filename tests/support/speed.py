@@ -17,6 +17,12 @@ def plain_modules(monkeypatch):
     return fast_path("plain")
 
 
+def search_compiled_at_once(monkeypatch) -> None:
+    """From now on in the test: a search on a CPU compiled from its first step, as on a GPU (by
+    default it runs eagerly until it has run a while)."""
+    monkeypatch.setattr(setting, "cpu_search_compile_after", lambda: 0.0)
+
+
 @contextlib.contextmanager
 def compiled_calls(monkeypatch, search_compile_after: float = 0.0):
     """Within: a list with the method's name for each call that compiled code computed (not the
