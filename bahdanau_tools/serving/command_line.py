@@ -11,6 +11,7 @@ from the folder the command is run in.
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import uvicorn
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.speed.setting import SEARCH_SETTING
 
 from .api import MAX_BEAM, create_app
 from .batching import ModelThread
@@ -179,6 +181,9 @@ def main(argv=None) -> None:
     from_here(args)
     max_connections = _connections_within_the_file_limit(args.max_connections)
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
+    # A server runs long: its warm-up compiles the search before it answers, on a CPU too (where
+    # by default a search compiles only once it has run a while), unless the variable is set.
+    os.environ.setdefault(SEARCH_SETTING, "0")
     model_thread = ModelThread()  # loads the model and translates with it; this thread serves HTTP
     translator = model_thread.call(
         Translator.load,

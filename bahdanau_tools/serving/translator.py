@@ -107,12 +107,12 @@ class Translator:
 
     def _returns_attention(self) -> bool:
         """Whether generate() gives alpha (RNNsearch does, RNNencdec does not); also a warm-up,
-        in which the model's search step is compiled before the server answers, on a GPU (at
-        beam 2: a search of one row has a compilation of its own; on a CPU a search compiles
-        once it has run a while, BAHDANAU_CPU_SEARCH_COMPILE_AFTER)."""
-        end_of_sentence_only = torch.LongTensor([self.hub.src_dict.eos()])
-        hypothesis = self.hub.generate([end_of_sentence_only], beam=2, max_len_b=1)[0][0]
-        return soft_alignment(hypothesis, 1) is not None
+        in which the model's search step is compiled before the server answers (on a CPU as
+        bahdanau-serve sets BAHDANAU_CPU_SEARCH_COMPILE_AFTER: 0 unless set). Two source tokens
+        at beam 2: torch compiles a size of 1 apart, and requests have more rows and tokens."""
+        source = torch.LongTensor([self.hub.src_dict.unk(), self.hub.src_dict.eos()])
+        hypothesis = self.hub.generate([source], beam=2, max_len_b=1)[0][0]
+        return soft_alignment(hypothesis, len(source)) is not None
 
     # hub.encode's steps, keeping the tokens: an unknown word is shown as itself, not <unk>
     def tokenize(self, text: str) -> str:

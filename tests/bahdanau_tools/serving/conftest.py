@@ -84,7 +84,8 @@ def limit_files(files: int):
 
 class Server:
     """A bahdanau-serve process, run in the folder cwd (by default this one), under a file limit
-    if one is given; its output goes to a log file (a pipe no one reads fills up)."""
+    if one is given, with these variables added to the tests' environment (where the models run
+    eagerly); its output goes to a log file (a pipe no one reads fills up)."""
 
     def __init__(
         self,
@@ -94,6 +95,7 @@ class Server:
         *options: str,
         cwd=None,
         file_limit: Optional[int] = None,
+        env: Optional[dict] = None,
     ):
         self.url = f"http://127.0.0.1:{free_port()}"
         self.log = log
@@ -112,7 +114,7 @@ class Server:
             ],
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
-            env=fairseq_env(),
+            env={**fairseq_env(), **(env or {})},
             cwd=cwd,
             preexec_fn=None if file_limit is None else limit_files(file_limit),
         )

@@ -7,7 +7,7 @@ import pytest
 
 from bahdanau_tools.serving.command_line import main
 
-from ...support.tools import run
+from ...support.tools import DEFAULT, run
 from .conftest import Server
 
 
@@ -76,3 +76,23 @@ def test_relative_paths_are_read_from_the_folder_it_is_run_in(
         assert translation["hypotheses"][0]["translation"]
     finally:
         served.stop()
+
+
+def test_on_a_cpu_the_server_compiles_the_search_before_it_answers(
+    data_bin, serving_checkpoint, tmp_path
+):
+    """A server runs long: its warm-up compiles the search, where a short decoding on a CPU stays
+    eager by default; one line says so, and the first request does not wait for it."""
+    served = Server(serving_checkpoint, data_bin, tmp_path / "server.log", env=DEFAULT)
+    try:
+        compiled = [line for line in served.output().splitlines() if "compiled" in line]
+        (translation,) = served.translate({"text": "the dog sees a cat"})
+        assert translation["hypotheses"][0]["translation"]
+        later = [line for line in served.output().splitlines() if "compiled" in line]
+    finally:
+        served.stop()
+    assert (
+        len(compiled) == 1
+        and "next_words (without gradients, weights as constants" in (compiled[0])
+    ), compiled
+    assert later == compiled
