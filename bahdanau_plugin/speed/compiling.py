@@ -114,8 +114,6 @@ class Compilation:
             self._warn_once(f"{name} runs eagerly: {reason}")
             return self.function(module, *inputs)
         graphs = _graphs()
-        import torch._inductor.exc  # what torch raises where compiling, not the code, fails
-
         try:
             with self._settings():
                 result = self.run_compiled(module, *inputs)
@@ -136,6 +134,8 @@ class Compilation:
         """The compiled method, made at its first call (which so counts torch's compiler's import)
         from a code object of its own (which torch compiles afresh)."""
         if self.compiled is None:
+            import torch._inductor.exc  # read where compiling (not the code) fails
+
             f = self.function
             copy = types.FunctionType(
                 f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__
