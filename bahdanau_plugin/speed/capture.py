@@ -15,6 +15,7 @@ a GPU the recurrence's time is its launches (docs/gpu.md), and a graph replays t
   loop runs without graphs from then on, after one warning.
 """
 
+import contextlib
 import itertools
 import logging
 import time
@@ -86,29 +87,35 @@ class Arena:
 
 
 class CUDAGraphs:
-    """CUDA's graphs (tests on a CPU put a recorder in their place), on a side stream per device;
-    not ``torch.cuda.graph``, which empties torch's memory cache at every recording."""
+    """CUDA's graphs (tests on a CPU put a recorder in their place), recorded on a side stream per
+    device into one memory pool, which this object holds: a pool whose graphs were all freed while
+    some of its memory lives is refused by torch's allocator at the next recording."""
 
     def __init__(self):
-        self._streams: Dict[torch.device, "torch.cuda.Stream"] = {}
-        self._pools: Dict[torch.device, tuple] = {}
+        self._devices: Dict[torch.device, tuple] = {}  # a stream and a pool per device
+
+    @contextlib.contextmanager
+    def side_stream(self, device: torch.device):
+        """Within: the device's recording stream, after the caller's work (and the caller's after
+        it). A first pass run here leaves the libraries' workspaces on this stream."""
+        if device not in self._devices:
+            with torch.cuda.device(device):
+                self._devices[device] = torch.cuda.Stream(), torch.cuda.MemPool()
+        stream, caller = self._devices[device][0], torch.cuda.current_stream(device)
+        stream.wait_stream(caller)
+        with torch.cuda.device(device), torch.cuda.stream(stream):
+            yield
+        caller.wait_stream(stream)
 
     def record(self, function: Callable[[], None], device: torch.device):
-        if device not in self._streams:
-            self._streams[device] = torch.cuda.Stream(device)
-            self._pools[device] = torch.cuda.graph_pool_handle()
-        stream, graph = self._streams[device], torch.cuda.CUDAGraph()
-        caller = torch.cuda.current_stream(device)
-        with torch.cuda.device(device), torch.cuda.stream(stream):
-            stream.wait_stream(caller)
-            function()  # once outside the graph: the libraries' workspaces on this stream
-            stream.synchronize()
-            graph.capture_begin(pool=self._pools[device], capture_error_mode="thread_local")
-            try:
-                function()
-            finally:
-                graph.capture_end()
-        caller.wait_stream(stream)
+        """A graph of one run of ``function``, within ``side_stream`` (not ``torch.cuda.graph``,
+        which empties torch's memory cache at every recording)."""
+        graph, pool = torch.cuda.CUDAGraph(), self._devices[device][1].id
+        graph.capture_begin(pool=pool, capture_error_mode="thread_local")
+        try:
+            function()
+        finally:
+            graph.capture_end()
         return graph
 
 
@@ -120,10 +127,8 @@ _TICKETS = itertools.count()
 def _padded(name: str, tensor: Tensor, rows: int, positions: int, sources: int) -> torch.Size:
     """The shape of an input of ``recur`` in a bucket of rows, target and source positions."""
     shape = [rows, *tensor.shape[1:]]
-    if name == "drives":
-        shape[1] = positions
-    elif name in SOURCE_AXIS:
-        shape[1] = sources
+    if name == "drives" or name in SOURCE_AXIS:
+        shape[1] = positions if name == "drives" else sources
     return torch.Size(shape)
 
 
@@ -147,8 +152,9 @@ class Bucket:
         # A first pass outside any graph: the step compiles; outputs' shapes and gradients known
         zeros = [torch.zeros(s, dtype=d, device=device) for s, d in like]
         wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
-        outputs = self._run(zeros)
-        grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
+        with GRAPHS.side_stream(device):
+            outputs = self._run(zeros)
+            grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
         reached = iter(grad is not None for grad in grads)  # of wrt + parameters, in order
         self.reached = [t.requires_grad and next(reached) for t in inputs] + list(reached)
         out_like = [(t.shape, t.dtype) for t in outputs]
@@ -156,17 +162,14 @@ class Bucket:
         tensors = self.arena.tensors(like + out_like + out_like + grads_like)
         self.generation = self.arena.generation
         bounds = list(itertools.accumulate([len(like), len(out_like), len(out_like)]))
-        self.inputs = [
-            static.detach().requires_grad_(real.requires_grad)
-            for static, real in zip(tensors[: bounds[0]], inputs)
-        ]
-        self.outputs = tensors[bounds[0] : bounds[1]]
-        self.grad_outputs = tensors[bounds[1] : bounds[2]]
-        self.grads = tensors[bounds[2] :]
+        statics, self.outputs, self.grad_outputs, self.grads = (
+            tensors[start:end] for start, end in zip([0, *bounds], [*bounds, None])
+        )
+        self.inputs = [s.detach().requires_grad_(r.requires_grad) for s, r in zip(statics, inputs)]
         self.load(inputs)
-        self._live = None
-        self.forward_graph = GRAPHS.record(self._record_forward, device)
-        self.backward_graph = GRAPHS.record(self._record_backward, device)
+        with GRAPHS.side_stream(device):
+            self.forward_graph = GRAPHS.record(self._record_forward, device)
+            self.backward_graph = GRAPHS.record(self._record_backward, device)
         self._live = None  # what autograd kept goes back to the pool, for the other buckets
         self.ticket = -1
 
@@ -230,8 +233,7 @@ class Bucket:
 
 
 class Replayed(torch.autograd.Function):
-    """``recur`` through a ``Bucket``'s graphs: the bucket, the real target and source positions,
-    then its inputs and the parameters."""
+    """``recur`` through a ``Bucket``'s graphs: (bucket, positions, sources, *inputs, *weights)."""
 
     @staticmethod
     def forward(ctx, bucket: Bucket, positions: int, sources: int, *tensors):
@@ -271,10 +273,8 @@ class Captures:
             self.failed = True
             self.buckets.clear()
             return recur(input_drives, encoder_out, cache)
-        outputs = Replayed.apply(found, positions, sources, *inputs, *parameters)
-        states, contexts, *alphas = outputs
-        alpha = alphas[0] if alphas else None
-        return states[:, :positions], contexts, alpha, states[:, positions]
+        states, contexts, *alphas = Replayed.apply(found, positions, sources, *inputs, *parameters)
+        return states[:, :positions], contexts, (alphas or [None])[0], states[:, positions]
 
     def _bucket(self, recur, names, inputs, parameters, shape) -> Bucket:
         decoder = recur.__self__

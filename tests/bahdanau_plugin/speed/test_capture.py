@@ -4,6 +4,7 @@ the calls, the graphs recorded before and the edits made since. On a GPU (--devi
 graphs are CUDA's; on a CPU a recorder that runs the recorded function again at each replay stands
 in for them, so that everything but CUDA's recording is tested here too."""
 
+import contextlib
 import logging
 from types import SimpleNamespace
 
@@ -20,9 +21,22 @@ from ...support.speed import messages, plain_modules
 
 class Rerun:
     """A stand-in for CUDA's graphs on a CPU: a replay runs the recorded function again, on the
-    same tensors, as a graph's kernels would (with gradients, which a replay does not look at)."""
+    same tensors, as a graph's kernels would (with gradients, which a replay does not look at).
+    As CUDA's, it records one run of the function, on the side stream only."""
+
+    def __init__(self):
+        self.on_side_stream = False
+
+    @contextlib.contextmanager
+    def side_stream(self, device):
+        self.on_side_stream = True
+        try:
+            yield
+        finally:
+            self.on_side_stream = False
 
     def record(self, function, device):
+        assert self.on_side_stream, "recorded outside the side stream"
         function()
 
         def replay():
@@ -37,6 +51,7 @@ class Counted:
 
     def __init__(self, recorder):
         self.recorder, self.recorded = recorder, 0
+        self.side_stream = recorder.side_stream
 
     def record(self, function, device):
         self.recorded += 1
@@ -67,7 +82,7 @@ def _batch(model, rows: int, sources: int, positions: int, seed: int = 0):
 
     def tokens(count, length):
         drawn = torch.randint(
-            dictionary.nspecial, len(dictionary), (count, length), generator=generator
+            dictionary.nspecial, len(dictionary), (count, length), generator=generator, device="cpu"
         )
         drawn[:, -1] = dictionary.eos()
         return drawn.to(torch.get_default_device())
@@ -84,7 +99,9 @@ def _results(model, batch, seed: int = 1):
     log_probs = model.get_normalized_probs(output, log_probs=True)
     outputs = [log_probs] + [a for a in output[1]["attn"] if a is not None]
     generator = torch.Generator(device="cpu").manual_seed(seed)
-    loss = sum((o * torch.randn(o.shape, generator=generator).to(o)).sum() for o in outputs)
+    loss = sum(
+        (o * torch.randn(o.shape, generator=generator, device="cpu").to(o)).sum() for o in outputs
+    )
     gradients = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
     return [o.detach() for o in outputs] + [g for g in gradients if g is not None]
 
@@ -192,6 +209,25 @@ def test_where_recording_fails_the_loop_runs_without_graphs_with_one_warning(
         "operation not permitted when stream is capturing): it runs without graphs"
     ]
     _assert_same(ours, plain)
+
+
+def test_a_cuda_graph_records_one_run_of_the_function_into_the_pool_held(monkeypatch):
+    """The first pass (which compiles, and consumes autograd's graph in a backward pass) runs
+    before, not inside ``record``: a second run of a backward pass would find its graph freed."""
+    events = []
+
+    class Graph:
+        def capture_begin(self, pool, capture_error_mode):
+            events.append(("begin", pool))
+
+        def capture_end(self):
+            events.append("end")
+
+    graphs, device = capture.CUDAGraphs(), torch.device("cuda", 0)
+    graphs._devices[device] = (None, SimpleNamespace(id=(0, 7)))
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    graph = graphs.record(lambda: events.append("run"), device)
+    assert isinstance(graph, Graph) and events == [("begin", (0, 7)), "run", "end"]
 
 
 def test_without_gradients_under_autocast_or_set_to_plain_nothing_is_replayed(
