@@ -127,7 +127,7 @@ _TICKETS = itertools.count()
 def _padded(name: str, tensor: Tensor, rows: int, positions: int, sources: int) -> torch.Size:
     """The shape of an input of ``recur`` in a bucket of rows, target and source positions."""
     shape = [rows, *tensor.shape[1:]]
-    if name == "drives" or name in SOURCE_AXIS:
+    if name == "drives" or name.split(".")[-1] in SOURCE_AXIS:  # "e.annotations": annotations
         shape[1] = positions if name == "drives" else sources
     return torch.Size(shape)
 

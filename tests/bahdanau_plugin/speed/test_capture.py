@@ -139,6 +139,18 @@ def test_a_smaller_batch_in_a_bucket_sees_nothing_of_a_larger_one_before_it(reco
     _assert_same(ours, plain)
 
 
+def test_a_larger_batch_in_a_bucket_after_a_smaller_one_fills_its_graphs(recorder, monkeypatch):
+    """The graphs are recorded at the bucket's sizes, not at the first batch's."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    _results(model, _batch(model, 3, 5, 3, seed=2))
+    larger = _batch(model, 4, 8, 4)
+    ours = _results(model, larger)
+    with plain_modules(monkeypatch):
+        plain = _results(model, larger)
+    assert recorder.recorded == 2  # one bucket
+    _assert_same(ours, plain)
+
+
 def test_two_forward_passes_before_their_backward_passes_give_each_its_own_gradients(
     recorder, monkeypatch
 ):
