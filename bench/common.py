@@ -157,6 +157,13 @@ def compilations(log):
     return re.findall(r"speed\.(?:compiling|capture)(?: \| |:)((?:compiled|recorded) .*)", log)
 
 
+def fast_path_warnings(log):
+    """Where the fast path stepped aside in a run (speed/: a method run eagerly, a loop run
+    without graphs), as it warned, in fairseq-train's log format or fairseq-generate's: a speed
+    measured then is not the fast path's."""
+    return re.findall(r"WARNING(?: \| |:)bahdanau_plugin\.speed\.\w+(?: \| |:)(.*)", log)
+
+
 def compiling_seconds(compiled) -> float:
     """The seconds that ``compilations``' lines took in all."""
     return sum(float(re.search(r" in ([\d.]+) s$", line).group(1)) for line in compiled)

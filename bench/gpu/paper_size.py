@@ -31,6 +31,7 @@ from fairseq.sequence_generator import SequenceGenerator
 from ..common import (
     average_lengths,
     compilations,
+    fast_path_warnings,
     compiling_seconds,
     model_flags,
     rnnsearch_training_flops_per_target_word,
@@ -175,6 +176,7 @@ def _timed_training(cfg, warmup: int) -> dict:
         "peak_mib": peak,
         "compiled": compiled,
         "compiling_seconds": compiling_seconds(compiled),
+        "fast_path_warnings": fast_path_warnings(log),
     }
 
 

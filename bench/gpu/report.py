@@ -206,6 +206,9 @@ def _paper_size(result: dict) -> str:
                     f"{training['compiling_seconds']:.1f} s in all, in its warm-up: "
                     + "; ".join(f"`{line}`" for line in training["compiled"])
                 )
+            for warning in training.get("fast_path_warnings", []):
+                aside = "**rnnsearch's fast path stepped aside**"
+                notes.append(f"- {precision}, {batching}: {aside}: `{warning}`")
         shares = "; ".join(
             f"rnnsearch training at {share:.1%} of it with batches of {batching}"
             for batching, share in row["rnnsearch_share_of_peak"].items()

@@ -57,10 +57,10 @@ class PeakMemory:
 
 def run(cfg) -> Tuple[str, Optional[float]]:
     """fairseq-train with this configuration (``parse``), run to its end here: what it logged (as
-    fairseq-train logs it, logger names included) and its peak GPU memory in MiB."""
+    fairseq-train logs it, levels and logger names included) and its peak GPU memory in MiB."""
     log = io.StringIO()
     handler = logging.StreamHandler(log)
-    handler.setFormatter(logging.Formatter("%(name)s | %(message)s"))
+    handler.setFormatter(logging.Formatter("%(levelname)s | %(name)s | %(message)s"))
     logging.getLogger().addHandler(handler)
     try:
         with PeakMemory("cpu" if cfg.common.cpu else "cuda") as peak:

@@ -262,3 +262,17 @@ def test_the_tests_run_on_the_gpu_make_every_random_generator_on_a_device_they_n
         and not any(keyword.arg == "device" for keyword in node.keywords)
     ]
     assert unnamed == []
+
+
+def test_the_tests_run_on_the_gpu_draw_from_a_generator_on_the_device_they_name():
+    """A draw with a CPU generator onto the default device fails the same way on a GPU: every
+    draw given a ``generator`` names its ``device`` too."""
+    unnamed = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in _files_run_on_the_gpu()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and any(keyword.arg == "generator" for keyword in node.keywords)
+        and not any(keyword.arg == "device" for keyword in node.keywords)
+    ]
+    assert unnamed == []

@@ -13,7 +13,8 @@ def _cell_and_inputs(dtype=torch.float64):
     cell = randomize_(ConditionalGRUCell(INPUT, CONTEXT, HIDDEN)).to(dtype)
     generator = torch.Generator(device=torch.get_default_device()).manual_seed(1)  # --device's
     Ey, c, s = (
-        torch.randn(3, size, generator=generator, dtype=dtype) for size in (INPUT, CONTEXT, HIDDEN)
+        torch.randn(3, size, generator=generator, dtype=dtype, device=generator.device)
+        for size in (INPUT, CONTEXT, HIDDEN)
     )
     return cell, Ey, c, s
 
