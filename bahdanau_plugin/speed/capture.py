@@ -55,9 +55,8 @@ def tf32_in_products() -> bool:
 
 
 class Arena:
-    """A device's graphs' inputs, outputs and gradients at offsets fixed per graph; growing makes
-    the graphs recorded before stale (``generation``). ``holder``: whose forward pass the pool
-    holds (graph, call)."""
+    """A device's graphs' inputs, outputs and gradients at fixed offsets; growing makes older
+    graphs stale (``generation``). ``holder``: whose forward pass the pool holds (graph, call)."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -149,12 +148,14 @@ class Bucket:
         self.arena = _ARENAS.setdefault(device, Arena(device))
         self.recur, self.names, self.parameters = weakref.WeakMethod(recur), names, parameters
         like = [(_padded(n, t, rows, positions, sources), t.dtype) for n, t in zip(names, inputs)]
-        # A first pass outside any graph: the step compiles; outputs' shapes and gradients known
+        # A first pass outside any graph on the caller's stream (the step compiles there, as it
+        # does unrecorded), then on the recording stream (the libraries' workspaces for it)
         zeros = [torch.zeros(s, dtype=d, device=device) for s, d in like]
         wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
-        with GRAPHS.side_stream(device):
-            outputs = self._run(zeros)
-            grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
+        for stream in (contextlib.nullcontext(), GRAPHS.side_stream(device)):
+            with stream:  # outputs' shapes and the gradients reached known
+                outputs = self._run(zeros)
+                grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
         reached = iter(grad is not None for grad in grads)  # of wrt + parameters, in order
         self.reached = [t.requires_grad and next(reached) for t in inputs] + list(reached)
         out_like = [(t.shape, t.dtype) for t in outputs]
