@@ -138,17 +138,19 @@ def test_each_section_computes_in_a_work_folder_of_its_own_per_device(dry_run):
 
 
 def test_a_second_run_in_the_same_work_folder_computes_afresh(dry_run, tmp_path):
+    """``distributed`` trains into checkpoint folders, from which fairseq-train would resume."""
     _, _, root = dry_run
-    arguments = ["--dry-run", "--sections", "paper_size", "--work", root / "work"]
+    arguments = ["--dry-run", "--sections", "distributed", "--work", root / "work"]
     arguments += ["--results", tmp_path, "--report", tmp_path / "gpu.md"]
     returncode, _, stderr = finished(kit(*arguments))
     assert returncode == 0, stderr[-3000:]
-    again = json.loads((tmp_path / "paper_size.json").read_text())
-    first = dry_run[0]["paper_size"]
+    again = json.loads((tmp_path / "distributed.json").read_text())
     assert errors_in(again) == []
-    assert again["result"].keys() == first["result"].keys()
-    for precision, row in again["result"]["results"].items():
-        assert row.keys() == first["result"]["results"][precision].keys()
+    first = dry_run[0]["distributed"]["result"]
+    assert again["result"]["passed"] and again["result"]["cases"].keys() == first["cases"].keys()
+    assert [case["updates"] for case in again["result"]["cases"].values()] == [
+        case["updates"] for case in first["cases"].values()
+    ]
 
 
 def test_a_run_stopped_after_a_section_has_its_result_and_report_in_the_copy_to_folder(tmp_path):
