@@ -8,6 +8,7 @@ command stopped by Ctrl+C.
 """
 
 import importlib
+import os
 import signal
 import sys
 from typing import Callable
@@ -18,33 +19,51 @@ INTERRUPTED = "interrupted"
 
 
 def _imported(module: str, function: str) -> Callable[[], None]:
-    """The command's function, its module imported; a Ctrl+C meanwhile ends the command in one
-    line, also where it landed in a library's import that turned the KeyboardInterrupt into an
-    error of its own (a module left half imported fails as it is imported again)."""
-    interrupted = []
+    """The command's function, its module imported. A Ctrl+C meanwhile ends the process at once, in
+    one line (nothing was done that needs undoing): raised as KeyboardInterrupt, it would land in
+    code that cannot take it. torch's C++ calling Python aborts the process on it (pybind11's
+    "terminate called after throwing an instance of 'pybind11::error_already_set'" and its stack,
+    "At: FILE(LINE): FUNCTION"); torch's initialization clears it where it lands in its import of
+    numpy, as importlib's callbacks print and drop it, and the command then runs as if no Ctrl+C
+    came; fairseq logs the config it was registering.
+    What the imports write on stderr meanwhile (fairseq's "Please install tensorboardX", warnings,
+    lines from C++: file descriptor 2 itself) is held and written out once they end, before an
+    error's traceback, so that a Ctrl+C shows its line alone."""
+    if sys.stderr is None:  # started with stderr closed (2>&-): nothing to hold, nowhere to say it
+        return getattr(importlib.import_module(module), function)
+    sys.stderr.flush()
+    terminal = os.dup(2)
 
     def ctrl_c(signal_number, frame):
-        interrupted.append(signal_number)
-        raise KeyboardInterrupt
+        try:
+            os.write(terminal, f"{INTERRUPTED_WHILE_STARTING}\n".encode())
+        finally:
+            os._exit(EXIT_INTERRUPTED)
 
-    python_s_own = signal.signal(signal.SIGINT, ctrl_c)
-    try:
-        return getattr(importlib.import_module(module), function)
-    except BaseException as error:
-        if not (interrupted or isinstance(error, KeyboardInterrupt)):
-            raise
-        print(INTERRUPTED_WHILE_STARTING, file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
-    finally:
-        signal.signal(signal.SIGINT, python_s_own)
+    python_s_own = signal.getsignal(signal.SIGINT)
+    if python_s_own is not signal.SIG_IGN:  # a job started in the background keeps ignoring it
+        signal.signal(signal.SIGINT, ctrl_c)
+    import tempfile  # here, a Ctrl+C ours by now: the slowest of this module's imports
+
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            return getattr(importlib.import_module(module), function)
+        finally:
+            sys.stderr.flush()
+            os.dup2(terminal, 2)
+            signal.signal(signal.SIGINT, python_s_own)  # a Ctrl+C from here on: the work's
+            os.close(terminal)
+            held.seek(0)
+            sys.stderr.buffer.write(held.read())
+            sys.stderr.flush()
 
 
 def _command(module: str, function: str) -> Callable[[], None]:
     def run() -> None:
-        entry = _imported(module, function)
         try:
-            entry()
-        except KeyboardInterrupt:
+            _imported(module, function)()
+        except KeyboardInterrupt:  # during the work, or in the instant after the imports
             print(INTERRUPTED, file=sys.stderr)
             sys.exit(EXIT_INTERRUPTED)
 

@@ -1,13 +1,16 @@
 """bahdanau_tools/commands.py: a Ctrl+C while a command starts (torch and fairseq loading) ends in
-one line and exit status 130, as one during its work does."""
+one line and exit status 130, as one during its work does, whatever the imports were doing."""
 
 import signal
 import subprocess
+import sys
+import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
-from bahdanau_tools.commands import EXIT_INTERRUPTED, INTERRUPTED_WHILE_STARTING
+from bahdanau_tools.commands import EXIT_INTERRUPTED, INTERRUPTED, INTERRUPTED_WHILE_STARTING
 
 from ..support.tools import ctrl_c_as_in_a_terminal, fairseq_env, fairseq_tool
 
@@ -19,15 +22,24 @@ COMMANDS = [
     "bahdanau-evaluate",
     "bahdanau-plot-alignment",
 ]
-# Within the seconds a command spends importing torch and fairseq, and after Python's own start.
-WHILE_STARTING = 0.5
+# Moments of a command's start, each named by a library then loaded (seen in /proc/PID/maps): inside
+# its imports whatever the machine's speed (the console script imports neither torch nor numpy),
+# with seconds of them left.
+MOMENTS = {
+    "as torch loads": "libtorch",
+    # torch's initialization imports numpy and clears any error of that import
+    "as torch imports numpy": "_multiarray_umath",
+}
+# What a stand-in tool runs for the user's Ctrl+C: Python handles the signal before raise_signal
+# returns, so that it lands exactly there.
+CTRL_C = "signal.raise_signal(signal.SIGINT)"
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_a_ctrl_c_while_a_command_starts_ends_in_one_line(command, tmp_path):
-    process = subprocess.Popen(
-        [fairseq_tool(command), "--help"],
-        cwd=tmp_path,
+def started(command_line, cwd) -> subprocess.Popen:
+    """command_line in a session of its own, its SIGINT doing what it does in a terminal."""
+    return subprocess.Popen(
+        command_line,
+        cwd=cwd,
         env=fairseq_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -35,12 +47,125 @@ def test_a_ctrl_c_while_a_command_starts_ends_in_one_line(command, tmp_path):
         start_new_session=True,
         preexec_fn=ctrl_c_as_in_a_terminal,
     )
-    time.sleep(WHILE_STARTING)
-    process.send_signal(signal.SIGINT)
+
+
+def ended(process) -> tuple:
+    """(exit status, stderr, stdout)"""
     stdout, stderr = process.communicate(timeout=120)
-    assert (process.returncode, stderr.strip(), stdout) == (
+    return process.returncode, stderr, stdout
+
+
+def stand_in_command(folder: Path, importing: str, running: str = "print('the command ran')"):
+    """A command made by commands.py for a tool whose import runs importing and whose function
+    runs running: how it ended, (exit status, stderr, stdout)."""
+    (folder / "tool.py").write_text(f"{textwrap.dedent(importing)}\n\ndef main():\n    {running}\n")
+    command = "from bahdanau_tools.commands import _command; _command('tool', 'main')()"
+    return ended(started([sys.executable, "-c", command], folder))
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps (Linux)")
+@pytest.mark.parametrize("moment", MOMENTS)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_ctrl_c_while_a_command_starts_ends_in_one_line(command, moment, tmp_path):
+    process = started([fairseq_tool(command), "--help"], tmp_path)
+    loaded = Path(f"/proc/{process.pid}/maps")
+    while process.poll() is None and MOMENTS[moment] not in loaded.read_text():
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    assert ended(process) == (EXIT_INTERRUPTED, f"{INTERRUPTED_WHILE_STARTING}\n", "")
+
+
+def test_a_ctrl_c_that_a_library_s_import_swallows_still_ends_the_command(tmp_path):
+    swallowing = f"""
+        import signal
+        try:
+            {CTRL_C}
+        except BaseException:  # as a library's import does around an optional dependency
+            pass
+        """
+    assert stand_in_command(tmp_path, swallowing) == (
         EXIT_INTERRUPTED,
-        INTERRUPTED_WHILE_STARTING,
+        f"{INTERRUPTED_WHILE_STARTING}\n",
+        "",
+    )
+
+
+def test_a_ctrl_c_in_a_callback_from_c_code_still_ends_the_command(tmp_path):
+    """Where C code calls Python, as torch's C++ and importlib's callbacks do, an exception can
+    only be printed and dropped (torch's aborts the process), and the import goes on."""
+    calling_back = f"""
+        import ctypes, signal
+        ctypes.CFUNCTYPE(None)(lambda: {CTRL_C})()
+        """
+    assert stand_in_command(tmp_path, calling_back) == (
+        EXIT_INTERRUPTED,
+        f"{INTERRUPTED_WHILE_STARTING}\n",
+        "",
+    )
+
+
+def test_what_a_library_s_import_logs_for_a_ctrl_c_is_not_shown(tmp_path):
+    """As fairseq's logs the config it was registering when an exception came through."""
+    logging_it = f"""
+        import logging, signal
+        try:
+            {CTRL_C}
+        except BaseException:
+            logging.getLogger("tool").error("ema - <class 'EMAConfig'>")
+            raise
+        """
+    assert stand_in_command(tmp_path, logging_it) == (
+        EXIT_INTERRUPTED,
+        f"{INTERRUPTED_WHILE_STARTING}\n",
+        "",
+    )
+
+
+def test_what_the_imports_wrote_before_a_ctrl_c_is_not_shown(tmp_path):
+    """As fairseq's line asking for tensorboardX, from Python, or a line from C++ code."""
+    writing = f"""
+        import os, signal, sys
+        print("INFO:fairseq.tasks.text_to_speech:Please install tensorboardX", file=sys.stderr)
+        os.write(2, b"a line from C++\\n")
+        {CTRL_C}
+        """
+    assert stand_in_command(tmp_path, writing) == (
+        EXIT_INTERRUPTED,
+        f"{INTERRUPTED_WHILE_STARTING}\n",
+        "",
+    )
+
+
+def test_what_the_imports_write_shows_when_nothing_interrupts_them(tmp_path):
+    writing = """
+        import os, sys
+        print("INFO:fairseq.tasks.text_to_speech:Please install tensorboardX", file=sys.stderr)
+        os.write(2, b"a line from C++\\n")
+        """
+    assert stand_in_command(tmp_path, writing) == (
+        0,
+        "INFO:fairseq.tasks.text_to_speech:Please install tensorboardX\na line from C++\n",
+        "the command ran\n",
+    )
+
+
+def test_an_import_error_shows_its_traceback_after_what_the_imports_wrote(tmp_path):
+    failing = """
+        import sys
+        print("a warning", file=sys.stderr)
+        raise ImportError("libtorch_cpu.so: cannot open shared object file")
+        """
+    status, stderr, stdout = stand_in_command(tmp_path, failing)
+    assert (status, stdout) == (1, "")
+    assert stderr.startswith("a warning\nTraceback (most recent call last):\n"), stderr
+    assert stderr.endswith("ImportError: libtorch_cpu.so: cannot open shared object file\n")
+
+
+def test_a_ctrl_c_once_the_command_runs_ends_in_the_line_of_its_work(tmp_path):
+    importing = "import signal"
+    assert stand_in_command(tmp_path, importing, running=CTRL_C) == (
+        EXIT_INTERRUPTED,
+        f"{INTERRUPTED}\n",
         "",
     )
 
@@ -55,3 +180,19 @@ def test_every_command_s_help_starts_by_saying_what_it_does(command):
     description = completed.stdout.split("\n\n", 1)[1].lstrip()
     assert completed.returncode == 0
     assert description.startswith(f"{command}: ") or description[0].isupper(), description[:80]
+
+
+def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it_while_it_starts(tmp_path):
+    """As a shell starts a background job (``command &``): SIGINT ignored, as POSIX says."""
+    importing = f"""
+        import os, signal
+        {CTRL_C}
+        """
+    command = (
+        "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "from bahdanau_tools.commands import _command; _command('tool', 'main')()"
+    )
+    (tmp_path / "tool.py").write_text(
+        f"{textwrap.dedent(importing)}\n\ndef main():\n    print('ran')\n"
+    )
+    assert ended(started([sys.executable, "-c", command], tmp_path)) == (0, "", "ran\n")
