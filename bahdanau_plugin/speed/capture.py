@@ -103,12 +103,13 @@ class CUDAGraphs:
         stream, caller = self._devices[device][0], torch.cuda.current_stream(device)
         stream.wait_stream(caller)
         with torch.cuda.device(device), torch.cuda.stream(stream):
-            yield
-        caller.wait_stream(stream)
+            try:
+                yield
+            finally:  # a recording that failed too: its work before the caller's next
+                caller.wait_stream(stream)
 
     def record(self, function: Callable[[], None], device: torch.device):
-        """A graph of one run of ``function``, within ``side_stream`` (not ``torch.cuda.graph``,
-        which empties torch's memory cache at every recording)."""
+        """One run of ``function``, in ``side_stream`` (torch.cuda.graph would empty the cache)."""
         graph, pool = torch.cuda.CUDAGraph(), self._devices[device][1].id
         graph.capture_begin(pool=pool, capture_error_mode="thread_local")
         try:
@@ -271,8 +272,7 @@ class Captures:
             cause = str(error).strip().splitlines()[0]
             what = f"{type(decoder).__name__}'s recurrence could not be recorded as a CUDA graph"
             logger.warning("%s (%s): it runs without graphs", what, cause)
-            self.failed = True
-            self.buckets.clear()
+            self.failed, self.buckets = True, OrderedDict()
             return recur(input_drives, encoder_out, cache)
         states, contexts, *alphas = Replayed.apply(found, positions, sources, *inputs, *parameters)
         return states[:, :positions], contexts, (alphas or [None])[0], states[:, positions]
