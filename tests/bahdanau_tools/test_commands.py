@@ -75,61 +75,45 @@ def test_a_ctrl_c_while_a_command_starts_ends_in_one_line(command, moment, tmp_p
     assert ended(process) == (EXIT_INTERRUPTED, f"{INTERRUPTED_WHILE_STARTING}\n", "")
 
 
-def test_a_ctrl_c_that_a_library_s_import_swallows_still_ends_the_command(tmp_path):
-    swallowing = f"""
+# Imports that a Ctrl+C lands in, each as one the commands' libraries do it
+INTERRUPTED_IMPORTS = {
+    "a library's import swallows it": f"""
         import signal
         try:
             {CTRL_C}
-        except BaseException:  # as a library's import does around an optional dependency
+        except BaseException:  # around an optional dependency
             pass
-        """
-    assert stand_in_command(tmp_path, swallowing) == (
-        EXIT_INTERRUPTED,
-        f"{INTERRUPTED_WHILE_STARTING}\n",
-        "",
-    )
-
-
-def test_a_ctrl_c_in_a_callback_from_c_code_still_ends_the_command(tmp_path):
-    """Where C code calls Python, as torch's C++ and importlib's callbacks do, an exception can
-    only be printed and dropped (torch's aborts the process), and the import goes on."""
-    calling_back = f"""
+        """,
+    # where C code calls Python (torch's C++, importlib's callbacks), an exception can only be
+    # printed and dropped (torch's aborts the process), and the import goes on
+    "in a callback from C code": f"""
         import ctypes, signal
         ctypes.CFUNCTYPE(None)(lambda: {CTRL_C})()
-        """
-    assert stand_in_command(tmp_path, calling_back) == (
-        EXIT_INTERRUPTED,
-        f"{INTERRUPTED_WHILE_STARTING}\n",
-        "",
-    )
-
-
-def test_what_a_library_s_import_logs_for_a_ctrl_c_is_not_shown(tmp_path):
-    """As fairseq's logs the config it was registering when an exception came through."""
-    logging_it = f"""
+        """,
+    # fairseq logs the config it was registering when an exception came through
+    "a library logs it": f"""
         import logging, signal
         try:
             {CTRL_C}
         except BaseException:
             logging.getLogger("tool").error("ema - <class 'EMAConfig'>")
             raise
-        """
-    assert stand_in_command(tmp_path, logging_it) == (
-        EXIT_INTERRUPTED,
-        f"{INTERRUPTED_WHILE_STARTING}\n",
-        "",
-    )
-
-
-def test_what_the_imports_wrote_before_a_ctrl_c_is_not_shown(tmp_path):
-    """As fairseq's line asking for tensorboardX, from Python, or a line from C++ code."""
-    writing = f"""
+        """,
+    # fairseq's line asking for tensorboardX, from Python, or a line from C++ code
+    "after the imports wrote": f"""
         import os, signal, sys
         print("INFO:fairseq.tasks.text_to_speech:Please install tensorboardX", file=sys.stderr)
         os.write(2, b"a line from C++\\n")
         {CTRL_C}
-        """
-    assert stand_in_command(tmp_path, writing) == (
+        """,
+}
+
+
+@pytest.mark.parametrize("importing", INTERRUPTED_IMPORTS.values(), ids=INTERRUPTED_IMPORTS)
+def test_a_ctrl_c_wherever_it_lands_in_the_imports_ends_the_command_in_one_line(
+    importing, tmp_path
+):
+    assert stand_in_command(tmp_path, importing) == (
         EXIT_INTERRUPTED,
         f"{INTERRUPTED_WHILE_STARTING}\n",
         "",

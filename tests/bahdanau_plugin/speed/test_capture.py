@@ -128,25 +128,22 @@ def test_the_replayed_loop_gives_the_modules_values_and_gradients(
     _assert_same(ours, plain)
 
 
-def test_a_smaller_batch_in_a_bucket_sees_nothing_of_a_larger_one_before_it(recorder, monkeypatch):
-    model = randomize_(build_tiny_model("rnnsearch"))
-    _results(model, _batch(model, 4, 8, 4, seed=2))
-    smaller = _batch(model, 3, 6, 3)
-    ours = _results(model, smaller)
-    with plain_modules(monkeypatch):
-        plain = _results(model, smaller)
-    assert recorder.recorded == 2  # one bucket
-    _assert_same(ours, plain)
+# A batch, then one of the same bucket (rows, sources, target positions)
+ORDERS = {
+    "a smaller after a larger": ((4, 8, 4), (3, 6, 3)),
+    "a larger after a smaller": ((3, 5, 3), (4, 8, 4)),
+}
 
 
-def test_a_larger_batch_in_a_bucket_after_a_smaller_one_fills_its_graphs(recorder, monkeypatch):
-    """The graphs are recorded at the bucket's sizes, not at the first batch's."""
+@pytest.mark.parametrize("first, then", ORDERS.values(), ids=ORDERS.keys())
+def test_a_batch_after_another_of_its_bucket_sees_nothing_of_it(first, then, recorder, monkeypatch):
+    """The graphs are recorded at the bucket's sizes, not at its first batch's."""
     model = randomize_(build_tiny_model("rnnsearch"))
-    _results(model, _batch(model, 3, 5, 3, seed=2))
-    larger = _batch(model, 4, 8, 4)
-    ours = _results(model, larger)
+    _results(model, _batch(model, *first, seed=2))
+    batch = _batch(model, *then)
+    ours = _results(model, batch)
     with plain_modules(monkeypatch):
-        plain = _results(model, larger)
+        plain = _results(model, batch)
     assert recorder.recorded == 2  # one bucket
     _assert_same(ours, plain)
 
