@@ -31,8 +31,8 @@ from fairseq.sequence_generator import SequenceGenerator
 from ..common import (
     average_lengths,
     compilations,
-    fast_path_warnings,
     compiling_seconds,
+    fast_path_warnings,
     model_flags,
     rnnsearch_training_flops_per_target_word,
     timed_training_flags,

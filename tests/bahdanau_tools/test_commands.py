@@ -55,11 +55,13 @@ def ended(process) -> tuple:
     return process.returncode, stderr, stdout
 
 
-def stand_in_command(folder: Path, importing: str, running: str = "print('the command ran')"):
+def stand_in_command(
+    folder: Path, importing: str, running: str = "print('the command ran')", before: str = ""
+):
     """A command made by commands.py for a tool whose import runs importing and whose function
-    runs running: how it ended, (exit status, stderr, stdout)."""
+    runs running, in a program that runs before first: (exit status, stderr, stdout)."""
     (folder / "tool.py").write_text(f"{textwrap.dedent(importing)}\n\ndef main():\n    {running}\n")
-    command = "from bahdanau_tools.commands import _command; _command('tool', 'main')()"
+    command = f"{before}from bahdanau_tools.commands import _command; _command('tool', 'main')()"
     return ended(started([sys.executable, "-c", command], folder))
 
 
@@ -169,14 +171,8 @@ def test_every_command_s_help_starts_by_saying_what_it_does(command):
 def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it_while_it_starts(tmp_path):
     """As a shell starts a background job (``command &``): SIGINT ignored, as POSIX says."""
     importing = f"""
-        import os, signal
+        import signal
         {CTRL_C}
         """
-    command = (
-        "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-        "from bahdanau_tools.commands import _command; _command('tool', 'main')()"
-    )
-    (tmp_path / "tool.py").write_text(
-        f"{textwrap.dedent(importing)}\n\ndef main():\n    print('ran')\n"
-    )
-    assert ended(started([sys.executable, "-c", command], tmp_path)) == (0, "", "ran\n")
+    ignoring = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    assert stand_in_command(tmp_path, importing, before=ignoring) == (0, "", "the command ran\n")

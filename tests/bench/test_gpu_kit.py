@@ -252,29 +252,27 @@ def _files_run_on_the_gpu():
     return files
 
 
-def test_the_tests_run_on_the_gpu_make_every_random_generator_on_a_device_they_name():
-    """torch.Generator() is the CPU's: with --device cuda a draw from it onto the default device
-    fails (Expected a 'cuda' device type for generator), which a CPU run never shows."""
-    unnamed = [
+def _calls_naming_no_device(matches) -> list:
+    """Where the tests run on the GPU call something that ``matches`` (an ast.Call) without a
+    ``device`` keyword: file:line."""
+    return [
         f"{path.relative_to(REPO)}:{node.lineno}"
         for path in _files_run_on_the_gpu()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Call)
-        and ast.unparse(node.func) == "torch.Generator"
+        and matches(node)
         and not any(keyword.arg == "device" for keyword in node.keywords)
     ]
-    assert unnamed == []
+
+
+def test_the_tests_run_on_the_gpu_make_every_random_generator_on_a_device_they_name():
+    """torch.Generator() is the CPU's: with --device cuda a draw from it onto the default device
+    fails (Expected a 'cuda' device type for generator), which a CPU run never shows."""
+    assert _calls_naming_no_device(lambda call: ast.unparse(call.func) == "torch.Generator") == []
 
 
 def test_the_tests_run_on_the_gpu_draw_from_a_generator_on_the_device_they_name():
     """A draw with a CPU generator onto the default device fails the same way on a GPU: every
     draw given a ``generator`` names its ``device`` too."""
-    unnamed = [
-        f"{path.relative_to(REPO)}:{node.lineno}"
-        for path in _files_run_on_the_gpu()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Call)
-        and any(keyword.arg == "generator" for keyword in node.keywords)
-        and not any(keyword.arg == "device" for keyword in node.keywords)
-    ]
-    assert unnamed == []
+    drawing = lambda call: any(keyword.arg == "generator" for keyword in call.keywords)  # noqa: E731
+    assert _calls_naming_no_device(drawing) == []
