@@ -1,10 +1,9 @@
 """The fast path: the modules' own code (``bahdanau_plugin/modules``) made fast by compiling and
 capturing it, never written a second time, asked for in two visible places of the decoder:
-``compiled(self.step)`` in ``recur`` and ``compiled(self.next_words)`` in a search, torch.compile
-of one target position's step (``compiling.py``); ``captured(self.recur)``, on a GPU in training
-its loop replayed from CUDA graphs per bucket of shapes (``capture.py``). An edit to a module is
-compiled and captured like the original; ``BAHDANAU_FAST_PATH=plain`` runs it eagerly
-(``setting.py``). What each costs and gains: docs/performance.md (CPU), docs/gpu.md (GPU).
+``compiled(self.step)`` in ``recur`` and ``compiled(self.next_words)`` in a search (torch.compile,
+``compiling.py``); ``captured(self.recur)``, on a GPU in training its loop replayed from CUDA
+graphs (``capture.py``). An edit to a module is compiled and captured like the original
+(``setting.py``: eagerly). What each costs and gains: docs/performance.md, docs/gpu.md.
 """
 
 from .capture import captured

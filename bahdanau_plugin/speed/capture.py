@@ -2,17 +2,14 @@
 code, its step compiled) replayed from CUDA graphs, recorded forward and backward by autograd: on
 a GPU the recurrence's time is its launches (docs/gpu.md), and a graph replays them in one.
 
-- **Shapes.** Rows, target and source positions are each rounded up (``bucket``), so that a few
-  graphs, recorded at a bucket's first batch, serve a run. The padding changes nothing real:
-  padded source positions are masked, padded target positions come after the real ones, padded
-  rows are rows of their own; every gradient the padding receives is 0.
+- **Shapes.** Rows, target and source positions are rounded up (``bucket``): a few graphs serve
+  a run. Padded source positions are masked, padded target positions come after the real ones,
+  padded rows are rows of their own: every gradient the padding receives is 0.
 - **Memory.** A device's graphs copy their inputs in and results out of one buffer (``Arena``);
-  what autograd keeps between the passes lies in one pool per device, released once both graphs
-  are recorded. Where another graph ran between a call's passes, its forward graph replays again.
+  what autograd keeps between the passes lies in one pool per device.
 - **When.** With gradients on a GPU, autocast off, no forward hook on the decoder, the fast path
-  not plain. Buckets are keyed by the code they recorded (``compiling.code_of``) and the places of
-  the parameters they read. Each recording is logged at INFO with its time; where one fails, the
-  loop runs without graphs from then on, after one warning.
+  not plain; per bucket, code (``compiling.code_of``) and parameters' places. Each recording is
+  logged with its time; where one fails, the loop runs without graphs, after one warning.
 """
 
 import contextlib
@@ -39,10 +36,10 @@ ALIGNMENT = 256
 SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")
 
 
-def bucket(size: int) -> int:
-    """``size`` rounded up by less than 4 or a quarter (to a multiple of 4 up to 32, of 8 up to
-    64, ...): few distinct values."""
-    step = max(4, 1 << max(size.bit_length() - 3, 0))
+def bucket(size: int, coarse: bool = True) -> int:
+    """``size`` rounded up to a multiple of 4, or (``coarse``) by less than 4 or a quarter (to a
+    multiple of 4 up to 32, of 8 up to 64, ...): few distinct values."""
+    step = max(4, 1 << max(size.bit_length() - 3, 0)) if coarse else 4
     return -(-size // step) * step
 
 
@@ -59,9 +56,7 @@ class Arena:
     graphs stale (``generation``). ``holder``: whose forward pass the pool holds (graph, call)."""
 
     def __init__(self, device: torch.device):
-        self.device = device
-        self.buffer: Optional[Tensor] = None
-        self.generation = 0
+        self.device, self.buffer, self.generation = device, None, 0
         self.holder: Optional[Tuple[object, int]] = None
 
     def tensors(self, like: Sequence[Tuple[torch.Size, torch.dtype]]) -> List[Tensor]:
@@ -76,8 +71,7 @@ class Arena:
             self.generation += 1
             self.holder = None
         return [
-            # not views of the buffer: writing an output would bump the version counter they
-            # would share, by which autograd checks that the inputs it kept are unchanged
+            # not views: an output written would bump the version counter autograd checks
             torch.empty(0, dtype=dtype, device=self.device).set_(
                 self.buffer.untyped_storage(), offset // dtype.itemsize, shape
             )
@@ -86,17 +80,16 @@ class Arena:
 
 
 class CUDAGraphs:
-    """CUDA's graphs (tests on a CPU put a recorder in their place), recorded on a side stream per
-    device into one memory pool, which this object holds: a pool whose graphs were all freed while
-    some of its memory lives is refused by torch's allocator at the next recording."""
+    """CUDA's graphs (a recorder in their place in tests on a CPU), recorded on a side stream per
+    device into one pool, held here: torch refuses a pool whose graphs were all freed."""
 
     def __init__(self):
         self._devices: Dict[torch.device, tuple] = {}  # a stream and a pool per device
+        self._failed: List[tuple] = []  # those of failed recordings, kept: see ``record``
 
     @contextlib.contextmanager
     def side_stream(self, device: torch.device):
-        """Within: the device's recording stream, after the caller's work (and the caller's after
-        it). A first pass run here leaves the libraries' workspaces on this stream."""
+        """Within: the device's recording stream, after the caller's work and before its next."""
         if device not in self._devices:
             with torch.cuda.device(device):
                 self._devices[device] = torch.cuda.Stream(), torch.cuda.MemPool()
@@ -109,13 +102,19 @@ class CUDAGraphs:
                 caller.wait_stream(stream)
 
     def record(self, function: Callable[[], None], device: torch.device):
-        """One run of ``function``, in ``side_stream`` (torch.cuda.graph would empty the cache)."""
-        graph, pool = torch.cuda.CUDAGraph(), self._devices[device][1].id
+        """One run of ``function``, in ``side_stream``. Where it fails, its first error is raised
+        and the device gets a new stream and pool: torch leaves the pool marked as recorded to."""
+        graph, pool, ended = torch.cuda.CUDAGraph(), self._devices[device][1].id, False
         graph.capture_begin(pool=pool, capture_error_mode="thread_local")
         try:
             function()
-        finally:
             graph.capture_end()
+            ended = True
+        finally:
+            if not ended:  # kept, not freed: freeing a pool in that state is not safe
+                self._failed.append(self._devices.pop(device))
+                with contextlib.suppress(RuntimeError):  # the capture ends, failing again
+                    graph.capture_end()
         return graph
 
 
@@ -139,28 +138,35 @@ def _copy_padded(static: Tensor, real: Tensor) -> None:
     static[tuple(slice(0, size) for size in real.shape)].copy_(real)
 
 
+@contextlib.contextmanager
+def _swapped(module: nn.Module, stand_ins: Dict[int, Tensor]):
+    """Within: each parameter of ``module`` (by its id) where its stand-in is, in every place."""
+    places = [(m._parameters, n, p) for m in module.modules() for n, p in m._parameters.items()]
+    try:
+        for parameters, name, parameter in places:
+            parameters[name] = stand_ins.get(id(parameter), parameter)
+        yield
+    finally:
+        for parameters, name, parameter in places:
+            parameters[name] = parameter
+
+
 class Bucket:
     """``recur``'s forward and backward graphs for a bucket of shapes. Inputs: W E y_{i-1}, the
     encoder's output and the cache by name, the parameters; outputs: s_0 .. s_T, c_i, alpha_i."""
 
     def __init__(self, recur, names: List[str], inputs: List[Tensor], parameters, shape):
-        rows, positions, sources = shape
-        device = inputs[0].device
+        (rows, positions, sources), device = shape, inputs[0].device
         self.arena = _ARENAS.setdefault(device, Arena(device))
-        self.recur, self.names, self.parameters = weakref.WeakMethod(recur), names, parameters
+        self.recur, self.names = weakref.WeakMethod(recur), names
+        # Leaves of their own in the parameters' places: a parameter's gradient accumulator made
+        # on another stream (the caller's, or DDP's) would break a capture (pytorch#180090).
+        self.parameters = [nn.Parameter(p.detach()) for p in parameters]
+        self.stand_ins = {id(p): leaf for p, leaf in zip(parameters, self.parameters)}
         like = [(_padded(n, t, rows, positions, sources), t.dtype) for n, t in zip(names, inputs)]
-        # A first pass outside any graph on the caller's stream (the step compiles there, as it
-        # does unrecorded), then on the recording stream (the libraries' workspaces for it)
-        zeros = [torch.zeros(s, dtype=d, device=device) for s, d in like]
-        wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
-        for stream in (contextlib.nullcontext(), GRAPHS.side_stream(device)):
-            with stream:  # outputs' shapes and the gradients reached known
-                outputs = self._run(zeros)
-                grads = torch.autograd.grad(outputs, wrt + parameters, outputs, allow_unused=True)
-        reached = iter(grad is not None for grad in grads)  # of wrt + parameters, in order
+        with GRAPHS.side_stream(device):  # the libraries' workspaces made for it, not in a graph
+            out_like, grads_like, reached = self._first_pass(like, inputs)
         self.reached = [t.requires_grad and next(reached) for t in inputs] + list(reached)
-        out_like = [(t.shape, t.dtype) for t in outputs]
-        grads_like = [(g.shape, g.dtype) for g in grads if g is not None]
         tensors = self.arena.tensors(like + out_like + out_like + grads_like)
         self.generation = self.arena.generation
         bounds = list(itertools.accumulate([len(like), len(out_like), len(out_like)]))
@@ -175,13 +181,24 @@ class Bucket:
         self._live = None  # what autograd kept goes back to the pool, for the other buckets
         self.ticket = -1
 
+    def _first_pass(self, like, inputs):
+        """``recur`` forward and backward on zeros of the bucket's shapes, outside any graph: its
+        outputs' shapes, its gradients', and whether each input and parameter is reached."""
+        zeros = [torch.zeros(shape, dtype=dtype, device=self.arena.device) for shape, dtype in like]
+        wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
+        outputs = self._run(zeros)
+        grads = torch.autograd.grad(outputs, wrt + self.parameters, outputs, allow_unused=True)
+        shapes = [[(t.shape, t.dtype) for t in ts if t is not None] for ts in (outputs, grads)]
+        return (*shapes, iter([grad is not None for grad in grads]))
+
     def _run(self, inputs: List[Tensor]) -> List[Tensor]:
-        """``recur`` on these inputs: s_0 .. s_T (one tensor), c_i and alpha_i."""
+        """``recur`` on these inputs, with the parameters' stand-ins: s_0 .. s_T, c_i, alpha_i."""
         drives, *rest = inputs
         tensors = dict(zip(self.names[1:], rest))
         encoder_out = {n[2:]: t for n, t in tensors.items() if n.startswith("e.")}
         cache = {n[2:]: t for n, t in tensors.items() if n.startswith("c.")}
-        prev_states, contexts, alphas, state = self.recur()(drives, encoder_out, cache)
+        with _swapped(self.recur().__self__, self.stand_ins):
+            prev_states, contexts, alphas, state = self.recur()(drives, encoder_out, cache)
         states = torch.cat([prev_states, state.unsqueeze(1)], dim=1)
         return [states, contexts] + ([alphas] if alphas is not None else [])
 
@@ -211,15 +228,13 @@ class Bucket:
         self.forward_graph.replay()
         self.ticket = next(_TICKETS)
         self.arena.holder = (self, self.ticket)
-        rows = inputs[0].size(0)
-        states, contexts, *alphas = self.outputs
+        rows, (states, contexts, *alphas) = inputs[0].size(0), self.outputs
         corners = [states[:rows, : positions + 1], contexts[:rows, :positions]]
         corners += [alpha[:rows, :positions, :sources] for alpha in alphas]
         return tuple(corner.clone() for corner in corners)
 
     def backward(self, inputs, ticket: int, grad_outputs) -> List[Optional[Tensor]]:
-        """The gradients of a call's inputs and parameters (None where none reaches them), from
-        its outputs' gradients; ``inputs`` as its autograd node kept them."""
+        """The gradients of a call's inputs and parameters (None where none reaches them)."""
         if self.arena.holder != (self, ticket):  # the pool was overwritten since: again
             self.load(inputs[: len(self.names)])
             self.forward_graph.replay()
@@ -263,9 +278,9 @@ class Captures:
         decoder = recur.__self__
         names, inputs = _named_inputs(input_drives, encoder_out, cache)
         parameters = [p for p in decoder.parameters() if p.requires_grad]
-        rows, positions = input_drives.shape[:2]
-        sources = encoder_out["padding_mask"].size(1)
-        shape = (bucket(rows), bucket(positions), bucket(sources))
+        (rows, positions), sources = input_drives.shape[:2], encoder_out["padding_mask"].size(1)
+        # the loop's time grows with its steps (target positions), barely with its width
+        shape = (bucket(rows), bucket(positions, coarse=False), bucket(sources))
         try:
             found = self._bucket(recur, names, inputs, parameters, shape)
         except RuntimeError as error:  # recording failed: without graphs from now on
@@ -317,15 +332,9 @@ _CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDic
 
 
 def applies(input_drives: Tensor) -> bool:
-    """Whether a call of ``recur`` with these inputs is replayed from graphs (not one within
-    code being compiled: a search's step)."""
-    return (
-        input_drives.is_cuda
-        and not torch.compiler.is_compiling()
-        and torch.is_grad_enabled()
-        and not torch.is_autocast_enabled("cuda")
-        and not setting.eager()
-    )
+    """Whether a call of ``recur`` is replayed from graphs (not within code being compiled)."""
+    eager = setting.eager() or torch.compiler.is_compiling() or torch.is_autocast_enabled("cuda")
+    return input_drives.is_cuda and torch.is_grad_enabled() and not eager
 
 
 def captured(recur: Callable) -> Callable:

@@ -2,17 +2,15 @@
 
 - **Regional.** ``recur``'s loop calls the compiled step once per target position: compiling
   takes the same time whatever the length (the unrolled loop's grows: pytorch/pytorch#97155).
-- **Shapes are symbolic** (``dynamic=True``): every batch's rows and source positions, and a
-  search's as its sentences finish, share one compilation (a size of 1, and grad mode, apart).
+- **Shapes are symbolic** (``dynamic=True``): all batches share one compilation (a size of 1,
+  and grad mode, apart).
 - **The code as it is now.** torch guards the tensors a compilation read, not the methods it
   called: the classes of the module and its submodules, with what each defines, key a compilation
-  (``code_of``); an edit is compiled afresh from a copy of the method's code (torch keeps compiled
-  code per code object). While a forward hook is on a module, the method runs eagerly.
+  (``code_of``); an edit is compiled afresh from a copy of the method's code.
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
-  cached on disk (``TORCHINDUCTOR_CACHE_DIR``). A CPU search compiles only once it has run eagerly
-  ``setting.cpu_search_compile_after()`` s: a short decoding never wins compiling's cost back.
-- **Where nothing compiles** (no C++ compiler, no Triton on a GPU, a Python torch cannot compile
-  for), compiling fails or autocast is on, the method runs eagerly after one warning.
+  cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
+- **Where nothing compiles** (no C++ compiler, no Triton on a GPU), compiling fails, autocast is
+  on or a forward hook is on the module, the method runs eagerly after one warning.
 """
 
 import contextlib
@@ -82,11 +80,6 @@ def missing_compiler(device_type: str) -> Optional[str]:
     return f"torch.compile is not used on {device_type}"
 
 
-def _graphs() -> int:
-    """Graphs compiled in this process so far."""
-    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
-
-
 class Compilation:
     """One method compiled, for one ``code_of`` its module."""
 
@@ -113,7 +106,7 @@ class Compilation:
         if reason is not None:
             self._warn_once(f"{name} runs eagerly: {reason}")
             return self.function(module, *inputs)
-        graphs = _graphs()
+        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
         try:
             with self._settings():
                 result = self.run_compiled(module, *inputs)
@@ -123,7 +116,7 @@ class Compilation:
             self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
             self._warn_once(f"{name} runs eagerly: {self.failure}")
             return self.function(module, *inputs)
-        if _graphs() != graphs:
+        if torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
             what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
             what += ", weights as constants" if self.constant_weights else ""
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
@@ -131,8 +124,7 @@ class Compilation:
         return result
 
     def run_compiled(self, module: nn.Module, *inputs):
-        """The compiled method, made at its first call (which so counts torch's compiler's import)
-        from a code object of its own (which torch compiles afresh)."""
+        """The compiled method, made at its first call from a code object of its own."""
         if self.compiled is None:
             import torch._inductor.exc  # read where compiling (not the code) fails
 
@@ -144,9 +136,8 @@ class Compilation:
         return self.compiled(module, *inputs)
 
     def _settings(self):
-        """What torch reads as it traces: sizes equal by chance not one symbol ("duck sizing",
-        which the next batch would compile again); with the weights as constants, inductor's
-        freezing (folded in, a product's weight laid out once: oneDNN's layout on a CPU)."""
+        """What torch reads as it traces: sizes equal by chance not one symbol (no "duck sizing");
+        with the weights as constants, inductor's freezing (oneDNN's layout on a CPU)."""
         from torch._inductor import config
         from torch.fx.experimental import _config as shapes
 
@@ -161,8 +152,8 @@ class Compilation:
         hook = hooked(module)
         if hook is not None:
             return f"a forward hook is on {hook or type(module).__name__} (while it is there)"
-        if torch.is_autocast_enabled(first_input.device.type):  # traced, the backward pass keeps
-            # autocast where the alignment model turns it off: v_a's gradient underflows to 0
+        if torch.is_autocast_enabled(first_input.device.type):  # traced, autocast stays on in
+            # the backward pass where the alignment model turns it off: v_a's gradient underflows
             return "under autocast (--amp) the alignment model's gradients would lose float32"
         return self.failure or missing_compiler(first_input.device.type)
 
@@ -176,12 +167,10 @@ _COMPILATIONS: Dict[tuple, Compilation] = {}
 
 
 def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False) -> Callable:
-    """``method``, a bound method of a module, compiled as its class defines it now, with its
-    module's weights as constants if ``constant_weights`` (for a module that only infers: a
-    weight changed since is compiled anew); on a CPU, if ``eager_first_on_cpu`` (a search's step),
-    only once it has run eagerly for ``setting.cpu_search_compile_after()`` seconds. The method
-    itself where the fast path is plain, within code being compiled (which holds it), and within
-    a search run eagerly first."""
+    """``method``, a bound method of a module, compiled as its class defines it now; with its
+    module's weights as constants if ``constant_weights`` (compiled anew where one changed); on a
+    CPU, if ``eager_first_on_cpu``, once it has run eagerly a while. The method itself where the
+    fast path is plain, within code being compiled, and within a search run eagerly first."""
     if torch.compiler.is_compiling() or setting.eager() or _EAGER.get():
         return method
     module, function = method.__self__, method.__func__

@@ -1,10 +1,9 @@
 """The fast path's settings, read from the environment once per process.
 
-``BAHDANAU_FAST_PATH``: ``auto`` (the default) compiles the modules' own code where a compiler is
-(``compiling.py``) and on a GPU replays their loop from CUDA graphs in training (``capture.py``);
-``plain`` runs it eagerly. ``BAHDANAU_CPU_FAST_PATH``, its former name, is read where it is not set.
-``BAHDANAU_CPU_SEARCH_COMPILE_AFTER``: the seconds a search's step runs eagerly on a CPU, in a
-process, before it is compiled; 0 compiles it at once.
+``BAHDANAU_FAST_PATH`` (formerly ``BAHDANAU_CPU_FAST_PATH``): ``auto``, the default, compiles and
+captures the modules' own code (``compiling.py``, ``capture.py``); ``plain`` runs it eagerly.
+``BAHDANAU_CPU_SEARCH_COMPILE_AFTER``: the seconds a search runs eagerly on a CPU before it is
+compiled; 0 compiles it at once.
 """
 
 import functools

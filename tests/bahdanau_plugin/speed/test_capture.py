@@ -16,7 +16,7 @@ from bahdanau_plugin.speed import capture
 from bahdanau_plugin.speed.capture import bucket
 
 from ...support.models import build_tiny_model, randomize_
-from ...support.speed import messages, plain_modules
+from ...support.speed import compiled_calls, messages, plain_modules
 
 
 class Rerun:
@@ -167,6 +167,46 @@ def test_two_forward_passes_before_their_backward_passes_give_each_its_own_gradi
         _assert_same([g for g in mine if g is not None], [g for g in theirs if g is not None])
 
 
+def test_within_a_recording_no_gradient_reaches_a_parameter(recorder, monkeypatch):
+    """Its leaves stand in for them: a parameter's gradient accumulator made on another stream
+    (the caller's, or held by DDP) would break a CUDA graph's capture."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    reached, recording = [], [False]
+    for name, parameter in model.named_parameters():
+        parameter.register_hook(
+            lambda grad, name=name: reached.append(name) if recording[0] else None
+        )
+    record = recorder.record
+
+    def watched(function, device):
+        recording[0] = True
+        try:
+            return record(function, device)
+        finally:
+            recording[0] = False
+
+    monkeypatch.setattr(recorder, "record", watched)
+    batch = _batch(model, 3, 6, 5)
+    ours = _results(model, batch)
+    with plain_modules(monkeypatch):
+        plain = _results(model, batch)
+    assert recorder.recorded == 2 and reached == []
+    _assert_same(ours, plain)
+
+
+def test_recording_more_buckets_compiles_the_step_no_more(recorder, monkeypatch):
+    """The parameters' stand-ins are new tensors in each bucket's recordings: compiled code keeps
+    serving them (torch guards what they are, not which)."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    _results(model, _batch(model, 3, 6, 5))
+    compiled = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    with compiled_calls(monkeypatch) as calls:
+        for sizes in ((4, 9, 9), (7, 14, 13)):
+            _results(model, _batch(model, *sizes))
+    assert recorder.recorded == 6 and "step" in calls
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == compiled
+
+
 def test_a_bucket_that_needs_a_larger_buffer_makes_the_others_record_again(recorder):
     model = randomize_(build_tiny_model("rnnsearch"))
     small, large = _batch(model, 4, 4, 4), _batch(model, 16, 16, 16)
@@ -220,23 +260,54 @@ def test_where_recording_fails_the_loop_runs_without_graphs_with_one_warning(
     _assert_same(ours, plain)
 
 
+class Graph:
+    """A stand-in for torch.cuda.CUDAGraph, telling what was called of it in ``events``; its
+    capture's end fails where ``failing``, as CUDA's does after an error within the capture."""
+
+    def __init__(self, events: list, failing: bool = False):
+        self.events, self.failing = events, failing
+
+    def capture_begin(self, pool, capture_error_mode):
+        self.events.append(("begin", pool))
+
+    def capture_end(self):
+        self.events.append("end")
+        if self.failing:
+            raise RuntimeError(
+                "CUDA error: operation failed due to a previous error during capture"
+            )
+
+
+def _cuda_graphs(monkeypatch, events: list, failing: bool = False):
+    graphs, device = capture.CUDAGraphs(), torch.device("cuda", 0)
+    graphs._devices[device] = (None, SimpleNamespace(id=(0, 7)))
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: Graph(events, failing))
+    return graphs, device
+
+
 def test_a_cuda_graph_records_one_run_of_the_function_into_the_pool_held(monkeypatch):
     """The first pass (which compiles, and consumes autograd's graph in a backward pass) runs
     before, not inside ``record``: a second run of a backward pass would find its graph freed."""
     events = []
-
-    class Graph:
-        def capture_begin(self, pool, capture_error_mode):
-            events.append(("begin", pool))
-
-        def capture_end(self):
-            events.append("end")
-
-    graphs, device = capture.CUDAGraphs(), torch.device("cuda", 0)
-    graphs._devices[device] = (None, SimpleNamespace(id=(0, 7)))
-    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    graphs, device = _cuda_graphs(monkeypatch, events)
     graph = graphs.record(lambda: events.append("run"), device)
     assert isinstance(graph, Graph) and events == [("begin", (0, 7)), "run", "end"]
+    assert device in graphs._devices
+
+
+def test_a_failed_recording_ends_its_capture_tells_its_first_error_and_leaves_its_pool(monkeypatch):
+    """torch leaves the pool of a capture that failed marked as being recorded to: the next
+    recording would fail on it, in this model or the next one the process trains."""
+    events = []
+    graphs, device = _cuda_graphs(monkeypatch, events, failing=True)
+
+    def failing():
+        events.append("run")
+        raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    with pytest.raises(RuntimeError, match="not permitted when stream is capturing"):
+        graphs.record(failing, device)
+    assert events == [("begin", (0, 7)), "run", "end"] and device not in graphs._devices
 
 
 def test_without_gradients_under_autocast_or_set_to_plain_nothing_is_replayed(
@@ -256,3 +327,15 @@ def test_buckets_add_less_than_4_or_a_quarter_and_few_distinct_sizes():
     sizes = range(1, 257)
     assert all(0 <= bucket(size) - size < max(4, size / 4) for size in sizes)
     assert len({bucket(size) for size in sizes}) == 20
+
+
+def test_target_positions_are_rounded_up_to_a_multiple_of_4():
+    assert [bucket(size, coarse=False) for size in (1, 4, 5, 49, 51, 53, 130)] == [
+        4,
+        4,
+        8,
+        52,
+        52,
+        56,
+        132,
+    ]
