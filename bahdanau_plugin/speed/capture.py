@@ -81,10 +81,11 @@ class Arena:
 
 class CUDAGraphs:
     """CUDA's graphs (a recorder in their place in tests on a CPU), recorded on a side stream per
-    device into one pool, held here: torch refuses a pool whose graphs were all freed."""
+    device into one pool, held here with its latest graph: torch refuses a pool whose graphs were
+    all freed (its host allocator's part, in torch 2.11: the next model's recordings failed)."""
 
     def __init__(self):
-        self._devices: Dict[torch.device, tuple] = {}  # a stream and a pool per device
+        self._devices: Dict[torch.device, list] = {}  # a stream, a pool, its latest graph
         self._failed: List[tuple] = []  # those of failed recordings, kept: see ``record``
 
     @contextlib.contextmanager
@@ -92,7 +93,7 @@ class CUDAGraphs:
         """Within: the device's recording stream, after the caller's work and before its next."""
         if device not in self._devices:
             with torch.cuda.device(device):
-                self._devices[device] = torch.cuda.Stream(), torch.cuda.MemPool()
+                self._devices[device] = [torch.cuda.Stream(), torch.cuda.MemPool(), None]
         stream, caller = self._devices[device][0], torch.cuda.current_stream(device)
         stream.wait_stream(caller)
         with torch.cuda.device(device), torch.cuda.stream(stream):
@@ -109,7 +110,7 @@ class CUDAGraphs:
         try:
             function()
             graph.capture_end()
-            ended = True
+            ended, self._devices[device][2] = True, graph
         finally:
             if not ended:  # kept, not freed: freeing a pool in that state is not safe
                 self._failed.append(self._devices.pop(device))

@@ -16,36 +16,34 @@ TESTS = [
     "tests/bahdanau_plugin/modules",
     "tests/bahdanau_plugin/speed",
 ]
-# The end of pytest's output kept in the result: the failures' short tracebacks.
+# What is kept of a failed run's output: its first failures' tracebacks, from the first.
 OUTPUT_KEPT = 8000
 DRY_RUN_TESTS = ["tests/bahdanau_plugin/modules/test_maxout_output.py"]
 
 
+def first_failures(output: str) -> str:
+    """pytest's output from its first failure's traceback on (its tail where it has none): the
+    causes, which a long list of failed tests' names would push out of the output's end."""
+    start = re.search(r"^_{3,} \S.* _{3,}$", output, flags=re.MULTILINE)
+    return output[start.start() :][:OUTPUT_KEPT] if start else output[-OUTPUT_KEPT:]
+
+
 def run(kit: Kit) -> dict:
     tests = DRY_RUN_TESTS if kit.dry_run else TESTS
+    started = kit.start(
+        "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "-rfE",
+        "--device", kit.device, *tests, tf32="off",
+    )  # fmt: skip
     try:
-        output = kit.python(
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--tb=short",
-            "-rfE",
-            "--device",
-            kit.device,
-            *tests,
-            tf32="off",
-        )
-        failed = False
-    except RuntimeError as error:  # failures: their summary is in the message
-        output, failed = str(error), True
+        output, failed = started.output(), False
+    except RuntimeError:  # failures: the whole output, not the end the error carries
+        output, failed = started.log.read_text(errors="replace"), True
     summary = re.findall(r"^=*\s*(\d+ (?:passed|failed).*?) in [\d.]+s", output, flags=re.MULTILINE)
     failures = re.findall(r"^FAILED (\S+)", output, flags=re.MULTILINE)
     return {
         "tests": tests,
         "summary": summary[-1] if summary else output.strip().splitlines()[-1],
         "failures": failures,
-        "output": output[-OUTPUT_KEPT:] if failed else "",
+        "output": first_failures(output) if failed else "",
         "passed": not failed,
     }

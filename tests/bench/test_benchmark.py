@@ -51,6 +51,16 @@ def test_what_a_training_run_compiled_is_read_from_its_log_with_the_seconds_it_t
     assert benchmark.compiling_seconds(compiled) == 15.6
 
 
+def test_a_compilation_within_a_recording_counts_once_in_the_seconds_in_all():
+    compiled = [
+        "compiled RNNsearchDecoder.step (with gradients, first for 80 rows) in 13.6 s",
+        "recorded RNNsearchDecoder.recur as CUDA graphs for 80 x 52 x 40 (...) in 14.1 s",
+        "recorded RNNsearchDecoder.recur as CUDA graphs for 80 x 52 x 56 (...) in 0.2 s",
+        "compiled RNNsearchDecoder.step (without gradients, first for 80 rows) in 3.0 s",
+    ]
+    assert benchmark.compiling_seconds(compiled) == 14.1 + 0.2 + 3.0
+
+
 def test_fairseq_generate_s_log_lines_of_what_it_compiled_are_read_too():
     log = (
         "INFO:bahdanau_plugin.speed.compiling:compiled RNNsearchDecoder.step (without "

@@ -276,3 +276,16 @@ def test_the_tests_run_on_the_gpu_draw_from_a_generator_on_the_device_they_name(
     draw given a ``generator`` names its ``device`` too."""
     drawing = lambda call: any(keyword.arg == "generator" for keyword in call.keywords)  # noqa: E731
     assert _calls_naming_no_device(drawing) == []
+
+
+def test_a_failed_unit_test_run_keeps_its_first_failure_s_traceback_not_the_list_of_names(tmp_path):
+    failing = tmp_path / "test_failing.py"
+    names = "".join(f"def test_{n}():\n    assert {n} == -1, 'cause {n}'\n" for n in range(400))
+    failing.write_text(names)
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "-rfE",
+         failing], capture_output=True, text=True, cwd=tmp_path,
+    ).stdout  # fmt: skip
+    kept = unit_tests.first_failures(output)
+    assert "cause 0" in kept and len(kept) <= unit_tests.OUTPUT_KEPT
+    assert "cause 0" not in output[-unit_tests.OUTPUT_KEPT :]

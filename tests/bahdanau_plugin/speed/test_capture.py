@@ -280,7 +280,7 @@ class Graph:
 
 def _cuda_graphs(monkeypatch, events: list, failing: bool = False):
     graphs, device = capture.CUDAGraphs(), torch.device("cuda", 0)
-    graphs._devices[device] = (None, SimpleNamespace(id=(0, 7)))
+    graphs._devices[device] = [None, SimpleNamespace(id=(0, 7)), None]
     monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: Graph(events, failing))
     return graphs, device
 
@@ -292,7 +292,15 @@ def test_a_cuda_graph_records_one_run_of_the_function_into_the_pool_held(monkeyp
     graphs, device = _cuda_graphs(monkeypatch, events)
     graph = graphs.record(lambda: events.append("run"), device)
     assert isinstance(graph, Graph) and events == [("begin", (0, 7)), "run", "end"]
-    assert device in graphs._devices
+
+
+def test_the_latest_graph_of_a_pool_is_held_while_the_pool_is(monkeypatch):
+    """torch refuses to record into a pool whose graphs were all freed: after a model's graphs
+    went with it, the next model's recordings would fail."""
+    graphs, device = _cuda_graphs(monkeypatch, [])
+    for _ in range(2):
+        latest = graphs.record(lambda: None, device)
+        assert graphs._devices[device][2] is latest
 
 
 def test_a_failed_recording_ends_its_capture_tells_its_first_error_and_leaves_its_pool(monkeypatch):
