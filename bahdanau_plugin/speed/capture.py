@@ -334,7 +334,7 @@ _CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDic
 
 def applies(input_drives: Tensor) -> bool:
     """Whether a call of ``recur`` is replayed from graphs (not within code being compiled)."""
-    eager = setting.eager() or torch.compiler.is_compiling() or torch.is_autocast_enabled("cuda")
+    eager = torch.compiler.is_compiling() or setting.eager() or torch.is_autocast_enabled("cuda")
     return input_drives.is_cuda and torch.is_grad_enabled() and not eager
 
 
