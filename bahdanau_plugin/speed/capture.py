@@ -112,7 +112,7 @@ class CUDAGraphs:
             graph.capture_end()
             ended, self._devices[device][2] = True, graph
         finally:
-            if not ended:  # kept, not freed: freeing a pool in that state is not safe
+            if not ended:  # kept: a pool left mid-recording is not freed (untested in torch)
                 self._failed.append(self._devices.pop(device))
                 with contextlib.suppress(RuntimeError):  # the capture ends, failing again
                     graph.capture_end()
