@@ -168,7 +168,10 @@ def compiling_seconds(compiled) -> float:
     """The seconds that ``compilations``' lines took in all. A compilation logged just before a
     recording took place within it (a bucket's first pass compiles the step): counted once."""
     seconds = [float(re.search(r" in ([\d.]+) s$", line).group(1)) for line in compiled]
-    within = [a[:8] + b[:8] == "compiledrecorded" for a, b in zip(compiled, compiled[1:])]
+    within = [
+        a.startswith("compiled") and b.startswith("recorded")
+        for a, b in zip(compiled, compiled[1:])
+    ]
     return sum(s for s, inside in zip(seconds, within + [False]) if not inside)
 
 

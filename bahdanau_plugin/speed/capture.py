@@ -162,8 +162,7 @@ class Bucket:
         self.recur, self.names = weakref.WeakMethod(recur), names
         # Leaves of their own in the parameters' places: a parameter's gradient accumulator made
         # on another stream (the caller's, or DDP's) would break a capture (pytorch#180090).
-        self.parameters = [nn.Parameter(p.detach()) for p in parameters]
-        self.stand_ins = {id(p): leaf for p, leaf in zip(parameters, self.parameters)}
+        self.stand_ins = {id(p): nn.Parameter(p.detach()) for p in parameters}  # in their order
         like = [(_padded(n, t, rows, positions, sources), t.dtype) for n, t in zip(names, inputs)]
         with GRAPHS.side_stream(device):  # the libraries' workspaces made for it, not in a graph
             out_like, grads_like, reached = self._first_pass(like, inputs)
@@ -188,7 +187,8 @@ class Bucket:
         zeros = [torch.zeros(shape, dtype=dtype, device=self.arena.device) for shape, dtype in like]
         wrt = [t.requires_grad_() for t, real in zip(zeros, inputs) if real.requires_grad]
         outputs = self._run(zeros)
-        grads = torch.autograd.grad(outputs, wrt + self.parameters, outputs, allow_unused=True)
+        leaves = wrt + list(self.stand_ins.values())
+        grads = torch.autograd.grad(outputs, leaves, outputs, allow_unused=True)
         shapes = [[(t.shape, t.dtype) for t in ts if t is not None] for ts in (outputs, grads)]
         return (*shapes, iter([grad is not None for grad in grads]))
 
@@ -209,7 +209,8 @@ class Bucket:
             static.copy_(output)
 
     def _record_backward(self) -> None:
-        wrt = [t for t, reached in zip(self.inputs + self.parameters, self.reached) if reached]
+        leaves = self.inputs + list(self.stand_ins.values())
+        wrt = [t for t, reached in zip(leaves, self.reached) if reached]
         grads = torch.autograd.grad(self._live, wrt, self.grad_outputs)
         for static, grad in zip(self.grads, grads):
             static.copy_(grad)

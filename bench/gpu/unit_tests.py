@@ -19,6 +19,8 @@ TESTS = [
 # What is kept of a failed run's output: its first failures' tracebacks, from the first.
 OUTPUT_KEPT = 8000
 DRY_RUN_TESTS = ["tests/bahdanau_plugin/modules/test_maxout_output.py"]
+# pytest's options: each failure's short traceback, and a summary line for each
+PYTEST_OPTIONS = ["-q", "-p", "no:cacheprovider", "--tb=short", "-rfE"]
 
 
 def first_failures(output: str) -> str:
@@ -30,10 +32,7 @@ def first_failures(output: str) -> str:
 
 def run(kit: Kit) -> dict:
     tests = DRY_RUN_TESTS if kit.dry_run else TESTS
-    started = kit.start(
-        "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "-rfE",
-        "--device", kit.device, *tests, tf32="off",
-    )  # fmt: skip
+    started = kit.start("-m", "pytest", *PYTEST_OPTIONS, "--device", kit.device, *tests, tf32="off")
     try:
         output, failed = started.output(), False
     except RuntimeError:  # failures: the whole output, not the end the error carries

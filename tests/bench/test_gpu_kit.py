@@ -284,9 +284,11 @@ def test_a_failed_unit_test_run_keeps_its_first_failure_s_traceback_not_the_list
     names = "".join(f"def test_{n}():\n    assert {n} == -1, 'cause {n}'\n" for n in range(count))
     failing.write_text(names)
     output = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "-rfE",
-         failing], capture_output=True, text=True, cwd=tmp_path,
-    ).stdout  # fmt: skip
+        [sys.executable, "-m", "pytest", *unit_tests.PYTEST_OPTIONS, failing],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
     kept = unit_tests.first_failures(output)
     assert "cause 0" in kept and len(kept) <= unit_tests.OUTPUT_KEPT
     assert "cause 0" not in output[-unit_tests.OUTPUT_KEPT :]
