@@ -82,7 +82,9 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             next_words = speed.compiled(
                 self.next_words, constant_weights=self.generation_only, eager_first_on_cpu=True
             )
-            previous = prev_output_tokens[:, -1:]  # y_{i-1}
+            # y_{i-1} (B x 1), a tensor of its own: its offset in the target so far (its step)
+            # would key the compiled step (torch specializes offsets 0 and 1)
+            previous = prev_output_tokens[:, -1:].clone()
             logits, alphas, cache["state"] = next_words(previous, encoder_out, cache)
             self.set_incremental_state(incremental_state, "cache", cache)
             return logits, {"attn": [alphas]}

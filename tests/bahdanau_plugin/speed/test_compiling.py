@@ -244,6 +244,23 @@ def test_on_a_cpu_a_search_is_compiled_from_the_step_after_it_has_run_the_set_se
     assert len(calls) == len(at_once) - 1 > 0
 
 
+def test_a_search_s_step_compiles_once_whichever_target_position_it_starts_at(monkeypatch, caplog):
+    """y_{i-1} is the last column of the target so far: where it lies in that tensor (torch
+    specializes offsets 0 and 1) must not key the compilation, or a search compiled at a later
+    step, as on a CPU, compiles again at the first steps of its next batch."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.INFO, logger=LOGGER):
+        with torch.no_grad():
+            encoder_out = model.encoder(src_tokens, src_lengths=src_lengths)
+            for length in (3, 1, 2):  # y_{i-1} the third, first and second column
+                model.decoder(prev_tokens[:, :length], encoder_out, incremental_state={})
+    assert calls == ["next_words"] * 3
+    assert len(messages(caplog, logging.INFO)) == 1, messages(caplog, logging.INFO)
+
+
 @pytest.mark.cpu_only
 def test_on_a_cpu_training_compiles_its_step_at_once_whatever_the_search_s_setting(monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch"))
