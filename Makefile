@@ -20,8 +20,10 @@ demo: setup
 
 # One pytest worker per core (at most 4), each test file whole in one worker: its module-scoped
 # fixtures are computed once, and most of a test's time is a tool's start in a process of its own.
+# The files go out in the order tests/conftest.py gives them (the long ones first), not by their
+# number of tests.
 test: setup browser lint
-	$(PYTHON) -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile
+	$(PYTHON) -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # The formatting and the lint rules of pyproject.toml ([tool.ruff]): CI fails on unformatted code.
 lint: setup

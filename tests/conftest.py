@@ -24,6 +24,13 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cpu_only: the behaviour tested exists on the CPU only")
+    config.addinivalue_line("markers", "long: of a test file that takes a minute or more")
+
+
+def pytest_collection_modifyitems(items):
+    """The long files first (make test gives each worker whole files, in this order): the
+    workers' last files are then short ones, and they end together."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,8 @@ from ..support.demo_data import TEST_SENTENCES
 from ..support.paths import PLUGIN
 from ..support.tools import fairseq_env, fairseq_tool, python_program
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 ABORTED = -6  # SIGABRT, as libstdc++'s std::terminate ends a process
 FAIRSEQS_SAVE = checkpoint_utils.torch_persistent_save
 

@@ -20,6 +20,8 @@ from ..support.paths import PLUGIN
 from ..support.tools import fairseq_env, fairseq_tool, run, tool_on_bytes
 from ..support.training import train, train_command
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 SHORTLIST = 20
 SMALL_CORPUS = 200  # training pairs of the other corpus
 

@@ -11,6 +11,8 @@ from ..support.paths import PLUGIN
 from ..support.tools import COMPILED, DEFAULT, fairseq_env, fairseq_tool, run
 from ..support.training import ARCHITECTURES, train
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_fairseq_train_writes_a_checkpoint_for_each_architecture(checkpoints, arch):

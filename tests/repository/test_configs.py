@@ -20,6 +20,8 @@ from ..support.models import paper_sizes, tiny_flags
 from ..support.tools import fairseq_env, run
 from ..support.training import ARCHITECTURES
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 CONFIGS = REPO / "configs"
 PAPER_RECIPE = REPO / "scripts" / "train_paper_recipe.sh"
 CPU_RECIPE = "rnnsearch_cpu"

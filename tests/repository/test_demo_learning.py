@@ -5,10 +5,13 @@ import re
 import subprocess
 import sys
 
+import pytest
 from bahdanau_tools.demo_recipe import OPTIMIZER
 
 from ..support.paths import REPO
-from ..support.tools import COMPILED, fairseq_env, fairseq_tool
+from ..support.tools import DEFAULT, fairseq_env, fairseq_tool
+
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
 
 
 def _run(command, **kwargs):
@@ -17,7 +20,7 @@ def _run(command, **kwargs):
         check=True,
         capture_output=True,
         text=True,
-        env={**fairseq_env(), **COMPILED},
+        env={**fairseq_env(), **DEFAULT},
         timeout=600,
         **kwargs,
     )
@@ -77,7 +80,7 @@ def test_rnnsearch_reaches_bleu_90_on_held_out_demo_sentences(tmp_path):
             "64",
             *OPTIMIZER,
             "--max-update",
-            "500",
+            "350",  # BLEU 94 at 250 updates, 100 at 350 (seed 1, an AVX-512 EPYC)
             "--disable-validation",
             "--save-dir",
             str(tmp_path / "checkpoints"),

@@ -13,6 +13,8 @@ from ..support.paths import PLUGIN
 from ..support.tools import fairseq_env, tool_on_bytes
 from ..support.training import train_command
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 NORMAL = "the dog sees a cat"
 
 

@@ -16,6 +16,8 @@ from ..support.paths import PLUGIN, REPO
 from ..support.tools import fairseq_tool
 from ..support.training import train
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 OTHER_LOCALES = ["C", "POSIX", LATIN1]
 # English with French words in it, so that the joint BPE has non-ASCII merges to apply
 SENTENCE = "the rivière sees a café économique"

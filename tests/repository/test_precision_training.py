@@ -16,6 +16,8 @@ from bahdanau_tools.demo_recipe import OPTIMIZER
 from ..support.paths import PLUGIN
 from ..support.tools import run, tool_on_bytes
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 SIZES = [
     "--encoder-embed-dim",
     "32",

@@ -13,6 +13,8 @@ from bahdanau_tools.errors import DataError
 from .corpora import EMPTY, EXTREME_RATIO, TOO_LONG, sentence_pairs, write_corpus
 from .scripts import binarized_sentences, error_lines, read_summary, run_command, text_lines
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 LANGUAGES = ("en", "fr")
 
 

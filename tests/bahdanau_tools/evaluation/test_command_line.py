@@ -7,6 +7,8 @@ from ...support.png import assert_png
 from ...support.demo_data import TEST_SENTENCES
 from .conftest import HEATMAP_SENTENCES, MODELS, run_evaluate
 
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
 
 def test_prints_all_and_no_unk_bleu_of_every_model_with_the_signature(evaluation):
     printed = (evaluation / "stdout.txt").read_text(encoding="utf-8")
