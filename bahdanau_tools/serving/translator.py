@@ -108,9 +108,12 @@ class Translator:
     def _returns_attention(self) -> bool:
         """Whether generate() gives alpha (RNNsearch does, RNNencdec does not); also a warm-up,
         in which the model's search step is compiled before the server answers (on a CPU as
-        bahdanau-serve sets BAHDANAU_CPU_SEARCH_COMPILE_AFTER: 0 unless set). Two source tokens
-        at beam 2: torch compiles a size of 1 apart, and requests have more rows and tokens."""
+        bahdanau-serve sets BAHDANAU_CPU_SEARCH_COMPILE_AFTER: 0 unless set). torch compiles a
+        size of 1 apart: so for one sentence and for two (a batch of requests, or a request of
+        several), each of two source tokens at beam 2 (one sentence at beam 1, one row, compiles
+        at its first request)."""
         source = torch.LongTensor([self.hub.src_dict.unk(), self.hub.src_dict.eos()])
+        self.hub.generate([source, source], beam=2, max_len_b=1)
         hypothesis = self.hub.generate([source], beam=2, max_len_b=1)[0][0]
         return soft_alignment(hypothesis, len(source)) is not None
 

@@ -82,17 +82,17 @@ def test_on_a_cpu_the_server_compiles_the_search_before_it_answers(
     data_bin, serving_checkpoint, tmp_path
 ):
     """A server runs long: its warm-up compiles the search, where a short decoding on a CPU stays
-    eager by default; one line says so, and the first request does not wait for it."""
+    eager by default, for one sentence and for several; a line says so for each, and neither a
+    request of one sentence nor one of several waits for it."""
     served = Server(serving_checkpoint, data_bin, tmp_path / "server.log", env=DEFAULT)
     try:
         compiled = [line for line in served.output().splitlines() if "compiled" in line]
         (translation,) = served.translate({"text": "the dog sees a cat"})
         assert translation["hypotheses"][0]["translation"]
+        assert len(served.translate({"text": ["a cat sees the dog", "the dog runs"]})) == 2
         later = [line for line in served.output().splitlines() if "compiled" in line]
     finally:
         served.stop()
-    assert (
-        len(compiled) == 1
-        and "next_words (without gradients, weights as constants" in (compiled[0])
-    ), compiled
+    assert len(compiled) == 2, compiled
+    assert all("next_words (without gradients, weights as constants" in line for line in compiled)
     assert later == compiled
