@@ -190,7 +190,9 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             cache["projected_annotations"],
             encoder_out["padding_mask"],
         )  # B x k x 2n, B x k x S, in the alignment model's precision
-        context = context.flatten(0, 1).to(encoder_out["annotations"].dtype)
+        # back in the model's precision, the state's (not read from h_j, which the cache's copy
+        # is in float32: that alias would key a search's compiled step until a reorder ends it)
+        context = context.flatten(0, 1).to(state.dtype)
         return context, self.gru.project_context(context), alpha.flatten(0, 1)
 
     def output_layer(self, features: Tensor) -> Tensor:
@@ -200,11 +202,13 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
         """What the steps read, computed once per batch: what does not depend on i, and the initial
         state s_0 = tanh(W_s summary) (A.2.2)."""
         if self.attention is not None:
-            # h_j in the alignment model's precision, and U_a h_j (footnote 3 of A.1.2)
+            # h_j in the alignment model's precision, and U_a h_j (footnote 3 of A.1.2): a tensor
+            # of its own, not the view a product returns, as after a search's reorder drops
+            # finished sentences (a view's base keys a search's compiled step)
             annotations = self.attention.own_precision(encoder_out["annotations"])
             cache = {
                 "annotations": annotations,  # B x S x 2n
-                "projected_annotations": self.attention.project_annotations(annotations),
+                "projected_annotations": self.attention.project_annotations(annotations).clone(),
             }  # B x S x n'
         else:
             cache = {"context_drive": self.gru.project_context(encoder_out["summary"])}  # C c

@@ -261,6 +261,30 @@ def test_a_search_s_step_compiles_once_whichever_target_position_it_starts_at(mo
     assert len(messages(caplog, logging.INFO)) == 1, messages(caplog, logging.INFO)
 
 
+def test_a_search_s_step_compiles_once_as_the_sentences_of_its_batch_finish(monkeypatch, caplog):
+    """fairseq drops a batch's finished sentences from the rows it reorders: what the steps read
+    is then selected afresh (U_a h_j among it), and must key the compiled step as at the first
+    step did."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    sentences, beam = SOURCES + [[6, 7, 8, 9]], 2
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, sentences)
+    beams = torch.arange(len(sentences)).repeat_interleave(beam)  # rows as fairseq lays them out
+    unfinished = torch.arange(beam, beam * len(sentences))  # the first sentence's beams left out
+    eos, state = model.decoder.dictionary.eos(), {}
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.INFO, logger=LOGGER):
+        with torch.no_grad():
+            encoder_out = model.encoder(src_tokens, src_lengths=src_lengths)
+            encoder_out = model.encoder.reorder_encoder_out(encoder_out, beams)
+            model.decoder(torch.full((beams.numel(), 1), eos), encoder_out, incremental_state=state)
+            encoder_out = model.encoder.reorder_encoder_out(encoder_out, unfinished)
+            model.decoder.reorder_incremental_state(state, unfinished)
+            tokens = torch.full((unfinished.numel(), 2), eos)
+            model.decoder(tokens, encoder_out, incremental_state=state)
+    assert calls == ["next_words"] * 2
+    assert len(messages(caplog, logging.INFO)) == 1, messages(caplog, logging.INFO)
+
+
 @pytest.mark.cpu_only
 def test_on_a_cpu_training_compiles_its_step_at_once_whatever_the_search_s_setting(monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch"))
