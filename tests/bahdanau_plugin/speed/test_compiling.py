@@ -261,12 +261,14 @@ def test_a_search_s_step_compiles_once_whichever_target_position_it_starts_at(mo
     assert len(messages(caplog, logging.INFO)) == 1, messages(caplog, logging.INFO)
 
 
-def test_a_search_s_step_compiles_once_as_the_sentences_of_its_batch_finish(monkeypatch, caplog):
+def test_a_search_s_step_compiles_once_as_the_sentences_of_its_batch_finish(
+    model_name, monkeypatch, caplog
+):
     """fairseq drops a batch's finished sentences from the rows it reorders: what the steps read
     is then selected afresh (U_a h_j among it), and must key the compiled step as at the first
     step did."""
     monkeypatch.setattr(compiling, "_COMPILATIONS", {})
-    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    model = randomize_(build_tiny_model(model_name)).eval()
     sentences, beam = SOURCES + [[6, 7, 8, 9]], 2
     src_tokens, src_lengths = source_batch(model.encoder.dictionary, sentences)
     beams = torch.arange(len(sentences)).repeat_interleave(beam)  # rows as fairseq lays them out
