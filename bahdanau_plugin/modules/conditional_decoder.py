@@ -190,8 +190,9 @@ class ConditionalGRUDecoder(FairseqIncrementalDecoder):
             cache["projected_annotations"],
             encoder_out["padding_mask"],
         )  # B x k x 2n, B x k x S, in the alignment model's precision
-        # back in the model's precision, the state's (not read from h_j, which the cache's copy
-        # is in float32: that alias would key a search's compiled step until a reorder ends it)
+        # back in the model's precision, the state's: not read from encoder_out's h_j, which in
+        # float32 is the cache's h_j itself (an alias that keyed a search's compiled step until a
+        # reorder of finished sentences ended it)
         context = context.flatten(0, 1).to(state.dtype)
         return context, self.gru.project_context(context), alpha.flatten(0, 1)
 
