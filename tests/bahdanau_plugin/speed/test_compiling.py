@@ -220,6 +220,23 @@ def test_a_weight_changed_after_compiling_with_constants_is_compiled_anew(monkey
     assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
 
 
+def test_an_ensemble_s_models_each_compile_their_search_once(monkeypatch, caplog):
+    """Two models of one class, each with its weights as constants (fairseq-generate --path
+    a.pt:b.pt): the search calls them in turn at every step, and neither's compilation may take
+    the other's place."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    models = [randomize_(build_tiny_model("rnnsearch"), seed=seed) for seed in (0, 1)]
+    for model in models:
+        model.make_generation_fast_()
+    src_tokens, src_lengths = source_batch(models[0].encoder.dictionary, SOURCES)
+    generator = SequenceGenerator(models, models[0].decoder.dictionary, beam_size=3, max_len_b=6)
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.INFO, logger=LOGGER):
+        with torch.no_grad():
+            generator.forward({"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}})
+    assert len(calls) > 2 * 2  # steps of both models
+    assert len(messages(caplog, logging.INFO)) == 2, messages(caplog, logging.INFO)
+
+
 @pytest.mark.cpu_only
 def test_on_a_cpu_a_search_runs_eagerly_until_it_has_run_the_set_seconds(monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch")).eval()
