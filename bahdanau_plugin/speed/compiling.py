@@ -86,27 +86,12 @@ class Compilation:
 
     _warned: Set[str] = set()  # the reasons to run eagerly already given, once each per process
 
-    def __init__(
-        self, function: Callable, constants_of: Optional[nn.Module], eager_first_on_cpu: bool
-    ):
+    def __init__(self, function: Callable, constant_weights: bool, eager_first_on_cpu: bool):
         self.function = function
-        # the module whose weights it holds as constants, if any: another model of the class
-        # (an ensemble's) has compilations of its own
-        self.constant_weights = constants_of is not None
-        self.constants_of = weakref.ref(constants_of) if self.constant_weights else None
-        self.weights = weights_now(constants_of) if self.constant_weights else None
-        self.eager_first_on_cpu = eager_first_on_cpu
+        self.constant_weights, self.eager_first_on_cpu = constant_weights, eager_first_on_cpu
         self.eager_seconds = 0.0  # run eagerly first, on a CPU
         self.compiled: Optional[Callable] = None
         self.failure: Optional[str] = None
-
-    def outdated_by(self, module: nn.Module, weights) -> bool:
-        """Whether it holds as constants the weights ``module`` had before they changed, or those
-        of a module since freed."""
-        if not self.constant_weights:
-            return False
-        holder = self.constants_of()
-        return holder is None or (holder is module and self.weights != weights)
 
     def __call__(self, module: nn.Module, *inputs):
         cpu_search = self.eager_first_on_cpu and inputs[0].device.type == "cpu"
@@ -182,11 +167,6 @@ class Compilation:
 _COMPILATIONS: Dict[tuple, Compilation] = {}
 
 
-def weights_now(module: nn.Module) -> tuple:
-    """Where each of ``module``'s weights is and how often it was changed in place."""
-    return tuple((p.data_ptr(), p._version) for p in module.parameters())
-
-
 def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False) -> Callable:
     """``method``, a bound method of a module, compiled as its class defines it now; with its
     module's weights as constants if ``constant_weights`` (compiled anew where one changed); on a
@@ -195,13 +175,14 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
     if torch.compiler.is_compiling() or setting.eager() or _EAGER.get():
         return method
     module, function = method.__self__, method.__func__
-    weights = constant_weights and weights_now(module)
+    # with the weights as constants: the module's own (a weak reference equals another to its
+    # module while it lives: an ensemble's models have theirs), each one's place and version
+    places = constant_weights and tuple((p.data_ptr(), p._version) for p in module.parameters())
+    weights = constant_weights and (weakref.ref(module), places)
     key = (function, code_of(module), weights)
-    compilation = _COMPILATIONS.get(key)
-    if compilation is None:
-        constants_of = module if constant_weights else None
-        compilation = Compilation(function, constants_of, eager_first_on_cpu)
-        for stale in [k for k, c in _COMPILATIONS.items() if c.outdated_by(module, weights)]:
+    if key not in _COMPILATIONS:
+        # dropped: those with the weights this module had before a change, or a freed module's
+        for stale in [k for k in _COMPILATIONS if k[2] and k[2][0]() in (module, None)]:
             del _COMPILATIONS[stale]
-        _COMPILATIONS[key] = compilation
-    return functools.partial(compilation, module)
+        _COMPILATIONS[key] = Compilation(function, constant_weights, eager_first_on_cpu)
+    return functools.partial(_COMPILATIONS[key], module)
