@@ -1,7 +1,7 @@
 """speed/compiling.py: the decoder's step compiled by torch.compile computes what the step
 computes, and a search's step compiled whole searches as the plain modules do (with the weights as
-constants once the model only translates, compiled anew when a weight changes); each compilation
-is logged once with its time; edits to the modules' classes are compiled as edited; a forward
+constants once the model only translates, compiled anew when a weight changes, once for each
+model of an ensemble, dropped with a freed model); each compilation is logged once with its time; edits to the modules' classes are compiled as edited; a forward
 hook on the decoder makes the step run eagerly while it is there; where nothing can compile, or
 compiling fails, the step runs eagerly after one warning."""
 
@@ -235,6 +235,25 @@ def test_an_ensemble_s_models_each_compile_their_search_once(monkeypatch, caplog
             generator.forward({"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}})
     assert len(calls) > 2 * 2  # steps of both models
     assert len(messages(caplog, logging.INFO)) == 2, messages(caplog, logging.INFO)
+
+
+def test_a_freed_model_s_search_compiled_with_its_weights_is_dropped_by_the_next_model_s(
+    monkeypatch,
+):
+    """Models loaded one after another in a process (a notebook, the hub): a freed model's
+    weights, held as constants, must not stay behind in its compilation."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    first, second = (randomize_(build_tiny_model("rnnsearch"), seed=seed) for seed in (0, 1))
+    first.make_generation_fast_()
+    second.make_generation_fast_()
+    with compiled_calls(monkeypatch):
+        _search(first)
+        freed = weakref.ref(first.decoder)
+        del first
+        gc.collect()
+        _search(second)
+    assert freed() is None
+    assert len(compiling._COMPILATIONS) == 1
 
 
 @pytest.mark.cpu_only
