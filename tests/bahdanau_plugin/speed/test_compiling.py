@@ -1,9 +1,10 @@
 """speed/compiling.py: the decoder's step compiled by torch.compile computes what the step
 computes, and a search's step compiled whole searches as the plain modules do (with the weights as
 constants once the model only translates, compiled anew when a weight changes, once for each
-model of an ensemble, dropped with a freed model); each compilation is logged once with its time; edits to the modules' classes are compiled as edited; a forward
-hook on the decoder makes the step run eagerly while it is there; where nothing can compile, or
-compiling fails, the step runs eagerly after one warning."""
+model of an ensemble, dropped with a freed model); each compilation is logged once with its time;
+edits to the modules' classes are compiled as edited; a forward hook on the decoder makes the step
+run eagerly while it is there; where nothing can compile, or compiling fails, the step runs
+eagerly after one warning."""
 
 import gc
 import logging
