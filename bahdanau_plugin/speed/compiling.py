@@ -182,7 +182,7 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
     key = (function, code_of(module), weights)
     if key not in _COMPILATIONS:
         # dropped: those with the weights this module had before a change, or a freed module's
-        for stale in [k for k in _COMPILATIONS if k[2] and k[2][0]() in (module, None)]:
+        for stale in [k for k in _COMPILATIONS if weights and k[2] and k[2][0]() in (module, None)]:
             del _COMPILATIONS[stale]
         _COMPILATIONS[key] = Compilation(function, constant_weights, eager_first_on_cpu)
     return functools.partial(_COMPILATIONS[key], module)

@@ -161,6 +161,30 @@ def test_where_compiling_fails_the_step_runs_eagerly_after_one_warning(monkeypat
     assert _relative_difference(ours, plain) == 0
 
 
+def test_where_compiling_a_search_fails_it_is_not_tried_again_at_every_step(monkeypatch):
+    """The step a failed search runs eagerly compiles apart, with the weights as inputs: its
+    compilation must not take the place of the search's, which would try again at every step."""
+    tried = []
+
+    def failing_compiler(graph, example_inputs):
+        raise RuntimeError("the compiler refused")
+
+    def compile_failing(function, **options):
+        tried.append(function.__name__)
+        return torch._dynamo.optimize(failing_compiler)(function)
+
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    monkeypatch.setattr(compiling.torch, "compile", compile_failing)
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.make_generation_fast_()
+    with compiled_calls(monkeypatch):
+        ours = _search(model)
+    with plain_modules(monkeypatch):
+        plain = _search(model)
+    assert sorted(tried) == ["next_words", "step"]
+    assert ours == plain
+
+
 def test_set_to_plain_the_method_itself_runs(fast_path_setting):
     fast_path_setting("plain")
     decoder = build_tiny_model("rnnsearch").decoder
