@@ -1,4 +1,7 @@
 import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Dict, Iterator
 
 import pytest
 import torch
@@ -11,6 +14,7 @@ from .support.demo_data import (
     make_test_set_with_unknown_words,
     prepare_demo_with_bpe,
 )
+from .support.shared import made_once
 from .support.training import ARCHITECTURES, train
 
 
@@ -79,39 +83,68 @@ def model_name(request):
 @pytest.fixture(scope="session")
 def data_bin(tmp_path_factory):
     """A small binarized demo corpus: 2,000 training pairs and 13 test sentences."""
-    return make_demo_data_bin(tmp_path_factory.mktemp("demo"))
+    return made_once(tmp_path_factory, "demo", make_demo_data_bin) / "data-bin"
+
+
+class Checkpoints(Mapping):
+    """architecture -> a tiny model of it trained for a few updates, trained when first asked for:
+    most test files ask for one or two of the four."""
+
+    def __init__(self, data_bin, tmp_path_factory):
+        self._data_bin, self._tmp_path_factory = data_bin, tmp_path_factory
+        self._trained: Dict[str, Path] = {}
+
+    def __getitem__(self, arch: str) -> Path:
+        if arch not in ARCHITECTURES:
+            raise KeyError(arch)
+        if arch not in self._trained:
+            save_dir = made_once(
+                self._tmp_path_factory,
+                arch,
+                lambda folder: train(self._data_bin, folder, arch, "--max-update", "4"),
+            )
+            self._trained[arch] = save_dir / "checkpoint_last.pt"
+        return self._trained[arch]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ARCHITECTURES)
+
+    def __len__(self) -> int:
+        return len(ARCHITECTURES)
 
 
 @pytest.fixture(scope="session")
 def checkpoints(data_bin, tmp_path_factory):
-    """One tiny model per architecture, trained for a few updates."""
-    paths = {}
-    for arch in ARCHITECTURES:
-        save_dir = tmp_path_factory.mktemp(arch)
-        train(data_bin, save_dir, arch, "--max-update", "4")
-        paths[arch] = save_dir / "checkpoint_last.pt"
-    return paths
+    return Checkpoints(data_bin, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def bpe_prepared(data_bin, tmp_path_factory):
     """The demo corpus prepared with BPE by bahdanau-prepare-data: its output folder."""
-    return prepare_demo_with_bpe(
-        data_bin.parent / "raw", tmp_path_factory.mktemp("demo-bpe") / "prepared"
-    )
+
+    def prepare(folder):
+        prepare_demo_with_bpe(data_bin.parent / "raw", folder / "prepared")
+
+    return made_once(tmp_path_factory, "demo-bpe", prepare) / "prepared"
 
 
 @pytest.fixture(scope="session")
 def bpe_checkpoint(bpe_prepared, tmp_path_factory):
     """A tiny RNNsearch trained for a few updates on bpe_prepared's pieces (no length limit: a
     sentence of pieces is longer than its words)."""
-    save_dir = tmp_path_factory.mktemp("rnnsearch-bpe")
-    train(bpe_prepared / "data-bin", save_dir, "rnnsearch", "--max-update", "4")
-    return save_dir / "checkpoint_last.pt"
+
+    def train_on_pieces(save_dir):
+        train(bpe_prepared / "data-bin", save_dir, "rnnsearch", "--max-update", "4")
+
+    return made_once(tmp_path_factory, "rnnsearch-bpe", train_on_pieces) / "checkpoint_last.pt"
 
 
 @pytest.fixture(scope="session")
 def prepared_test_set(data_bin, tmp_path_factory):
     """The demo test set with words the dictionaries lack, laid out as bahdanau-prepare-data lays it
     out."""
-    return make_test_set_with_unknown_words(data_bin, tmp_path_factory.mktemp("unknown-words"))
+    return made_once(
+        tmp_path_factory,
+        "unknown-words",
+        lambda folder: make_test_set_with_unknown_words(data_bin, folder),
+    )

@@ -8,6 +8,7 @@ from typing import Optional
 import pytest
 
 from ...support.paths import MULTI30K
+from ...support.shared import made_once
 from .corpora import write_wmt14_release
 from .scripts import run_pipeline
 
@@ -26,7 +27,10 @@ def multi30k_slice(tmp_path_factory) -> Path:
         pytest.skip(
             f"Multi30k not found in {MULTI30K} (the shared data folder beside the repository)"
         )
-    directory = tmp_path_factory.mktemp("multi30k")
+    return made_once(tmp_path_factory, "multi30k", _copy_multi30k_slice)
+
+
+def _copy_multi30k_slice(directory: Path) -> None:
     for language in ("en", "fr"):
         _copy_head(
             MULTI30K / f"train.{language}.gz",
@@ -40,23 +44,24 @@ def multi30k_slice(tmp_path_factory) -> Path:
         _copy_head(
             MULTI30K / f"val.{language}.gz", directory / f"{EXTRA_TEST_STEM}.{language}.gz", 100
         )
-    return directory
 
 
 def _prepare_multi30k(multi30k_slice, tmp_path_factory, vocabulary: str) -> Path:
     """The pipeline on the slice, with --bpe 1000 or --shortlist 1000."""
-    out = tmp_path_factory.mktemp(f"multi30k-{vocabulary}")
-    run_pipeline(
-        "multi30k",
-        out,
-        "--from-dir",
-        multi30k_slice,
-        f"--{vocabulary}",
-        1000,
-        "--max-len",
-        MULTI30K_MAX_LEN,
-    )
-    return out
+
+    def prepare(out):
+        run_pipeline(
+            "multi30k",
+            out,
+            "--from-dir",
+            multi30k_slice,
+            f"--{vocabulary}",
+            1000,
+            "--max-len",
+            MULTI30K_MAX_LEN,
+        )
+
+    return made_once(tmp_path_factory, f"multi30k-{vocabulary}", prepare)
 
 
 @pytest.fixture(scope="session")
@@ -71,23 +76,24 @@ def multi30k_shortlist(multi30k_slice, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def wmt14_release(tmp_path_factory) -> Path:
-    return write_wmt14_release(tmp_path_factory.mktemp("wmt14-release"))
+    return made_once(tmp_path_factory, "wmt14-release", write_wmt14_release)
 
 
 @pytest.fixture(scope="session")
 def wmt14_bpe(wmt14_release, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wmt14-bpe")
-    run_pipeline(
-        "wmt14",
-        out,
-        "--from-dir",
-        wmt14_release,
-        "--bpe",
-        100,
-        "--max-len",
-        WMT14_MAX_LEN,
-    )
-    return out
+    def prepare(out):
+        run_pipeline(
+            "wmt14",
+            out,
+            "--from-dir",
+            wmt14_release,
+            "--bpe",
+            100,
+            "--max-len",
+            WMT14_MAX_LEN,
+        )
+
+    return made_once(tmp_path_factory, "wmt14-bpe", prepare)
 
 
 def _copy_head(source: Path, destination: Path, count: Optional[int]) -> None:

@@ -14,6 +14,7 @@ import pytest
 from bahdanau_tools.demo_recipe import OPTIMIZER
 
 from ...support.paths import PLUGIN
+from ...support.shared import made_once
 from ...support.tools import fairseq_env, fairseq_tool, run
 
 STARTUP_TIMEOUT_S = 180
@@ -44,27 +45,29 @@ TEXT_OPTIONS = [
 @pytest.fixture(scope="session")
 def serving_checkpoint(data_bin, tmp_path_factory) -> Path:
     """About 20 s of training: enough for translations that reorder, with peaked alignments."""
-    save_dir = tmp_path_factory.mktemp("serving")
-    run(
-        "fairseq-train",
-        data_bin,
-        "--user-dir",
-        PLUGIN,
-        "--arch",
-        "rnnsearch_50",
-        *SMALL_SIZES,
-        "--cpu",
-        "--seed",
-        "1",
-        *OPTIMIZER,
-        "--max-update",
-        "400",
-        "--disable-validation",
-        "--save-dir",
-        save_dir,
-        "--no-epoch-checkpoints",
-    )
-    return save_dir / "checkpoint_last.pt"
+
+    def train(save_dir):
+        run(
+            "fairseq-train",
+            data_bin,
+            "--user-dir",
+            PLUGIN,
+            "--arch",
+            "rnnsearch_50",
+            *SMALL_SIZES,
+            "--cpu",
+            "--seed",
+            "1",
+            *OPTIMIZER,
+            "--max-update",
+            "400",
+            "--disable-validation",
+            "--save-dir",
+            save_dir,
+            "--no-epoch-checkpoints",
+        )
+
+    return made_once(tmp_path_factory, "serving", train) / "checkpoint_last.pt"
 
 
 def free_port() -> int:
