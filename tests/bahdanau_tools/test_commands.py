@@ -1,6 +1,7 @@
 """bahdanau_tools/commands.py: a Ctrl+C while a command starts (torch and fairseq loading) ends in
 one line and exit status 130, as one during its work does, whatever the imports were doing."""
 
+import json
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from bahdanau_tools.commands import EXIT_INTERRUPTED, INTERRUPTED, INTERRUPTED_WHILE_STARTING
 
-from ..support.tools import ctrl_c_as_in_a_terminal, fairseq_env, fairseq_tool
+from ..support.tools import ctrl_c_as_in_a_terminal, fairseq_env, fairseq_tool, python_program
 
 COMMANDS = [
     "bahdanau-prepare-data",
@@ -156,15 +157,37 @@ def test_a_ctrl_c_once_the_command_runs_ends_in_the_line_of_its_work(tmp_path):
     )
 
 
+# Each command's console function (setup.cfg's entry point) run with --help in one program, one
+# start of torch and fairseq for all (its first argument: the commands in JSON): {command: [exit
+# status, what it printed]}, in JSON.
+HELPS = """
+import contextlib, io, json, sys
+from importlib.metadata import entry_points
+helps = {}
+for command in json.loads(sys.argv[1]):
+    [entry_point] = entry_points(group="console_scripts", name=command)
+    sys.argv, printed = [command, "--help"], io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        try:
+            entry_point.load()()
+        except SystemExit as exit:
+            helps[command] = [exit.code, printed.getvalue()]
+print(json.dumps(helps))
+"""
+
+
+@pytest.fixture(scope="module")
+def helps():
+    return json.loads(python_program(HELPS, json.dumps(COMMANDS), env=fairseq_env()).stdout)
+
+
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_s_help_starts_by_saying_what_it_does(command):
+def test_every_command_s_help_starts_by_saying_what_it_does(helps, command):
     """After the usage lines, the description begins a sentence: the command's name and what it
     makes, or a verb (not the middle of a sentence cut out of a docstring)."""
-    completed = subprocess.run(
-        [fairseq_tool(command), "--help"], env=fairseq_env(), capture_output=True, text=True
-    )
-    description = completed.stdout.split("\n\n", 1)[1].lstrip()
-    assert completed.returncode == 0
+    status, printed = helps[command]
+    description = printed.split("\n\n", 1)[1].lstrip()
+    assert status == 0
     assert description.startswith(f"{command}: ") or description[0].isupper(), description[:80]
 
 
