@@ -12,8 +12,8 @@ from typing import Callable
 
 
 def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
-    """The folder called name that make(folder) fills, made once in the whole test run: by this
-    process where no worker of make test's runs it."""
+    """The folder called name that make(folder) fills, made once in the whole test run (by this
+    process alone where pytest runs without workers)."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         folder = tmp_path_factory.mktemp(name, numbered=False)
         make(folder)
