@@ -1,7 +1,7 @@
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Iterator
 
 import pytest
 import torch
@@ -92,19 +92,16 @@ class Checkpoints(Mapping):
 
     def __init__(self, data_bin, tmp_path_factory):
         self._data_bin, self._tmp_path_factory = data_bin, tmp_path_factory
-        self._trained: Dict[str, Path] = {}
 
     def __getitem__(self, arch: str) -> Path:
         if arch not in ARCHITECTURES:
             raise KeyError(arch)
-        if arch not in self._trained:
-            save_dir = made_once(
-                self._tmp_path_factory,
-                arch,
-                lambda folder: train(self._data_bin, folder, arch, "--max-update", "4"),
-            )
-            self._trained[arch] = save_dir / "checkpoint_last.pt"
-        return self._trained[arch]
+        save_dir = made_once(
+            self._tmp_path_factory,
+            arch,
+            lambda folder: train(self._data_bin, folder, arch, "--max-update", "4"),
+        )
+        return save_dir / "checkpoint_last.pt"
 
     def __iter__(self) -> Iterator[str]:
         return iter(ARCHITECTURES)

@@ -12,13 +12,11 @@ from typing import Callable
 
 
 def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
-    """The folder called name that make(folder) fills, made once in the whole test run (by this
-    process alone where pytest runs without workers)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        folder = tmp_path_factory.mktemp(name, numbered=False)
-        make(folder)
-        return folder
-    shared = tmp_path_factory.getbasetemp().parent / "made-once"  # the run's, beside each worker's
+    """The folder called name that make(folder) fills, made once in the whole test run."""
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent  # the run's temporary folder, beside each worker's
+    shared = run / "made-once"
     shared.mkdir(exist_ok=True)
     folder, made = shared / name, shared / f"{name}.made"
     with open(shared / f"{name}.lock", "w") as lock:
