@@ -118,10 +118,10 @@ class Compilation:
             self._warn_once(f"{name} runs eagerly: {self.failure}")
             return self.function(module, *inputs)
         if torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
-            what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
-            what += ", weights as constants" if self.constant_weights else ""
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
-            logger.info("compiled %s (%s, first for %d rows) in %.1f s", name, what, rows, seconds)
+            what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
+            what += ", weights as constants" * self.constant_weights + f", first for {rows} row"
+            logger.info("compiled %s (%s%s) in %.1f s", name, what, "s" * (rows != 1), seconds)
         return result
 
     def run_compiled(self, module: nn.Module, *inputs):

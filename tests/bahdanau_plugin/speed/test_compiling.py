@@ -65,6 +65,19 @@ def test_each_compilation_is_logged_once_with_what_it_compiled_and_its_time(monk
     )
 
 
+def test_a_compilation_for_one_row_is_logged_in_the_singular(monkeypatch, caplog):
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch"))
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES[:1])
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS[:1])
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        model(src_tokens, src_lengths, prev_tokens)
+    assert re.fullmatch(
+        r"compiled RNNsearchDecoder\.step \(with gradients, first for 1 row\) in \d+\.\d s",
+        " ".join(messages(caplog, logging.INFO)),
+    )
+
+
 def test_an_edit_after_compiling_is_compiled_as_edited(monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch"))
     _results(model)
