@@ -68,8 +68,7 @@ class Arena:
         if self.buffer is None or self.buffer.numel() < end:
             self.buffer = None  # the old one goes with the graphs that read it
             self.buffer = torch.empty(end, dtype=torch.uint8, device=self.device)
-            self.generation += 1
-            self.holder = None
+            self.generation, self.holder = self.generation + 1, None
         return [
             # not views: an output written would bump the version counter autograd checks
             torch.empty(0, dtype=dtype, device=self.device).set_(

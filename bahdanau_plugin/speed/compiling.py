@@ -2,15 +2,14 @@
 
 - **Regional.** ``recur``'s loop calls the compiled step once per target position: compiling
   takes the same time whatever the length (the unrolled loop's grows: pytorch/pytorch#97155).
-- **Shapes are symbolic** (``dynamic=True``): all batches share one compilation (a size of 1,
-  and grad mode, apart).
+- **Shapes are symbolic** (``dynamic=True``): one compilation per grad mode (a size of 1 apart).
 - **The code as it is now.** torch guards the tensors a compilation read, not the methods it
   called: the classes of the module and its submodules, with what each defines, key a compilation
   (``code_of``); an edit is compiled afresh from a copy of the method's code.
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
-- **Where nothing compiles** (no C++ compiler, no Triton on a GPU), compiling fails, autocast is
-  on or a forward hook is on the module, the method runs eagerly after one warning.
+- **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
+  fails, autocast is on or a forward hook is on the module, it runs eagerly after one warning.
 """
 
 import contextlib
@@ -18,8 +17,8 @@ import contextvars
 import functools
 import logging
 import operator
+import platform
 import shutil
-import sys
 import time
 import types
 import weakref
@@ -67,8 +66,11 @@ def hooked(module: nn.Module) -> Optional[str]:
 @functools.lru_cache(maxsize=None)
 def missing_compiler(device_type: str) -> Optional[str]:
     """Why nothing can compile for this kind of device here, if so."""
-    if not torch._dynamo.is_dynamo_supported():
-        return f"torch.compile does not support Python {sys.version_info[0]}.{sys.version_info[1]}"
+    try:  # importing torch's compiler makes its cache folder (TORCHINDUCTOR_CACHE_DIR)
+        if not torch._dynamo.is_dynamo_supported():
+            return f"torch.compile does not support Python {platform.python_version()}"
+    except OSError as error:
+        return f"no cache folder for torch's compiler ({error}): set TORCHINDUCTOR_CACHE_DIR to one"
     if device_type == "cuda":
         from torch.utils._triton import has_triton
 
@@ -145,8 +147,7 @@ class Compilation:
         settings = contextlib.ExitStack()
         settings.enter_context(shapes.patch(use_duck_shape=False))
         settings.enter_context(torch._dynamo.config.patch(specialize_float=True))
-        if self.constant_weights:
-            settings.enter_context(config.patch(freezing=True))
+        settings.enter_context(config.patch(freezing=self.constant_weights))  # not the user's
         return settings
 
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:

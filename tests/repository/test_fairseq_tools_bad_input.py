@@ -10,7 +10,7 @@ from ..support.assertions import assert_one_line_error
 from ..support.demo_data import preprocess
 from ..support.malicious import malicious_copy
 from ..support.paths import PLUGIN
-from ..support.tools import fairseq_env, tool_on_bytes
+from ..support.tools import COMPILED, fairseq_env, tool_on_bytes
 from ..support.training import train_command
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
@@ -278,3 +278,23 @@ def test_left_padded_targets_are_refused_in_one_line(data_bin, tmp_path):
         ),
     )
     assert_one_line_error(returncode, stderr, "--left-pad-target")
+
+
+def test_a_search_whose_compiler_cannot_make_its_cache_folder_translates_eagerly_after_a_warning(
+    data_bin, checkpoints, tmp_path
+):
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    cache = not_a_folder / "cache"
+    env = {**fairseq_env(), **COMPILED, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    returncode, stdout, stderr = _interactive(
+        data_bin, checkpoints, b"the dog sees a cat\n", env=env
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert re.search(r"^H-0\t", stdout, flags=re.M)
+    warnings = re.findall(r"WARNING.*bahdanau_plugin\.speed.*", stdout + stderr)
+    assert warnings and all(
+        f"runs eagerly: no cache folder for torch's compiler ([Errno 20] Not a directory: '{cache}'"
+        f"): set TORCHINDUCTOR_CACHE_DIR to one" in warning
+        for warning in warnings
+    ), warnings

@@ -1,7 +1,8 @@
 """speed/compiling.py: the decoder's step compiled by torch.compile computes what the step
 computes, and a search's step compiled whole searches as the plain modules do (with the weights as
 constants once the model only translates, compiled anew when a weight changes, once for each
-model of an ensemble, dropped with a freed model); each compilation is logged once with its time;
+model of an ensemble, dropped with a freed model), and with weights that change never frozen,
+whatever torch's own setting; each compilation is logged once with its time (one row singular);
 edits to the modules' classes are compiled as edited; a forward hook on the decoder makes the step
 run eagerly while it is there; where nothing can compile, or compiling fails, the step runs
 eagerly after one warning."""
@@ -76,6 +77,25 @@ def test_a_compilation_for_one_row_is_logged_in_the_singular(monkeypatch, caplog
         r"compiled RNNsearchDecoder\.step \(with gradients, first for 1 row\) in \d+\.\d s",
         " ".join(messages(caplog, logging.INFO)),
     )
+
+
+def test_freezing_set_for_torch_s_compiler_does_not_freeze_weights_that_change(monkeypatch):
+    from torch._inductor import config
+
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    # what TORCHINDUCTOR_FREEZING=1 sets
+    with config.patch(freezing=True), compiled_calls(monkeypatch) as calls, torch.no_grad():
+        model(src_tokens, src_lengths, prev_tokens)  # a validation, its step compiled
+        for parameter in model.parameters():  # an update, in place as fairseq's optimizers do
+            parameter.mul_(1.5)
+        ours = model(src_tokens, src_lengths, prev_tokens)[0]
+    with plain_modules(monkeypatch), torch.no_grad():
+        plain = model(src_tokens, src_lengths, prev_tokens)[0]
+    assert set(calls) == {"step"}
+    assert _relative_difference([ours], [plain]) < 1e-5
 
 
 def test_an_edit_after_compiling_is_compiled_as_edited(monkeypatch):
