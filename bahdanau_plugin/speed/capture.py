@@ -7,7 +7,7 @@ a GPU the recurrence's time is its launches (docs/gpu.md), and a graph replays t
   padded rows are rows of their own: every gradient the padding receives is 0.
 - **Memory.** A device's graphs copy their inputs in and results out of one buffer (``Arena``);
   what autograd keeps between the passes lies in one pool per device.
-- **When.** With gradients on a GPU, autocast off, no forward hook on the decoder, the fast path
+- **When.** With gradients on a GPU, autocast off, no hook on the decoder, the fast path
   not plain; per bucket, code (``compiling.code_of``) and parameters' places. Each recording is
   logged with its time; where one fails, the loop runs without graphs, after one warning.
 """
@@ -340,7 +340,7 @@ def applies(input_drives: Tensor) -> bool:
 
 def captured(recur: Callable) -> Callable:
     """``recur``, a decoder's bound method, replayed from CUDA graphs where ``applies`` and no
-    forward hook is on the decoder (a hook runs at every call, not at a recording only)."""
+    hook, forward or backward, is on the decoder (it runs at every call, not at a recording)."""
 
     def run(input_drives, encoder_out, cache):
         if applies(input_drives) and compiling.hooked(recur.__self__) is None:

@@ -9,7 +9,7 @@
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
 - **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
-  fails, autocast is on or a forward hook is on the module, it runs eagerly after one warning.
+  fails, autocast is on or a hook is on the module, it runs eagerly after one warning.
 """
 
 import contextlib
@@ -56,11 +56,11 @@ def code_of(module: nn.Module) -> tuple:
 
 
 def hooked(module: nn.Module) -> Optional[str]:
-    """The name of a submodule of ``module`` with a forward hook, if any ("" for itself)."""
-    if nn.modules.module._global_forward_hooks or nn.modules.module._global_forward_pre_hooks:
+    """The name of a submodule of ``module`` with a hook, forward or backward ("" for itself)."""
+    kinds = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+    if any(getattr(nn.modules.module, "_global" + kind) for kind in kinds):
         return "every module"
-    hooks = (n for n, m in module.named_modules() if m._forward_hooks or m._forward_pre_hooks)
-    return next(hooks, None)
+    return next((n for n, m in module.named_modules() if any(map(m.__dict__.get, kinds))), None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -153,7 +153,7 @@ class Compilation:
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
         hook = hooked(module)
         if hook is not None:
-            return f"a forward hook is on {hook or type(module).__name__} (while it is there)"
+            return f"a hook is on {hook or type(module).__name__} (while it is there)"
         if torch.is_autocast_enabled(first_input.device.type):  # traced, autocast stays on in
             # the backward pass where the alignment model turns it off: v_a's gradient underflows
             return "under autocast (--amp) the alignment model's gradients would lose float32"

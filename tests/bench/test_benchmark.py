@@ -85,12 +85,12 @@ def test_where_the_fast_path_stepped_aside_is_read_from_either_log():
         "2026-11-28 12:00:02 | INFO | bahdanau_plugin.speed.compiling | compiled "
         "RNNsearchDecoder.step (with gradients, first for 80 rows) in 12.5 s\n"
         "WARNING:bahdanau_plugin.speed.compiling:RNNsearchDecoder.next_words runs eagerly: "
-        "a forward hook is on RNNsearchDecoder (while it is there)\n"
+        "a hook is on RNNsearchDecoder (while it is there)\n"
         "WARNING:fairseq.tasks.translation:not a fast path warning\n"
     )
     assert fast_path_warnings(log) == [
         aside,
-        "RNNsearchDecoder.next_words runs eagerly: a forward hook is on RNNsearchDecoder (while "
+        "RNNsearchDecoder.next_words runs eagerly: a hook is on RNNsearchDecoder (while "
         "it is there)",
     ]
 

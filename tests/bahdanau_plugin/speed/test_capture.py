@@ -318,6 +318,33 @@ def test_a_failed_recording_ends_its_capture_tells_its_first_error_and_leaves_it
     assert events == [("begin", (0, 7)), "run", "end"] and device not in graphs._devices
 
 
+HOOKS = {
+    "forward": lambda module, calls: module.register_forward_hook(lambda *_: calls.append(1)),
+    "backward": lambda module, calls: module.register_full_backward_hook(
+        lambda *_: calls.append(1)
+    ),
+}
+
+
+@pytest.mark.parametrize("register", HOOKS.values(), ids=HOOKS.keys())
+def test_while_a_hook_is_on_a_module_of_the_decoder_nothing_is_replayed(
+    register, recorder, monkeypatch
+):
+    """A replay of CUDA's graphs would not call a hook: it runs at every call, as registered."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 3, 6, 5)
+    calls, plain_calls = [], []
+    hook = register(model.decoder.attention, calls)
+    ours = _results(model, batch)
+    hook.remove()
+    hook = register(model.decoder.attention, plain_calls)
+    with plain_modules(monkeypatch):
+        plain = _results(model, batch)
+    assert recorder.recorded == 0
+    assert len(calls) == len(plain_calls) > 0
+    _assert_same(ours, plain)
+
+
 def test_without_gradients_under_autocast_or_set_to_plain_nothing_is_replayed(
     device, fast_path_setting
 ):

@@ -3,7 +3,7 @@ computes, and a search's step compiled whole searches as the plain modules do (w
 constants once the model only translates, compiled anew when a weight changes, once for each
 model of an ensemble, dropped with a freed model), and with weights that change never frozen,
 whatever torch's own setting; each compilation is logged once with its time (one row singular);
-edits to the modules' classes are compiled as edited; a forward hook on the decoder makes the step
+edits to the modules' classes are compiled as edited; a hook on the decoder makes the step
 run eagerly while it is there; where nothing can compile, or compiling fails, the step runs
 eagerly after one warning."""
 
@@ -142,7 +142,7 @@ def test_while_a_forward_hook_is_on_the_decoder_the_step_runs_eagerly_with_one_w
         _results(model)
     assert len(recorded) == 2 * (max(map(len, TARGETS)) + 1)  # every position, twice
     assert messages(caplog, logging.WARNING) == [
-        "RNNsearchDecoder.step runs eagerly: a forward hook is on attention (while it is there)"
+        "RNNsearchDecoder.step runs eagerly: a hook is on attention (while it is there)"
     ]
     assert calls  # compiled again once the hook is gone
 
