@@ -56,7 +56,7 @@ def code_of(module: nn.Module) -> tuple:
 
 
 def hooked(module: nn.Module) -> Optional[str]:
-    """The name of a submodule of ``module`` with a hook, forward or backward ("" for itself)."""
+    """The name of a submodule of ``module`` with a forward or backward hook, if any ("" for it)."""
     kinds = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
     if any(getattr(nn.modules.module, "_global" + kind) for kind in kinds):
         return "every module"
@@ -140,14 +140,14 @@ class Compilation:
 
     def _settings(self):
         """What torch reads as it traces: sizes equal by chance not one symbol (no "duck sizing");
-        with the weights as constants, inductor's freezing (oneDNN's layout on a CPU)."""
+        inductor's freezing (oneDNN's layout on a CPU) with the weights as constants, never else."""
         from torch._inductor import config
         from torch.fx.experimental import _config as shapes
 
         settings = contextlib.ExitStack()
         settings.enter_context(shapes.patch(use_duck_shape=False))
         settings.enter_context(torch._dynamo.config.patch(specialize_float=True))
-        settings.enter_context(config.patch(freezing=self.constant_weights))  # not the user's
+        settings.enter_context(config.patch(freezing=self.constant_weights))
         return settings
 
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
