@@ -40,6 +40,13 @@ def test_with_replace_unk_the_hub_translates_through_the_plugins_task(checkpoint
     assert hub.cfg.generation.replace_unk is None  # not fairseq's own replacement as well
 
 
+def test_with_replace_unk_sentences_given_by_a_generator_are_all_translated(checkpoints, data_bin):
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, replace_unk="")
+    sentences = ["the dog sees a cat", "a small red car"]
+    translations = hub.translate(sentence for sentence in sentences)
+    assert translations == hub.translate(sentences) and len(translations) == 2
+
+
 def test_an_rnnencdec_hub_with_replace_unk_is_refused_when_loaded(checkpoints, data_bin):
     with pytest.raises(ConfigurationError, match="rnnencdec has no attention"):
         load(RNNencdecModel, checkpoints["rnnencdec_50"], data_bin, replace_unk="")
