@@ -7,6 +7,7 @@ model and awaits their futures, so the event loop never waits on the model. Ever
 """
 
 import asyncio
+import collections
 import dataclasses
 import json
 import reprlib
@@ -36,7 +37,7 @@ from starlette.requests import ClientDisconnect
 from bahdanau_plugin.errors import PluginError
 
 from .batching import BatchingWorker, ModelThread, ServerBusy
-from .limits import BodyLimit, Limits, OverLimit, sentences_within
+from .limits import BodyLimit, Limits, NoWords, OverLimit, sentences_within
 from .translator import Sentence, Translation, Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -53,10 +54,10 @@ JSON_TYPES = {list: "an array", str: "a string", bool: "true or false"}
 
 
 class UnreadableBody(PluginError):
-    """A body that is not JSON in UTF-8."""
+    """A body that is not JSON in UTF-8, or that could be read two ways (a key given twice)."""
 
 
-STATUS_OF = {UnreadableBody: 400, OverLimit: 413, ServerBusy: 503}
+STATUS_OF = {UnreadableBody: 400, NoWords: 422, OverLimit: 413, ServerBusy: 503}
 
 
 def _a_sentence(text: str) -> str:
@@ -114,12 +115,23 @@ def _location(parts) -> str:
     )
 
 
+def _object(pairs: list) -> dict:
+    """A JSON object, refused where it gives a key twice: json keeps the last value silently."""
+    repeated = [key for key, count in collections.Counter(k for k, _ in pairs).items() if count > 1]
+    if repeated:
+        raise UnreadableBody(
+            f"the body gives the key {reprlib.repr(repeated[0])} more than once: send each "
+            f"field once: {EXPECTED}"
+        )
+    return dict(pairs)
+
+
 def _read(body: bytes, default_beam: int) -> TranslateRequest:
     """The request in the body. Python's json module reads it rather than pydantic's parser, which
     refuses a lone surrogate escape as "unexpected end of hex escape": JSON's grammar allows one,
     and the text's validator then says what is wrong with it."""
     try:
-        value = json.loads(body.decode("utf-8"))
+        value = json.loads(body.decode("utf-8"), object_pairs_hook=_object)
     except UnicodeDecodeError as error:
         raise UnreadableBody(
             f"the body is not UTF-8 (byte {error.object[error.start]:#04x} at offset "

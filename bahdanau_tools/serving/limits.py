@@ -7,7 +7,9 @@ limit and the option that raises it, so that no request holds the other clients 
 - the request's beam tokens: its sentences' tokens x beam, summed, what its translation costs.
 
 The text is tokenized here, in a worker thread of the web layer (the tokenizers are pure Python),
-so the model's thread only ever sees sentences that are within the limits.
+so the model's thread only ever sees sentences that are within the limits. A text that the
+tokenizer leaves without a word (control characters alone) is refused here too (NoWords, 422):
+the model, given the end of sentence alone, would make a sentence up.
 """
 
 import reprlib
@@ -23,6 +25,10 @@ from .translator import Sentence, Translator
 
 class OverLimit(PluginError):
     """A request over one of the server's limits."""
+
+
+class NoWords(PluginError):
+    """A text with nothing left to translate once tokenized."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,11 @@ def sentences_within(
                 "--max-word-chars): send words separated by spaces"
             )
         tokens = translator.apply_bpe(tokenized)
+        if not tokens:
+            raise NoWords(
+                f"{where} has no word once tokenized ({reprlib.repr(text)}: the tokenizer drops "
+                "control characters): send a sentence to translate"
+            )
         if len(tokens) > limits.source_tokens:
             raise OverLimit(
                 f"{where} has {len(tokens):,} tokens after tokenization and BPE, over this "

@@ -41,6 +41,13 @@ def test_text_of_whitespace_only_is_refused(server):
     assert_still_serving(server)
 
 
+def test_text_of_control_characters_only_is_refused(server):
+    """The tokenizer drops them: the model would get the end of sentence alone."""
+    response = server.post({"text": ["the dog sees a cat", "\u0001\u0002"]})
+    assert_refused(response, 422, "text[1]", "no word once tokenized")
+    assert_still_serving(server)
+
+
 def test_a_5000_token_line_is_refused_naming_the_limit_and_its_option(server):
     response = server.post(
         {"text": " ".join(["the big dog sees a small cat"] * 715)}
@@ -155,6 +162,13 @@ def test_nbest_larger_than_beam_is_refused(server):
     assert_refused(
         server.post({"text": "the dog", "beam": 2, "nbest": 3}), 422, "nbest (3)", "beam (2)"
     )
+    assert_still_serving(server)
+
+
+def test_a_key_given_twice_is_a_400_naming_it(server):
+    """json keeps the last value of a repeated key: the first sentence would be lost unsaid."""
+    response = server.post(b'{"text": "the dog sees a cat", "text": "a small red car"}')
+    assert_refused(response, 400, "'text' more than once")
     assert_still_serving(server)
 
 
