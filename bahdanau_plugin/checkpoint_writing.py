@@ -33,7 +33,7 @@ class CheckpointSaveError(PluginError):
     """A checkpoint that could not be written (a full disk, a file size limit)."""
 
 
-def _os_error(error: BaseException) -> Optional[OSError]:
+def os_error(error: BaseException) -> Optional[OSError]:
     """The OSError behind an error: torch.save reports a failed write as a RuntimeError whose
     context is the file's OSError."""
     while error is not None and not isinstance(error, OSError):
@@ -55,7 +55,7 @@ def replacing_whole(path: str):
     except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
-        cause = _os_error(error) if isinstance(error, Exception) else None
+        cause = os_error(error) if isinstance(error, Exception) else None
         if cause is None:
             raise
         raise CheckpointSaveError(

@@ -5,7 +5,9 @@ names it and the cause, before anything is computed, not a traceback after it.
 read-only or is on a full disk: it creates the folder (and its parents) and writes a small file
 there, then deletes it. bahdanau-prepare-data (``--out``), bahdanau-evaluate and
 bahdanau-plot-alignment (``--out-dir``) call it first; it takes the option's name, so it fits any
-tool's output folder. A disk that fills while the tool writes, after the check, ends the tool in
+tool's output folder. ``check_output_file`` does the same for the folder of an output file
+(bahdanau-average-checkpoints' and bahdanau-unk-dictionary's ``--output``), which must not be a
+folder itself. A disk that fills while the tool writes, after the check, ends the tool in
 one line too: ``write_failures_explained`` turns the OSError into it.
 """
 
@@ -43,6 +45,17 @@ def check_output_folder(path: Path, option: str) -> Path:
         raise OutputFolderError(
             f"{option} {path} cannot take the outputs: {cause(error)}; {remedy(error)}"
         ) from None
+    return path
+
+
+def check_output_file(path: Path, option: str, example: str) -> Path:
+    """path, the file a tool writes, checked before the work: not a folder, and in a folder that
+    can take it (check_output_folder's checks)."""
+    if path.is_dir():
+        raise OutputFolderError(
+            f"{option} {path} is a folder: name the file to write in it, such as {path / example}"
+        )
+    check_output_folder(path.parent, f"{option}'s folder")
     return path
 
 

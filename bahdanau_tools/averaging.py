@@ -7,8 +7,9 @@ checkpoints'.
 
 Checkpoints are loaded with torch's safe, weights-only unpickler (the plugin allow-lists the one
 type fairseq adds). Checkpoints of other architectures, sizes or dictionaries (their fingerprints,
-bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them) are
-refused; checkpoints whose training started from other parameters (not of one run) are averaged
+bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them), files
+that fairseq-train did not write (a bare state_dict) and a checkpoint named twice are refused;
+checkpoints whose training started from other parameters (not of one run) are averaged
 after a warning, as their average is worse than either. The output is the newest input with its
 parameters averaged (its fingerprints kept) and without its optimizer state (the optimizer's
 moments belong to one point of training, not to the average): fairseq-generate,
@@ -26,8 +27,10 @@ import torch
 
 from bahdanau_plugin import fingerprints
 from bahdanau_plugin.checkpoint_safety import explain_load_error
+from bahdanau_plugin.checkpoint_writing import CheckpointSaveError, os_error, replacing_whole
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.output_folder import WRITE_FAILURES, cause, check_output_file, remedy
 
 from .errors import AveragingError
 
@@ -53,9 +56,55 @@ def last_checkpoints(directory: Path, count: int, numbered: re.Pattern, kind: st
     return [path for _, path in found[-count:]]
 
 
+def check_each_named_once(paths: Sequence[Path]) -> None:
+    """A checkpoint named twice (by one path, or by two that lead to one file: x/../a.pt and a.pt)
+    would be averaged once, or counted twice: refused."""
+    named: Dict[Path, List[Path]] = {}
+    for path in paths:
+        named.setdefault(path.resolve(), []).append(path)
+    for names in named.values():
+        if len(names) > 1:
+            spellings = dict.fromkeys(map(str, names))
+            how = (
+                f"{len(names)} times"
+                if len(spellings) == 1
+                else f"more than once (as {' and '.join(spellings)})"
+            )
+            raise AveragingError(
+                f"--inputs names checkpoint {names[0]} {how}: name each checkpoint to average once"
+            )
+
+
+def check_is_a_fairseq_checkpoint(path: Path, state) -> None:
+    """A file torch loads that fairseq-train did not write (a model's state_dict saved by
+    torch.save, say) has no parameters under "model" and no configuration ("cfg", or the "args"
+    of checkpoints from before hydra): refused, naming it."""
+    if not isinstance(state, dict):
+        what = f"it holds a {type(state).__name__}, not the entries of a checkpoint"
+    else:
+        absent = [
+            f'"{entry}"'
+            for entry, present in (
+                ("model", isinstance(state.get("model"), dict)),
+                ("cfg", state.get("cfg") is not None or state.get("args") is not None),
+            )
+            if not present
+        ]
+        if not absent:
+            return
+        what = (
+            'it has no "model" and "cfg" entries (a model\'s state_dict saved by torch.save?)'
+            if len(absent) == 2
+            else f"it has no {absent[0]} entry"
+        )
+    raise AveragingError(
+        f"{path} is not a fairseq checkpoint: {what}; give checkpoints written by fairseq-train"
+    )
+
+
 def load_state(path: Path) -> dict:
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise AveragingError(f"checkpoint {path} not found") from None
     except Exception as error:
@@ -63,12 +112,14 @@ def load_state(path: Path) -> dict:
         if explanation is None:
             raise
         raise AveragingError(explanation) from None
+    check_is_a_fairseq_checkpoint(path, state)
+    return state
 
 
 def model_name(state: dict) -> str:
-    model = state["cfg"][
-        "model"
-    ]  # a dict, or the argparse.Namespace of checkpoints from before hydra
+    if state.get("cfg") is None:  # a checkpoint from before hydra: its argparse.Namespace only
+        return state["args"].arch
+    model = state["cfg"]["model"]  # a dict, or the argparse.Namespace hydra's conversion kept
     return model["_name"] if isinstance(model, dict) else model.arch
 
 
@@ -146,6 +197,7 @@ def average_parameters(models: Sequence[Dict[str, torch.Tensor]]) -> Dict[str, t
 
 
 def averaged_checkpoint(paths: Sequence[Path]) -> dict:
+    check_each_named_once(paths)
     states = {path: load_state(path) for path in paths}
     check_same_model(states)
     warn_unless_of_one_run(states)
@@ -207,15 +259,30 @@ def input_checkpoints(arguments: argparse.Namespace) -> List[Path]:
     )
 
 
+def write_whole(checkpoint: dict, output: Path) -> None:
+    """The checkpoint written whole (checkpoint_writing.replacing_whole: a file under the output's
+    name is always complete, and a write that fails leaves nothing); a disk that cannot take it
+    ends the command in one line."""
+    try:
+        with replacing_whole(str(output)) as file:
+            torch.save(checkpoint, file)
+    except CheckpointSaveError as error:
+        reason = os_error(error)
+        why = f"{cause(reason)}; {remedy(reason)}" if reason.errno in WRITE_FAILURES else reason
+        raise AveragingError(f"writing {output} failed: {why}") from None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
     """Write the averaged checkpoint; return the checkpoints averaged."""
     arguments = averaging_parser().parse_args(argv)
+    check_output_file(arguments.output, "--output", "average.pt")
     paths = input_checkpoints(arguments)
-    checkpoint = averaged_checkpoint(paths)
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    partial = arguments.output.with_name(arguments.output.name + ".part")
-    torch.save(checkpoint, partial)
-    partial.replace(arguments.output)  # a file under the output's name is always whole
+    if arguments.output.resolve() in {path.resolve() for path in paths}:
+        raise AveragingError(
+            f"--output {arguments.output} is one of the checkpoints to average, which the average "
+            "would replace: name another file"
+        )
+    write_whole(averaged_checkpoint(paths), arguments.output)
     print(
         f"averaged {len(paths)} checkpoints into {arguments.output}: {', '.join(map(str, paths))}"
     )

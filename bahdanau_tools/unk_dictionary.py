@@ -23,10 +23,12 @@ from fairseq.data import LanguagePairDataset
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.models.pretrained_paths import data_bin_folder
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.output_folder import check_output_file
 
 from .data.parallel import chunked
 from .data.progress import progress_bar
 from .errors import EvaluationError
+from .evaluation.text import read_lines
 
 Translations = Dict[str, Counter]  # source word -> target word -> how often
 
@@ -39,16 +41,38 @@ def load_model(checkpoint: Path, data: Path):
 
 
 def read_pairs(source: Path, target: Path) -> List[Tuple[str, str]]:
-    for option, path in (("--source", source), ("--target", target)):
+    """The training pairs, read as the data preparation reads text (UTF-8, byte-order mark
+    dropped, NFC as the dictionaries' words are); a file in another encoding is an error naming
+    its line."""
+    options = (("--source", source), ("--target", target))
+    for option, path in options:
         if not path.is_file():
             raise EvaluationError(f"{option} {path} not found: give the training text's file")
-    sides = [path.read_text(encoding="utf-8").splitlines() for path in (source, target)]
+    sides = [read_lines(path, option) for option, path in options]
     if len(sides[0]) != len(sides[1]):
         raise EvaluationError(
             f"{source} has {len(sides[0])} lines but {target} has {len(sides[1])}: give the two "
             "sides of the training text the model was trained on"
         )
     return list(zip(*sides))
+
+
+def check_segmentation(dictionary, target_lines: Sequence[str], target: Path) -> None:
+    """The target text segmented as the model's words are: with subword-nmt's pieces ("word@@")
+    where its dictionary has them, without where it has none. Otherwise most words look unknown
+    to the model, and the dictionary pairs punctuation with whole words."""
+    pieces = sum(symbol.endswith("@@") for symbol in dictionary.symbols)
+    in_text = any("@@ " in line for line in target_lines)
+    if pieces and not in_text:
+        raise EvaluationError(
+            f"--target {target} holds no subword piece (word@@) but the model's dictionary has "
+            f"{pieces:,}: give the training text after BPE, as it was binarized (OUT/bpe/train.*)"
+        )
+    if in_text and not pieces:
+        raise EvaluationError(
+            f"--target {target} holds subword pieces (word@@) but the model's dictionary has "
+            "none: give the training text as it was binarized, before BPE (OUT/tok/train.*)"
+        )
 
 
 def pairs_with_unknown_targets(
@@ -158,8 +182,10 @@ def dictionary_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
+    check_output_file(arguments.output, "--output", "unk-dictionary.txt")
     pairs = read_pairs(arguments.source, arguments.target)
     model, task = load_model(arguments.checkpoint, arguments.data)
+    check_segmentation(task.target_dictionary, [target for _, target in pairs], arguments.target)
     translations = count_translations(
         model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
     )

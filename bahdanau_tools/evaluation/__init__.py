@@ -5,6 +5,7 @@ binarized_split the binarized test set: <unk> per sentence, source length in wor
 generate        fairseq-generate as a subprocess, and its detokenized hypotheses in order
 bleu            sacrebleu's corpus BLEU and signature, on All and No UNK
 length_buckets  BLEU by source length for several models: CSV and PNG
+text            the references as the data preparation reads text: UTF-8, no BOM, NFC
 command_line    bahdanau-evaluate: all of the above for several checkpoints
 
 Bad input raises bahdanau_tools.errors.EvaluationError.

@@ -34,6 +34,7 @@ from tqdm import tqdm
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
+from bahdanau_plugin.unicode_form import normalized
 
 from ..alignment import NoAttentionError, translate_with_alignment
 from ..errors import EvaluationError
@@ -49,6 +50,7 @@ from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
 from .generate import TOKENIZED, Generation, Progress, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
+from .text import read_lines
 
 
 def named_checkpoint(text: str) -> Tuple[str, Path]:
@@ -174,7 +176,7 @@ def fill_defaults(arguments: argparse.Namespace) -> None:
 def read_references(path: Path, sentences: int, option: str = "--references") -> List[str]:
     if not path.is_file():
         raise EvaluationError(f"references {path} not found: give them with {option}")
-    references = path.read_text(encoding="utf-8").splitlines()
+    references = read_lines(path, option)
     if len(references) != sentences:
         raise EvaluationError(
             f"{path} has {len(references)} lines but the test set has {sentences} sentences: give "
@@ -183,12 +185,34 @@ def read_references(path: Path, sentences: int, option: str = "--references") ->
     return references
 
 
+def check_model_names(names: Sequence[str]) -> None:
+    """Each model's outputs go to the folder OUT/NAME: a NAME must be a folder's name, and no two
+    may name the same folder, on file systems that ignore case (macOS, Windows) and the Unicode
+    form (macOS) too, or one model's translations would replace another's."""
+    for name in names:
+        if name in ("", ".", "..") or "/" in name or "\\" in name:
+            raise EvaluationError(
+                f"model name {name!r} is not a folder name, and the model's translations go to "
+                "the folder OUT/NAME: give --model a NAME without / or \\, other than . and .."
+            )
+    folders: Dict[str, str] = {}
+    for name in names:
+        folder = normalized(name).casefold()
+        if folder in folders:
+            alike = (
+                "are the same name"
+                if name == folders[folder]
+                else "differ only in case or Unicode form, one folder on macOS and Windows"
+            )
+            raise EvaluationError(
+                f"model names {folders[folder]!r} and {name!r} {alike}, and each model's "
+                "translations go to the folder OUT/NAME: give each --model a NAME of its own"
+            )
+        folders[folder] = name
+
+
 def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
-    names = [name for name, _ in arguments.model]
-    if len(set(names)) != len(names):
-        raise EvaluationError(
-            f"model names must differ, got {', '.join(names)}: give each --model its own NAME"
-        )
+    check_model_names([name for name, _ in arguments.model])
     for name, checkpoint in arguments.model:
         for member in ensemble_members(checkpoint):
             if not member.is_file():

@@ -1,12 +1,15 @@
 """bahdanau-average-checkpoints: the mean of several checkpoints' parameters, loaded weights-only,
 written as a checkpoint that fairseq's tools load."""
 
+import errno
+
 import pytest
 import torch
 from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoderDecoderModel
 
 from bahdanau_plugin import fingerprints
+from bahdanau_plugin.output_folder import OutputFolderError
 from bahdanau_tools.averaging import UPDATE_CHECKPOINT, last_checkpoints, main
 from bahdanau_tools.errors import AveragingError
 
@@ -253,3 +256,87 @@ def test_a_checkpoint_whose_pickle_would_run_code_is_refused(
             ]
         )
     assert not marker.exists() and not (tmp_path / "average.pt").exists()
+
+
+def average(*inputs, output):
+    return main(["--inputs", *map(str, inputs), "--output", str(output)])
+
+
+def test_a_checkpoint_named_twice_is_refused_naming_it(save_dir, tmp_path):
+    """Averaged once (the other times dropped), it would not be the average asked for."""
+    first, second = save_dir / "checkpoint1.pt", save_dir / "checkpoint2.pt"
+    with pytest.raises(
+        AveragingError, match=f"--inputs names checkpoint {second} 2 times: name each checkpoint"
+    ):
+        average(first, second, second, output=tmp_path / "average.pt")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_checkpoint_named_twice_by_two_paths_to_one_file_is_refused_naming_both(
+    save_dir, tmp_path
+):
+    second = save_dir / "checkpoint2.pt"
+    roundabout = save_dir / ".." / save_dir.name / "checkpoint2.pt"
+    with pytest.raises(
+        AveragingError, match=f"names checkpoint {second} more than once \\(as {second} and "
+    ) as refusal:
+        average(second, save_dir / "checkpoint1.pt", roundabout, output=tmp_path / "average.pt")
+    assert str(roundabout) in str(refusal.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_that_is_a_folder_is_refused_before_any_checkpoint_is_read(tmp_path):
+    """The inputs named do not exist: the output is refused first."""
+    with pytest.raises(
+        OutputFolderError,
+        match=f"--output {tmp_path} is a folder: name the file to write in it, such as "
+        f"{tmp_path / 'average.pt'}",
+    ):
+        average(tmp_path / "a.pt", tmp_path / "b.pt", output=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    assert not tmp_path.with_name(tmp_path.name + ".part").exists()
+
+
+def test_an_output_that_is_one_of_the_inputs_is_refused_leaving_it_as_it_was(save_dir):
+    first, second = save_dir / "checkpoint1.pt", save_dir / "checkpoint2.pt"
+    before = second.read_bytes()
+    with pytest.raises(AveragingError, match=f"--output {second} is one of the checkpoints"):
+        average(first, second, output=second)
+    assert second.read_bytes() == before
+
+
+def test_an_output_under_a_file_is_refused_naming_the_file(save_dir, tmp_path):
+    (tmp_path / "notes").touch()
+    with pytest.raises(OutputFolderError, match=f"{tmp_path / 'notes'} is a file, not a folder"):
+        average(*sorted(save_dir.glob("checkpoint?.pt")), output=tmp_path / "notes" / "a.pt")
+
+
+def save_on_a_full_disk(checkpoint, file):
+    """torch.save on a disk that fills: some bytes written, then torch's error, whose context is
+    the file's."""
+    file.write(b"PK\x03\x04 cut short")
+    raise RuntimeError("unexpected pos 704 vs 598") from OSError(
+        errno.ENOSPC, "No space left on device"
+    )
+
+
+def test_a_write_that_fails_leaves_no_partial_file_and_is_one_line(save_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(torch, "save", save_on_a_full_disk)
+    output = tmp_path / "average.pt"
+    with pytest.raises(
+        AveragingError, match=f"writing {output} failed: no space left on device; free some space"
+    ):
+        average(*sorted(save_dir.glob("checkpoint?.pt")), output=output)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_is_not_a_fairseq_checkpoint_is_refused_naming_it(checkpoints, tmp_path):
+    """A model's state_dict, as torch.save(model.state_dict(), ...) writes it."""
+    state_dict = tmp_path / "state_dict.pt"
+    torch.save(torch.load(checkpoints["rnnsearch_50"], weights_only=True)["model"], state_dict)
+    with pytest.raises(
+        AveragingError,
+        match=f'{state_dict} is not a fairseq checkpoint: it has no "model" and "cfg" entries',
+    ):
+        average(checkpoints["rnnsearch_50"], state_dict, output=tmp_path / "average.pt")
+    assert not (tmp_path / "average.pt").exists()

@@ -2,10 +2,12 @@
 the model cannot write (outside its dictionary), aligned by the model's own attention."""
 
 import pytest
+from fairseq.data import Dictionary
 
 from bahdanau_plugin.errors import MissingPathError
+from bahdanau_plugin.output_folder import OutputFolderError
 from bahdanau_tools.errors import EvaluationError
-from bahdanau_tools.unk_dictionary import main
+from bahdanau_tools.unk_dictionary import check_segmentation, main
 
 # (source, target) training pairs: "xylophonie" and "zorglub" are outside the demo dictionaries
 PAIRS = [("the dog", "le chien xylophonie")] * 2 + [("a cat", "un chat zorglub")]
@@ -95,3 +97,74 @@ def test_the_output_folder_is_made_when_it_does_not_exist(checkpoints, data_bin,
     output = tmp_path / "new" / "dictionary.txt"
     build(checkpoints["rnnsearch_50"], data_bin, *write_sides(tmp_path, PAIRS), output)
     assert output.is_file()
+
+
+def test_a_training_text_not_in_utf8_is_an_error_naming_its_option_line_and_byte(
+    checkpoints, data_bin, tmp_path
+):
+    source, target = write_sides(tmp_path, PAIRS)
+    target.write_bytes("le chien\nle chien élégant\n".encode("latin-1"))
+    with pytest.raises(EvaluationError) as raised:
+        build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "dictionary.txt")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"--target {target} is not UTF-8 text: line 2, byte 10 is 0xe9" in message
+    assert "convert the file to UTF-8" in message
+
+
+def test_a_training_text_with_a_byte_order_mark_and_in_nfd_gives_the_dictionary_of_plain_nfc(
+    checkpoints, data_bin, tmp_path
+):
+    def dictionary(folder, word, mark):
+        """The dictionary of PAIRS with xylophonie written as word, mark before each side."""
+        folder.mkdir()
+        pairs = [(source, target.replace("xylophonie", word)) for source, target in PAIRS]
+        source, target = write_sides(folder, pairs)
+        for side in (source, target):
+            side.write_text(mark + side.read_text(encoding="utf-8"), encoding="utf-8")
+        return build(
+            checkpoints["rnnsearch_50"], data_bin, source, target, folder / "dictionary.txt"
+        )
+
+    nfc, nfd = "xylophoni\u00e9", "xylophonie\u0301"  # é as one code point, and as e + accent
+    plain = dictionary(tmp_path / "plain", nfc, "")
+    marked = dictionary(tmp_path / "marked", nfd, "\ufeff")
+    assert [line.split()[1] for line in plain] == [nfc]
+    assert marked == plain
+
+
+def test_an_output_that_is_a_folder_is_refused_before_the_model_is_loaded(data_bin, tmp_path):
+    """The checkpoint named does not exist: the output is refused first."""
+    source, target = write_sides(tmp_path, PAIRS)
+    with pytest.raises(
+        OutputFolderError,
+        match=f"--output {tmp_path} is a folder: name the file to write in it, such as "
+        f"{tmp_path / 'unk-dictionary.txt'}",
+    ):
+        build(tmp_path / "missing.pt", data_bin, source, target, tmp_path)
+
+
+def test_an_output_under_a_file_is_refused_naming_the_file(checkpoints, data_bin, tmp_path):
+    source, target = write_sides(tmp_path, PAIRS)
+    with pytest.raises(OutputFolderError, match=f"{source} is a file, not a folder"):
+        build(checkpoints["rnnsearch_50"], data_bin, source, target, source / "dictionary.txt")
+
+
+def test_text_without_the_subword_pieces_of_the_model_s_dictionary_is_refused(tmp_path):
+    """Tokenized text given for a model trained on BPE: most words would look unknown."""
+    dictionary = Dictionary()
+    for symbol in ("le", "chi@@", "en"):
+        dictionary.add_symbol(symbol)
+    target = tmp_path / "train.fr"
+    with pytest.raises(EvaluationError, match=f"--target {target} holds no subword piece"):
+        check_segmentation(dictionary, ["le chien"], target)
+    check_segmentation(dictionary, ["le chi@@ en"], target)  # as binarized: accepted
+
+
+def test_text_with_subword_pieces_the_model_s_dictionary_lacks_is_refused(
+    checkpoints, data_bin, tmp_path
+):
+    pairs = [(source, target.replace("chien", "chi@@ en")) for source, target in PAIRS]
+    source, target = write_sides(tmp_path, pairs)
+    with pytest.raises(EvaluationError, match=f"--target {target} holds subword pieces"):
+        build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "out.txt")

@@ -72,13 +72,17 @@ def test_help_starts_with_what_the_command_does():
         (["--references", "{short}"], "has 1 lines but the test set has 13 sentences"),
         (["--heatmaps", "13"], "the test set has sentences 0 to 12"),
         (["--subset", "valid"], "valid.en-fr.en.bin or"),
+        (["--references", "{latin1}"], "latin1.fr is not UTF-8 text: line 13, byte 2 is 0xe9"),
+        (["--model", "m/={checkpoint}"], "model name 'm/' is not a folder name"),
+        (["--model", "M={checkpoint}"], "model names 'm' and 'M' differ only in case"),
     ],
 )
 def test_bad_input_is_one_line_that_says_what_to_do(
     prepared_test_set, checkpoints, tmp_path, arguments, message
 ):
-    short = tmp_path / "short.fr"
+    short, latin1 = tmp_path / "short.fr", tmp_path / "latin1.fr"
     short.write_text("une ligne\n", encoding="utf-8")
+    latin1.write_bytes("une ligne\n".encode("latin-1") * 12 + "déjà\n".encode("latin-1"))
     completed = run_evaluate(
         "--data",
         prepared_test_set / "data-bin",
@@ -86,7 +90,10 @@ def test_bad_input_is_one_line_that_says_what_to_do(
         tmp_path / "out",
         "--model",
         f"m={checkpoints['rnnsearch_50']}",
-        *[argument.format(short=short) for argument in arguments],
+        *[
+            argument.format(short=short, latin1=latin1, checkpoint=checkpoints["rnnsearch_50"])
+            for argument in arguments
+        ],
     )
     assert completed.returncode != 0
     assert completed.stderr.strip().splitlines()[-1].startswith("error: ")

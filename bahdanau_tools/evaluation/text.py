@@ -1,0 +1,30 @@
+"""Text files the user gives the tools (references, training text), read as the data preparation
+reads text: UTF-8, the byte-order mark some editors write at the start dropped, and in the
+project's one Unicode form (NFC, bahdanau_plugin/unicode_form.py), so that a reference written
+in another form, or with that mark, scores as the same words, not as others."""
+
+from pathlib import Path
+from typing import List
+
+from bahdanau_plugin.unicode_form import normalized
+
+from ..data.reading import UTF8, lines
+from ..errors import EvaluationError
+
+
+def read_lines(path: Path, option: str) -> List[str]:
+    """The lines of path, the file given with option, without their line ends: split at \\n only
+    and without the byte-order mark (data/reading.py's lines), decoded from UTF-8 and in NFC.
+    A line that is not UTF-8 is an error naming it, not a traceback: the file is in another
+    encoding, and read in one that decodes any byte its letters would silently become others."""
+    text = []
+    for number, line in enumerate(lines(path), start=1):
+        try:
+            text.append(normalized(line.decode(UTF8)))
+        except UnicodeDecodeError as error:
+            raise EvaluationError(
+                f"{option} {path} is not UTF-8 text: line {number:,}, byte {error.start + 1:,} is "
+                f"0x{line[error.start]:02x}; convert the file to UTF-8 "
+                "(iconv -f ITS-ENCODING -t utf-8)"
+            ) from None
+    return text

@@ -1,0 +1,112 @@
+"""What bahdanau-evaluate makes of the references and model names it is given: references read as
+the data preparation reads text, and model names that are folders of their own."""
+
+import codecs
+import unicodedata
+
+import pytest
+from fairseq.data import Dictionary
+
+from bahdanau_tools.errors import EvaluationError
+from bahdanau_tools.evaluation.binarized_split import BinarizedSplit, Side
+from bahdanau_tools.evaluation.bleu import TOKENIZED, corpus_bleu
+from bahdanau_tools.evaluation.command_line import (
+    check_inputs,
+    evaluation_parser,
+    read_references,
+)
+
+# detokenized as the models' translations are, and in NFC as all the project's text
+TRANSLATIONS = ["Un café élégant près de la fenêtre.", "Deux garçons à vélo."]
+TOKENIZED_TRANSLATIONS = ["Un café élégant près de la fenêtre .", "Deux garçons à vélo ."]
+OPTIONS = {  # option -> the translations it is scored against, and how BLEU tokenizes them
+    "--references": (TRANSLATIONS, "13a"),
+    "--tokenized-references": (TOKENIZED_TRANSLATIONS, TOKENIZED),
+}
+NO_SENTENCES = BinarizedSplit(Side(Dictionary(), []), Side(Dictionary(), []))
+
+
+def write_references(path, lines, form="NFC", prefix=b""):
+    text = unicodedata.normalize(form, "".join(line + "\n" for line in lines))
+    path.write_bytes(prefix + text.encode("utf-8"))
+    return path
+
+
+def bleu_against(path, option):
+    translations, tokenize = OPTIONS[option]
+    references = read_references(path, len(translations), option)
+    return corpus_bleu(translations, references, tokenize).bleu
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_references_with_a_byte_order_mark_score_as_without_it(tmp_path, option):
+    translations, _ = OPTIONS[option]
+    plain = write_references(tmp_path / "plain.fr", translations)
+    marked = write_references(tmp_path / "marked.fr", translations, prefix=codecs.BOM_UTF8)
+    assert bleu_against(marked, option) == bleu_against(plain, option) == pytest.approx(100)
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_references_in_nfd_score_as_in_nfc(tmp_path, option):
+    translations, _ = OPTIONS[option]
+    nfd = write_references(tmp_path / "nfd.fr", translations, form="NFD")
+    assert bleu_against(nfd, option) == pytest.approx(100)
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_references_not_in_utf8_are_a_one_line_error_naming_the_file_line_and_byte(
+    tmp_path, option
+):
+    latin1 = tmp_path / "latin1.fr"
+    latin1.write_bytes("".join(line + "\n" for line in TRANSLATIONS).encode("latin-1"))
+    with pytest.raises(EvaluationError) as raised:
+        read_references(latin1, len(TRANSLATIONS), option)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"{option} {latin1} is not UTF-8 text: line 1, byte 7 is 0xe9" in message
+    assert "convert the file to UTF-8" in message
+
+
+def check_names(tmp_path, *names):
+    """check_inputs on models of these names, whose checkpoints are there."""
+    models = []
+    for number, name in enumerate(names):
+        checkpoint = tmp_path / f"{number}.pt"
+        checkpoint.touch()
+        models += ["--model", f"{name}={checkpoint}"]
+    arguments = evaluation_parser().parse_args(
+        ["--data", str(tmp_path), "--out-dir", str(tmp_path / "out"), *models]
+    )
+    check_inputs(arguments, NO_SENTENCES)
+
+
+def test_models_with_plain_names_of_their_own_are_accepted(tmp_path):
+    check_names(tmp_path, "rnnsearch", "rnnencdec", "rnnsearch-50.v2")
+
+
+@pytest.mark.parametrize("name", ["m/", "a/b", "/m", "m\\", ".", ".."])
+def test_a_model_name_that_is_not_a_plain_folder_name_is_an_error_naming_it(tmp_path, name):
+    with pytest.raises(EvaluationError) as raised:
+        check_names(tmp_path, "m", name)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"model name {name!r} is not a folder name" in message
+    assert "give --model a NAME without / or \\" in message
+
+
+def test_the_same_model_name_twice_is_an_error_naming_it(tmp_path):
+    with pytest.raises(EvaluationError, match="model names 'm' and 'm' are the same name"):
+        check_names(tmp_path, "m", "m")
+
+
+def test_model_names_that_differ_only_in_case_are_an_error_naming_both(tmp_path):
+    with pytest.raises(
+        EvaluationError, match="model names 'rnnsearch' and 'RNNsearch' differ only"
+    ):
+        check_names(tmp_path, "rnnsearch", "RNNsearch")
+
+
+def test_model_names_that_differ_only_in_unicode_form_are_an_error(tmp_path):
+    nfc, nfd = (unicodedata.normalize(form, "modèle") for form in ("NFC", "NFD"))
+    with pytest.raises(EvaluationError, match="differ only in case or Unicode form"):
+        check_names(tmp_path, nfc, nfd)
