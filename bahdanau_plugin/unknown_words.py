@@ -23,6 +23,7 @@ from fairseq import utils
 from fairseq.data import Dictionary
 
 from .errors import ConfigurationError
+from .unicode_form import normalized
 
 OPTION = "--replace-unk"
 # What fairseq's parser stores for --replace-unk given without a dictionary file; the task's option
@@ -43,13 +44,20 @@ def load_word_dictionary(replace_unk: Optional[str]) -> Optional[Dict[str, str]]
         return None
     if replace_unk in ("", NO_DICTIONARY):
         return {}
-    try:
-        with open(replace_unk, encoding="utf-8") as lines:
+    try:  # a byte-order mark at its start is not part of its first word
+        with open(replace_unk, encoding="utf-8-sig") as lines:
             return _dictionary_entries(replace_unk, lines)
     except FileNotFoundError:
         raise ConfigurationError(
             f"{OPTION} {replace_unk}: no such dictionary file; give an existing one, or "
             f"{OPTION} alone to copy the source words"
+        ) from None
+    except IsADirectoryError:
+        raise ConfigurationError(f"{OPTION} {replace_unk} is a folder: give the file") from None
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"{OPTION} {replace_unk} is not UTF-8 text (byte {error.start + 1:,} is "
+            f"0x{error.object[error.start]:02x}): convert it (iconv -f ITS-ENCODING -t utf-8)"
         ) from None
 
 
@@ -64,7 +72,7 @@ def _dictionary_entries(path: str, lines) -> Dict[str, str]:
                 f"{OPTION} {path}, line {number}: expected a source word and its translation "
                 f"separated by a space, got {line.strip()!r}; fix or delete that line"
             )
-        source, target = fields
+        source, target = map(normalized, fields)  # in NFC, as the text it replaces in
         if source in entries:
             raise ConfigurationError(
                 f"{OPTION} {path}, line {number}: {source!r} already has a translation on line "
@@ -153,7 +161,8 @@ class SourceText:
                 "is missing: write it there (bahdanau-prepare-data does)"
             )
         self.path = path
-        self.lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open(encoding="utf-8") as text:  # lines as fairseq-preprocess reads them:
+            self.lines = [line.rstrip("\n") for line in text]  # not at U+2028, as splitlines
 
     def words(self, sample, row: int, tokens: int) -> List[str]:
         index = sample["id"][row].item()

@@ -23,6 +23,7 @@ from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
+from ..errors import DataError
 from .binarize import Vocabulary
 from .cleaning import check_moses_language
 from .corpus import corpus_splits
@@ -74,6 +75,11 @@ def line_encoding(text: str) -> str:
 def own_corpus(arguments: argparse.Namespace) -> Corpus:
     check_moses_language(arguments.source_lang, "--source-lang")
     check_moses_language(arguments.target_lang, "--target-lang")
+    if arguments.source_lang == arguments.target_lang:
+        raise DataError(
+            f"--source-lang and --target-lang are both {arguments.source_lang}: give the two "
+            "languages of the corpus, whose files TRAIN.SRC and TRAIN.TGT translate each other"
+        )
     languages = (arguments.source_lang, arguments.target_lang)
     return (
         f"corpus {arguments.train.name}",
@@ -270,6 +276,11 @@ def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> 
 def main(argv: Optional[Sequence[str]] = None) -> dict:
     """Prepare the corpus the arguments name; return the summary."""
     arguments = pipeline_parser().parse_args(argv)
+    if "," in str(arguments.out.resolve()):  # fairseq-preprocess splits its file prefixes there
+        raise DataError(
+            f"--out {arguments.out} has a comma in its path ({arguments.out.resolve()}), at which "
+            "fairseq-preprocess splits its files' names: give a folder whose path has none"
+        )
     check_output_folder(arguments.out, "--out")
     with write_failures_explained(arguments.out, "--out", KEPT):
         name, languages, splits = arguments.read(arguments)

@@ -60,10 +60,28 @@ def cleaning_rules(split_name: str, settings: Settings) -> CleaningRules:
     return CleaningRules()
 
 
+# The folders of out that prepare writes its files into.
+WRITTEN = ("raw", "tok", "bpe", "data-bin")
+
+
+def check_inputs_outside_written(files: Sequence[Path], out: Path) -> None:
+    """An input in a folder that prepare writes would be overwritten by its own output, and lost:
+    refused before any work."""
+    written = [(out / folder).resolve() for folder in WRITTEN]
+    for path in files:
+        inside = next((f for f in written if path.resolve().is_relative_to(f)), None)
+        if inside is not None:
+            raise DataError(
+                f"{path} is in {inside}, a folder this command writes its own files into, "
+                f"which would replace it: keep the inputs outside {', '.join(WRITTEN)} of --out"
+            )
+
+
 def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings) -> dict:
     """Turn the splits' raw text into fairseq binaries under out/data-bin; return the summary."""
-    stages = Stages(out)
     all_files = [path for split in splits for path in split.files()]
+    check_inputs_outside_written(all_files, out)
+    stages = Stages(out)
     # first, so that misaligned or undecodable input fails now, not after hours of work
     pairs = stages.run(
         "check",

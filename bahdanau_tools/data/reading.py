@@ -4,6 +4,7 @@ check that every line of it decodes."""
 import codecs
 import gzip
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence, Tuple
@@ -45,10 +46,16 @@ def lines(path: Path) -> Iterator[bytes]:
     U+FEFF anywhere else is a character of the text, and stays.
     """
     with _open_bytes(path) as stream:
-        for number, line in enumerate(stream):
-            if number == 0 and line.startswith(codecs.BOM_UTF8):
-                line = line[len(codecs.BOM_UTF8) :]
-            yield line.rstrip(b"\r\n")
+        try:
+            for number, line in enumerate(stream):
+                if number == 0 and line.startswith(codecs.BOM_UTF8):
+                    line = line[len(codecs.BOM_UTF8) :]
+                yield line.rstrip(b"\r\n")
+        except (gzip.BadGzipFile, EOFError, zlib.error) as error:  # named .gz, not whole gzip
+            raise DataError(
+                f"{path} cannot be read as gzip ({error}): give the whole file, or its text "
+                "without .gz at the end of its name"
+            ) from None
 
 
 def sgml_segments(path: Path) -> Iterator[bytes]:
@@ -87,7 +94,13 @@ def count_records(path: Path, encoding: str) -> int:
             raise DataError(not_in_encoding(path, number, line, error, encoding)) from None
         misread.check(number, line)
         count += not sgml or SGML_SEGMENT.search(line) is not None
+        carriage_returns_only = number == 1 and b"\r" in line  # so far: one line, with \r in it
     misread.finish()
+    if count == 1 and carriage_returns_only:
+        raise DataError(
+            f"{path} ends its lines with carriage returns alone (\\r, as classic Mac OS wrote "
+            "them): read at \\n only, it is one sentence; convert its line ends (tr '\\r' '\\n')"
+        )
     return count
 
 

@@ -13,6 +13,7 @@ from fairseq.models import FairseqEncoderDecoderModel
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models import RNNsearchModel
 from bahdanau_plugin.unknown_words import (
+    SourceText,
     WordsPastVocabulary,
     load_word_dictionary,
     replaced_tokens,
@@ -192,6 +193,33 @@ def test_a_word_with_two_translations_is_an_error_naming_both_lines(tmp_path):
         ConfigurationError, match=r"line 3: 'chat' already has a translation on line 1"
     ):
         load_word_dictionary(str(path))
+
+
+def test_a_dictionary_with_a_byte_order_mark_and_in_nfd_reads_as_plain_nfc(tmp_path):
+    path = tmp_path / "marked.txt"
+    path.write_text("\ufeffze\u0301phyr ZEPH\nchat cat\n", encoding="utf-8")
+    assert load_word_dictionary(str(path)) == {"z\u00e9phyr": "ZEPH", "chat": "cat"}
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda path: path.write_bytes("chat ch\u00e9ri\n".encode("latin-1")), "is not UTF-8 text"),
+        (lambda path: path.mkdir(), "is a folder"),
+    ],
+    ids=["latin-1", "a folder"],
+)
+def test_a_dictionary_that_cannot_be_read_is_a_one_line_error_naming_it(tmp_path, make, words):
+    path = tmp_path / "dictionary"
+    make(path)
+    with pytest.raises(ConfigurationError, match=f"--replace-unk {path} {words}"):
+        load_word_dictionary(str(path))
+
+
+def test_the_source_text_splits_sentences_at_line_ends_only_as_fairseq_does(tmp_path):
+    path = tmp_path / "test.en-fr.en.txt"
+    path.write_text("a dog\nthe\u2028cat sleeps\r\nbirds\n", encoding="utf-8")
+    assert SourceText(path).lines == ["a dog", "the\u2028cat sleeps", "birds"]
 
 
 def test_each_unk_is_the_translation_of_the_word_with_the_largest_alpha_or_the_word_itself():

@@ -199,3 +199,57 @@ def test_no_line_of_a_test_set_is_dropped_and_every_line_is_in_nfc(tmp_path):
     for folder in ("raw", "tok", "bpe"):
         assert len(text_lines(out / folder / "test.fr")) == len(odd)
     assert text_lines(out / "raw" / "test.fr")[-1] == "Le café est ouvert."  # NFC
+
+
+def test_inputs_in_a_folder_the_command_writes_are_refused_and_kept_as_they_were(tmp_path):
+    """data/raw/train.en with --out data: the command's own raw/ would replace them."""
+    out = tmp_path / "data"
+    corpus = write_corpus(out / "raw", {"train": sentence_pairs(12)}, LANGUAGES)
+    before = (corpus / "train.en").read_bytes()
+    with pytest.raises(DataError, match=f"{corpus / 'train.en'} is in {corpus}, a folder"):
+        main(arguments(corpus, out, "--bpe", 10))
+    assert (corpus / "train.en").read_bytes() == before
+    assert not (out / "stages").exists()
+
+
+def test_one_language_given_as_both_sides_is_refused(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus", {"train": sentence_pairs(12)}, ("en", "en"))
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10)
+    options[options.index("--target-lang") + 1] = "en"
+    with pytest.raises(DataError, match="--source-lang and --target-lang are both en"):
+        main(options)
+
+
+def test_an_out_whose_path_has_a_comma_is_refused_before_any_work(tmp_path):
+    """fairseq-preprocess splits its file prefixes at commas: binarizing would fail at the end."""
+    corpus = write_corpus(tmp_path / "corpus", {"train": sentence_pairs(12)}, LANGUAGES)
+    out = tmp_path / "en,fr"
+    with pytest.raises(DataError, match="has a comma in its path"):
+        main(arguments(corpus, out, "--bpe", 10))
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "content", [b"not gzip at all\n", None], ids=["plain text named .gz", "cut short"]
+)
+def test_a_gz_file_that_is_not_whole_gzip_is_a_one_line_error_naming_it(tmp_path, content):
+    corpus = write_corpus(tmp_path / "corpus", {"train-gz": sentence_pairs(40)}, LANGUAGES)
+    broken = corpus / "train-gz.en.gz"
+    broken.write_bytes(content or broken.read_bytes()[:60])
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10)
+    options[options.index("--train") + 1] = str(corpus / "train-gz")
+    with pytest.raises(DataError, match=f"{broken} cannot be read as gzip"):
+        main(options)
+
+
+def test_a_file_whose_lines_end_in_carriage_returns_alone_is_refused(tmp_path):
+    """Read at \\n only, its sentences would be one: a test set of one sentence, silently."""
+    corpus = write_corpus(
+        tmp_path / "corpus", {"train": sentence_pairs(12), "test": sentence_pairs(3)}, LANGUAGES
+    )
+    for language in LANGUAGES:
+        test = corpus / f"test.{language}"
+        test.write_bytes(test.read_bytes().replace(b"\n", b"\r"))
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--test", corpus / "test")
+    with pytest.raises(DataError, match="ends its lines with carriage returns alone"):
+        main(options)
