@@ -9,10 +9,16 @@ from typing import List, Sequence
 
 import torch
 
+from bahdanau_plugin.errors import PluginError
+
 from .alignment import translate_with_alignment
 from .figures import pyplot, save_png
 from .hub import load_translator
 from .words import merge_subwords
+
+
+class NothingToDraw(PluginError):
+    """A sentence the model cannot translate as given: without a word, or too long."""
 
 
 def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Tensor):
@@ -40,16 +46,35 @@ def save_heatmap(
     return target_words
 
 
+def source_pieces(translator, sentences: List[str]) -> List[str]:
+    """Each sentence tokenized and BPE'd as the model reads it, all checked before any is
+    translated: one without a word, or longer than the model takes, is an error naming it."""
+    texts = [translator.apply_bpe(translator.tokenize(sentence)) for sentence in sentences]
+    longest = translator.max_positions[0] - 1  # the end of sentence is a position too
+    for number, text in enumerate(texts, start=1):
+        if not text.split():
+            raise NothingToDraw(
+                f"sentence {number} has no word to translate ({sentences[number - 1]!r}): "
+                "give each sentence words"
+            )
+        if len(text.split()) > longest:
+            raise NothingToDraw(
+                f"sentence {number} has {len(text.split()):,} tokens after tokenization and BPE, "
+                f"over the {longest:,} the model takes: split it into shorter sentences"
+            )
+    return texts
+
+
 def alignment_heatmaps(
     checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
 ):
     translator = load_translator(checkpoint, data, **options)
     translator.eval()
     paths = []
-    for number, sentence in enumerate(sentences, start=1):
+    for number, text in enumerate(source_pieces(translator, sentences), start=1):
         path = out_dir / f"alignment_{number}.png"
-        target_words = save_heatmap(
-            *translate_with_alignment(translator, translator.encode(sentence)), path
-        )
+        source, target, alpha = translate_with_alignment(translator, translator.binarize(text))
+        # labelled with the pieces as read, not the dictionary's: <unk> would lose a piece's @@
+        target_words = save_heatmap(text.split() + source[-1:], target, alpha, path)
         paths.append((path, " ".join(target_words[:-1])))
     return paths

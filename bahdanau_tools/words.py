@@ -7,14 +7,20 @@ from typing import List, Sequence, Tuple
 import torch
 from sacremoses import MosesDetokenizer
 
+from .alignment import END_OF_SENTENCE
+
 SUBWORD_CONTINUES = "@@"  # subword-nmt's mark on every piece of a word but its last
 MOSES_SPLIT_DASH = "@-@"  # "t-shirt" is tokenized "t @-@ shirt"
 
 
 def word_pieces(tokens: Sequence[str]) -> List[List[int]]:
-    """The positions of each word's pieces: a piece ending in @@ continues into the next one."""
+    """The positions of each word's pieces: a piece ending in @@ continues into the next one, but
+    for the end of sentence, a word of its own."""
     words, pieces = [], []
     for position, token in enumerate(tokens):
+        if token == END_OF_SENTENCE and pieces:  # after an unfinished word (a length limit)
+            words.append(pieces)
+            pieces = []
         pieces.append(position)
         if not token.endswith(SUBWORD_CONTINUES):
             words.append(pieces)

@@ -1,6 +1,16 @@
 """Figure 3 heatmaps are for people: words rather than BPE pieces, a grayscale, a colour bar."""
 
-from bahdanau_tools.heatmaps import draw_alignment, save_heatmap
+import pytest
+
+from bahdanau_tools import heatmaps
+from bahdanau_tools.heatmaps import (
+    NothingToDraw,
+    alignment_heatmaps,
+    draw_alignment,
+    save_heatmap,
+    source_pieces,
+)
+from bahdanau_tools.hub import load_translator
 from bahdanau_tools.words import merge_subwords
 
 from ..support.png import assert_png
@@ -22,3 +32,31 @@ def test_heatmap_is_written_as_png(tmp_path):
     path = tmp_path / "alignment.png"
     assert save_heatmap(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)), path) == TARGET_WORDS
     assert_png(path)
+
+
+def test_a_sentence_without_a_word_is_refused_before_any_is_translated(checkpoints, data_bin):
+    translator = load_translator(checkpoints["rnnsearch_50"], data_bin, tokenizer="moses")
+    with pytest.raises(NothingToDraw, match="sentence 2 has no word to translate"):
+        source_pieces(translator, ["the dog sees a cat", " \u0001 "])
+
+
+def test_a_sentence_longer_than_the_model_takes_is_refused_naming_it(checkpoints, data_bin):
+    translator = load_translator(checkpoints["rnnsearch_50"], data_bin, tokenizer="moses")
+    with pytest.raises(NothingToDraw, match="sentence 1 has 1,100 tokens .* over the 1,023"):
+        source_pieces(translator, [" ".join(["dog"] * 1100), "the dog sees a cat"])
+
+
+def test_the_source_axis_holds_the_pieces_as_read_so_a_piece_the_dictionary_lacks_stays_one_word(
+    bpe_checkpoint, bpe_prepared, tmp_path, monkeypatch
+):
+    drawn = []
+    monkeypatch.setattr(heatmaps, "save_heatmap", lambda source, *rest: drawn.append(source) or [])
+    options = dict(tokenizer="moses", bpe="subword_nmt", bpe_codes=str(bpe_prepared / "bpe.codes"))
+    alignment_heatmaps(
+        bpe_checkpoint, bpe_prepared / "data-bin", ["the Ωmega"], tmp_path, **options
+    )
+    translator = load_translator(bpe_checkpoint, bpe_prepared / "data-bin", **options)
+    pieces = translator.apply_bpe(translator.tokenize("the Ωmega")).split()
+    unknown = translator.src_dict.unk()
+    assert any(translator.src_dict.index(piece) == unknown for piece in pieces)  # the case
+    assert drawn == [pieces + ["<end>"]] and translator.src_dict.unk_word not in drawn[0]

@@ -2,7 +2,7 @@
 
 import torch
 
-from bahdanau_tools.words import merge_subwords
+from bahdanau_tools.words import merge_subwords, word_pieces
 
 from ..support.words import SOURCE, SOURCE_WORDS, TARGET, TARGET_WORDS, attention
 
@@ -26,3 +26,9 @@ def test_source_pieces_add_up_and_target_pieces_average_so_rows_still_sum_to_one
     assert torch.allclose(merged.sum(dim=1), torch.ones(len(TARGET_WORDS)))
     # "os" (target pieces 1-2) attending to "terrier" (source pieces 1-3)
     assert torch.isclose(merged[1, 1], alpha[1:3, 1:4].sum(dim=1).mean())
+
+
+def test_an_unfinished_last_word_stands_apart_from_the_end_of_sentence():
+    """A translation cut by its length limit inside a word: the word keeps its row."""
+    assert word_pieces(["un", "Ter@@", "<end>"]) == [[0], [1], [2]]
+    assert word_pieces(["un", "Ter@@", "rier", "<end>"]) == [[0], [1, 2], [3]]
