@@ -46,23 +46,23 @@ def save_heatmap(
     return target_words
 
 
-def source_pieces(translator, sentences: List[str]) -> List[str]:
-    """Each sentence tokenized and BPE'd as the model reads it, all checked before any is
-    translated: one without a word, or longer than the model takes, is an error naming it."""
-    texts = [translator.apply_bpe(translator.tokenize(sentence)) for sentence in sentences]
+def source_pieces(translator, sentences: List[str]) -> List[List[str]]:
+    """Each sentence's tokens, tokenized and BPE'd as the model reads them, all checked before
+    any is translated: one without a word, or longer than the model takes, is an error naming it."""
+    pieces = [translator.apply_bpe(translator.tokenize(text)).split() for text in sentences]
     longest = translator.max_positions[0] - 1  # the end of sentence is a position too
-    for number, text in enumerate(texts, start=1):
-        if not text.split():
+    for number, tokens in enumerate(pieces, start=1):
+        if not tokens:
             raise NothingToDraw(
                 f"sentence {number} has no word to translate ({sentences[number - 1]!r}): "
                 "give each sentence words"
             )
-        if len(text.split()) > longest:
+        if len(tokens) > longest:
             raise NothingToDraw(
-                f"sentence {number} has {len(text.split()):,} tokens after tokenization and BPE, "
+                f"sentence {number} has {len(tokens):,} tokens after tokenization and BPE, "
                 f"over the {longest:,} the model takes: split it into shorter sentences"
             )
-    return texts
+    return pieces
 
 
 def alignment_heatmaps(
@@ -71,10 +71,11 @@ def alignment_heatmaps(
     translator = load_translator(checkpoint, data, **options)
     translator.eval()
     paths = []
-    for number, text in enumerate(source_pieces(translator, sentences), start=1):
+    for number, tokens in enumerate(source_pieces(translator, sentences), start=1):
         path = out_dir / f"alignment_{number}.png"
-        source, target, alpha = translate_with_alignment(translator, translator.binarize(text))
+        ids = translator.binarize(" ".join(tokens))
+        source, target, alpha = translate_with_alignment(translator, ids)
         # labelled with the pieces as read, not the dictionary's: <unk> would lose a piece's @@
-        target_words = save_heatmap(text.split() + source[-1:], target, alpha, path)
+        target_words = save_heatmap(tokens + source[-1:], target, alpha, path)
         paths.append((path, " ".join(target_words[:-1])))
     return paths

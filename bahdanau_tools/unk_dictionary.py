@@ -190,7 +190,6 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
         model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
     )
     lines = dictionary_lines(translations, arguments.min_count)
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
     arguments.output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     print(f"{arguments.output}: {len(lines)} source words with a translation")
     return lines

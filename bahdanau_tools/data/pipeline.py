@@ -69,7 +69,8 @@ def check_inputs_outside_written(files: Sequence[Path], out: Path) -> None:
     refused before any work."""
     written = [(out / folder).resolve() for folder in WRITTEN]
     for path in files:
-        inside = next((f for f in written if path.resolve().is_relative_to(f)), None)
+        resolved = path.resolve()
+        inside = next((folder for folder in written if resolved.is_relative_to(folder)), None)
         if inside is not None:
             raise DataError(
                 f"{path} is in {inside}, a folder this command writes its own files into, "

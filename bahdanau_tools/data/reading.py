@@ -105,14 +105,22 @@ def count_records(path: Path, encoding: str) -> int:
 
 
 def not_in_encoding(
-    path: Path, number: int, line: bytes, error: UnicodeDecodeError, encoding: str
+    path: Path,
+    number: int,
+    line: bytes,
+    error: UnicodeDecodeError,
+    encoding: str,
+    encoding_option: bool = True,
 ) -> str:
+    """What is wrong with line number of path, and what to do; with encoding_option, naming the
+    file's encoding (--encoding) is one of the ways."""
     named = "UTF-8" if is_utf8(encoding) else encoding
-    return (
+    message = (
         f"{path} is not {named} text: line {number:,}, byte {error.start + 1:,} is "
-        f"0x{line[error.start]:02x}; convert the file to UTF-8 (iconv -f ITS-ENCODING -t utf-8), "
-        "or name its encoding with --encoding (--encoding latin-1, say)"
+        f"0x{line[error.start]:02x}; convert the file to UTF-8 (iconv -f ITS-ENCODING -t utf-8)"
     )
+    or_name_it = ", or name its encoding with --encoding (--encoding latin-1, say)"
+    return message + (or_name_it if encoding_option else "")
 
 
 def is_utf8(encoding: str) -> bool:

@@ -8,7 +8,7 @@ from typing import List
 
 from bahdanau_plugin.unicode_form import normalized
 
-from ..data.reading import UTF8, lines
+from ..data.reading import UTF8, lines, not_in_encoding
 from ..errors import EvaluationError
 
 
@@ -22,9 +22,6 @@ def read_lines(path: Path, option: str) -> List[str]:
         try:
             text.append(normalized(line.decode(UTF8)))
         except UnicodeDecodeError as error:
-            raise EvaluationError(
-                f"{option} {path} is not UTF-8 text: line {number:,}, byte {error.start + 1:,} is "
-                f"0x{line[error.start]:02x}; convert the file to UTF-8 "
-                "(iconv -f ITS-ENCODING -t utf-8)"
-            ) from None
+            wrong = not_in_encoding(path, number, line, error, UTF8, encoding_option=False)
+            raise EvaluationError(f"{option} {wrong}") from None
     return text
