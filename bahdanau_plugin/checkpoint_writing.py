@@ -24,9 +24,7 @@ import torch
 from fairseq import checkpoint_utils
 
 from .errors import PluginError
-
-# fairseq's own suffix for the file torch_persistent_save renames
-TEMPORARY = ".tmp"
+from .output_folder import written_whole
 
 
 class CheckpointSaveError(PluginError):
@@ -44,18 +42,12 @@ def os_error(error: BaseException) -> Optional[OSError]:
 @contextlib.contextmanager
 def replacing_whole(path: str):
     """A file opened for writing in place of path, which takes path's name only once whole and
-    on disk; if writing fails, it is removed and path keeps what it held."""
-    temporary = path + TEMPORARY
+    on disk (output_folder.written_whole); a failed write is one line naming the checkpoint."""
     try:
-        with open(temporary, "wb") as file:
+        with written_whole(path) as file:
             yield file
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException as error:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(temporary)
-        cause = os_error(error) if isinstance(error, Exception) else None
+    except Exception as error:
+        cause = os_error(error)
         if cause is None:
             raise
         raise CheckpointSaveError(

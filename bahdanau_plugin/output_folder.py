@@ -8,18 +8,23 @@ bahdanau-plot-alignment (``--out-dir``) call it first; it takes the option's nam
 tool's output folder. ``check_output_file`` does the same for the folder of an output file
 (bahdanau-average-checkpoints' and bahdanau-unk-dictionary's ``--output``), which must not be a
 folder itself. A disk that fills while the tool writes, after the check, ends the tool in
-one line too: ``write_failures_explained`` turns the OSError into it.
+one line too: ``write_failures_explained`` turns the OSError into it. ``written_whole`` writes a
+file under a temporary name, then renames it, so that a failed write keeps what the file held.
 """
 
+import contextlib
 import errno
 import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from .errors import PluginError
 
+# The suffix of a file being written before it takes its name: fairseq's own for the checkpoint
+# file torch_persistent_save renames.
+TEMPORARY = ".tmp"
 # What the check writes: enough to need a block of a disk that is full, not enough to take time.
 PROBE_BYTES = 64 * 1024
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
@@ -57,6 +62,23 @@ def check_output_file(path: Path, option: str, example: str) -> Path:
         )
     check_output_folder(path.parent, f"{option}'s folder")
     return path
+
+
+@contextmanager
+def written_whole(path: str) -> Iterator[BinaryIO]:
+    """A file opened for writing in place of path, which takes path's name only once whole and
+    on disk; if writing fails, it is removed, path keeps what it held, and the error goes on."""
+    temporary = path + TEMPORARY
+    try:
+        with open(temporary, "wb") as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+        raise
 
 
 def _write_and_delete_a_file(folder: Path) -> None:

@@ -23,7 +23,11 @@ from fairseq.data import LanguagePairDataset
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.models.pretrained_paths import data_bin_folder
 from bahdanau_plugin.options import positive_int
-from bahdanau_plugin.output_folder import check_output_file
+from bahdanau_plugin.output_folder import (
+    check_output_file,
+    write_failures_explained,
+    written_whole,
+)
 
 from .data.parallel import chunked
 from .data.progress import progress_bar
@@ -190,7 +194,9 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
         model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
     )
     lines = dictionary_lines(translations, arguments.min_count)
-    arguments.output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with write_failures_explained(arguments.output.parent, "--output"):
+        with written_whole(str(arguments.output)) as file:  # a dictionary it replaces stays whole
+            file.write("".join(line + "\n" for line in lines).encode("utf-8"))
     print(f"{arguments.output}: {len(lines)} source words with a translation")
     return lines
 

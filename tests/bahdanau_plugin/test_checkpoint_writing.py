@@ -13,12 +13,12 @@ from fairseq import checkpoint_utils
 from fairseq.file_io import PathManager
 
 from bahdanau_plugin.checkpoint_writing import (
-    TEMPORARY,
     CheckpointSaveError,
     PathManagerCopyingWhole,
     checkpoints_written_whole,
     replacing_whole,
 )
+from bahdanau_plugin.output_folder import TEMPORARY
 
 OLD = b"the checkpoint saved before"
 

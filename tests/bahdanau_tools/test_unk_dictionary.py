@@ -1,11 +1,15 @@
 """bahdanau-unk-dictionary: each source word's most frequent translation among the target words
 the model cannot write (outside its dictionary), aligned by the model's own attention."""
 
+import errno
+import os
+
 import pytest
 from fairseq.data import Dictionary
 
 from bahdanau_plugin.errors import MissingPathError
-from bahdanau_plugin.output_folder import OutputFolderError
+from bahdanau_plugin import output_folder
+from bahdanau_plugin.output_folder import TEMPORARY, OutputFolderError
 from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.unk_dictionary import check_segmentation, main
 
@@ -148,6 +152,36 @@ def test_an_output_under_a_file_is_refused_naming_the_file(checkpoints, data_bin
     source, target = write_sides(tmp_path, PAIRS)
     with pytest.raises(OutputFolderError, match=f"{source} is a file, not a folder"):
         build(checkpoints["rnnsearch_50"], data_bin, source, target, source / "dictionary.txt")
+
+
+def test_a_write_that_fails_keeps_the_dictionary_it_would_replace_and_says_why(
+    checkpoints, data_bin, tmp_path, monkeypatch
+):
+    """A disk that is full only when the new dictionary is synced (the check of the output's
+    folder before the work passes): the dictionary written before stays."""
+    source, target = write_sides(tmp_path, PAIRS)
+    output = tmp_path / "dictionary.txt"
+    output.write_text("the chien\n", encoding="utf-8")
+
+    sync = os.fsync
+
+    def disk_full(descriptor):
+        if os.readlink(f"/proc/self/fd/{descriptor}") == f"{output}{TEMPORARY}":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        sync(descriptor)
+
+    monkeypatch.setattr(output_folder.os, "fsync", disk_full)
+    with pytest.raises(
+        OutputFolderError,
+        match=f"writing under --output {tmp_path} failed: no space left on device; free some",
+    ):
+        build(checkpoints["rnnsearch_50"], data_bin, source, target, output)
+    assert output.read_text(encoding="utf-8") == "the chien\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "dictionary.txt",
+        "train.en",
+        "train.fr",
+    ]
 
 
 def test_text_without_the_subword_pieces_of_the_model_s_dictionary_is_refused(tmp_path):
