@@ -160,11 +160,33 @@ def checkpoint_problem(error: BaseException) -> Optional[str]:
                 return unresumable_incomplete_checkpoint(path)
             return explain_load_error(path, error)
         if frame.f_code is ensemble and str(error).startswith("Model file not found"):
+            missing = frame.f_locals["filename"]
+            whole = _file_split_at_colons(frame.f_locals["filenames"], missing)
+            if whole is not None:
+                return (
+                    f"checkpoint {missing} not found: fairseq reads ':' in --path as the "
+                    f"separator of an ensemble's checkpoints, and {whole} has ':' in its name: "
+                    "rename it, or link it under a name without ':'"
+                )
             return (
-                f"checkpoint {frame.f_locals['filename']} not found: give the path of a "
-                "checkpoint file (fairseq-train's --save-dir holds checkpoint_best.pt and "
-                "checkpoint_last.pt)"
+                f"checkpoint {missing} not found: give the path of a checkpoint file "
+                "(fairseq-train's --save-dir holds checkpoint_best.pt and checkpoint_last.pt)"
             )
+    return None
+
+
+def _file_split_at_colons(filenames: List[str], missing: str) -> Optional[str]:
+    """The file that missing and its neighbours in fairseq's split of --path name when joined
+    again with ':', if there is one. The hub joined its model folder onto each part: a part after
+    the first is also tried relative to that folder."""
+    at = filenames.index(missing)
+    for start in range(at + 1):
+        folder = os.path.dirname(filenames[start])
+        for end in range(max(at + 1, start + 2), len(filenames) + 1):
+            parts = filenames[start:end]
+            for joined in (parts, parts[:1] + [os.path.relpath(p, folder) for p in parts[1:]]):
+                if os.path.isfile(":".join(joined)):
+                    return ":".join(joined)
     return None
 
 

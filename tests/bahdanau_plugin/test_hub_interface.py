@@ -115,6 +115,22 @@ def test_a_missing_checkpoint_is_a_one_line_error_naming_it(standing_beside_chec
         )
 
 
+def test_a_checkpoint_whose_name_holds_a_colon_is_an_error_saying_fairseq_splits_it_there(
+    standing_beside_checkpoints, data_bin
+):
+    """fairseq reads ':' as the separator of an ensemble's checkpoints, in --path too."""
+    os.rename("checkpoints/checkpoint_last.pt", "checkpoints/run:1.pt")
+    with pytest.raises(
+        CheckpointError,
+        match=r"checkpoint \S+/checkpoints/run not found: fairseq reads ':' in --path as the "
+        r"separator of an ensemble's checkpoints, and \S+/checkpoints/run:1\.pt has ':' in its "
+        "name: rename it",
+    ):
+        RNNsearchModel.from_pretrained(
+            "checkpoints", checkpoint_file="run:1.pt", data_name_or_path=data_bin
+        )
+
+
 def test_a_pickle_that_would_run_code_is_refused_in_one_line_whatever_the_environment_says(
     standing_beside_checkpoints, data_bin, monkeypatch
 ):
