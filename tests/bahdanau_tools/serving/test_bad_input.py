@@ -48,6 +48,13 @@ def test_text_of_control_characters_only_is_refused(server):
     assert_still_serving(server)
 
 
+def test_text_of_invisible_format_characters_only_is_refused(server):
+    """The tokenizer keeps them, as a word the model does not know: it would make a sentence up."""
+    response = server.post({"text": "\u200b \u200e\u200b"})
+    assert_refused(response, 422, "the text", "no word once tokenized", "U+200B")
+    assert_still_serving(server)
+
+
 def test_a_5000_token_line_is_refused_naming_the_limit_and_its_option(server):
     response = server.post(
         {"text": " ".join(["the big dog sees a small cat"] * 715)}
