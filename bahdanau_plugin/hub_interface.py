@@ -1,30 +1,35 @@
 """The hub interface of RNNsearch and RNNencdec: what their ``from_pretrained`` returns.
 
 fairseq's GeneratorHubInterface (``translate``, ``encode``, ``generate``, ``decode``), which loads
-fairseq's ``replace_unk=`` dictionary and never uses it. Made with ``replace_unk=`` ("" to copy
-source words, or a dictionary file), this one translates through
-``--task translation_with_source_words``, whose generator replaces each ``<unk>`` by the source
-word it attends to most: ``translate()`` returns the replaced text and ``generate()`` hypotheses
-whose tokens hold the replacing words.
+fairseq's ``replace_unk=`` dictionary and never uses it. This one translates through
+``--task translation_with_source_words``, which translates an empty line as empty. Made with
+``replace_unk=`` ("" to copy source words, or a dictionary file), the task's generator replaces
+each ``<unk>`` by the source word it attends to most: ``translate()`` returns the replaced text and
+``generate()`` hypotheses whose tokens hold the replacing words. ``replace_unk`` given per call,
+which fairseq would set and never read, is refused; so is a sentence over max_source_positions,
+which fairseq would leave out of the results under ``skip_invalid_size_inputs``.
 
 Raw text is read as bahdanau-prepare-data wrote the training text, whatever the locale: in one
 Unicode form, NFC (``tokenize``, the first step of ``encode`` and ``translate``: unicode_form.py),
 and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_codes.py).
 """
 
+import torch
 from fairseq.hub_utils import GeneratorHubInterface
 
 from . import subword_nmt_codes
+from .errors import ConfigurationError
 from .tasks import TranslationWithSourceWordsTask
 from .unicode_form import normalized
 
 
 class RecurrentTranslationHubInterface(GeneratorHubInterface):
     def __init__(self, cfg, task, models):
+        # The task that translates an empty line as empty, replacing unknown words if asked.
         replace_unk = cfg.generation.replace_unk
+        task = TranslationWithSourceWordsTask.in_place_of(task, replace_unk)
         if replace_unk is not None:
-            task = TranslationWithSourceWordsTask.replacing_for(task, replace_unk)
-            task.check_attention(models)
+            task.check_attention(models, "replace_unk")
             cfg.generation.replace_unk = None  # the task's option now, not fairseq's
         bpe = cfg.bpe
         cfg.bpe = None  # fairseq's own would read the codes in the locale's encoding
@@ -41,3 +46,28 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
             self.task.keep_source_words([self.apply_bpe(self.tokenize(text)) for text in batch])
             sentences = sentences if isinstance(sentences, str) else batch  # a generator reads once
         return super().sample(sentences, beam, verbose, **kwargs)
+
+    def generate(self, tokenized_sentences, beam: int = 5, verbose: bool = False, **kwargs):
+        if "replace_unk" in kwargs:  # fairseq would set it on the generation's options, unread
+            raise ConfigurationError(
+                "replace_unk is chosen when the model is loaded, not per call: give it to "
+                "from_pretrained (replace_unk='' copies source words)"
+            )
+        self.check_lengths(tokenized_sentences)
+        return super().generate(tokenized_sentences, beam, verbose, **kwargs)
+
+    def check_lengths(self, tokenized_sentences) -> None:
+        """A sentence over max_source_positions, refused before any is translated. fairseq would
+        stop with a traceback, or leave it out of the results under skip_invalid_size_inputs, so
+        that the translations after it answered the sentences before them."""
+        if torch.is_tensor(tokenized_sentences) and tokenized_sentences.dim() == 1:
+            tokenized_sentences = [tokenized_sentences]
+        limit = self.max_positions[0] if isinstance(self.max_positions, tuple) else None
+        for index, tokens in enumerate(tokenized_sentences):
+            if limit is not None and tokens.numel() > limit:
+                raise ConfigurationError(
+                    f"sentence {index} has {tokens.numel():,} tokens (end of sentence included), "
+                    f"over max_source_positions {limit:,}: load the model with "
+                    "from_pretrained(..., max_source_positions=N) to translate it (the models "
+                    "take any length), or split it"
+                )

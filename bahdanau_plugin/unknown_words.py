@@ -151,22 +151,23 @@ def replaced_tokens(
 
 
 class SourceText:
-    """fairseq-generate's source words: line N of the split's text holds sentence N."""
+    """fairseq-generate's source words: line N of the split's text holds sentence N, cut to its
+    first `kept` words where --truncate-source cut the binarized sentence so."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, kept: Optional[int] = None):
         if not path.is_file():
             raise ConfigurationError(
                 f"{OPTION}: fairseq-generate reads the real source words from {path}, the text "
                 "the binaries were made from (tokens as binarized, one sentence per line), and it "
                 "is missing: write it there (bahdanau-prepare-data does)"
             )
-        self.path = path
+        self.path, self.kept = path, kept
         with path.open(encoding="utf-8") as text:  # lines as fairseq-preprocess reads them:
             self.lines = [line.rstrip("\n") for line in text]  # not at U+2028, as splitlines
 
     def words(self, sample, row: int, tokens: int) -> List[str]:
         index = sample["id"][row].item()
-        words = self.lines[index].split() if index < len(self.lines) else []
+        words = self.lines[index].split()[: self.kept] if index < len(self.lines) else []
         if len(words) != tokens:
             raise ConfigurationError(
                 f"{OPTION}: line {index + 1} of {self.path} has {len(words)} words but sentence "

@@ -13,6 +13,7 @@ def apply(cfg, has_attention: bool) -> None:
     refuse_fairseqs_own_unk_replacement(cfg)
     if not has_attention:
         refuse_alignment(cfg)
+    refuse_what_fairseqs_search_cannot_do(cfg.generation)
     batch_every_sentence(cfg)
 
 
@@ -34,6 +35,32 @@ def refuse_alignment(cfg) -> None:
         raise ConfigurationError(
             "--print-alignment needs attention, which rnnencdec does not have: drop the flag, "
             "or translate with rnnsearch checkpoints only"
+        )
+
+
+def refuse_what_fairseqs_search_cannot_do(generation) -> None:
+    """Options with which fairseq 0.12's beam search, for any model, stops in a traceback after
+    the first batch (what it had translated lost with it), or gives less than it was asked."""
+    if generation.nbest > generation.beam:
+        raise ConfigurationError(
+            f"--nbest {generation.nbest} is over --beam {generation.beam}: the search keeps "
+            f"{generation.beam} hypotheses, and fairseq would print those alone: give --nbest at "
+            "most --beam"
+        )
+    if generation.max_len_a == 0 and generation.max_len_b < generation.min_len:
+        raise ConfigurationError(
+            f"--max-len-a 0 --max-len-b {generation.max_len_b} leaves translations shorter than "
+            f"--min-len {generation.min_len}: give a larger --max-len-b (or a --max-len-a)"
+        )
+    if generation.diverse_beam_groups > 0:  # fairseq indexes its groups by the sentences' ids
+        raise ConfigurationError(
+            "--diverse-beam-groups fails in fairseq 0.12's search past its first sentences (an "
+            "IndexError): drop it, or use --diversity-rate (diverse siblings search)"
+        )
+    if generation.retain_iter_history:
+        raise ConfigurationError(
+            "--retain-iter-history is for fairseq's iterative refinement models; these models' "
+            "beam search keeps no history, and fairseq-generate fails after one sentence: drop it"
         )
 
 

@@ -77,9 +77,10 @@ class TranslationWithSourceWordsTask(TranslationTask):
         )
 
     @classmethod
-    def replacing_for(cls, task: TranslationTask, unk_replacement: str):
-        """This task, replacing unknown words, in place of a translation task already set up (the
-        hub interface's), with its configuration and dictionaries."""
+    def in_place_of(cls, task: TranslationTask, unk_replacement: Optional[str]):
+        """This task, replacing unknown words as unk_replacement says (None: not at all), in place
+        of a translation task already set up (the hub interface's), with its configuration and
+        dictionaries."""
         cfg = copy.deepcopy(task.cfg)
         with open_dict(cfg):
             cfg._name, cfg.unk_replacement = NAME, unk_replacement
@@ -105,7 +106,9 @@ class TranslationWithSourceWordsTask(TranslationTask):
             path = unknown_words.source_text_path(
                 data, split, self.cfg.source_lang, self.cfg.target_lang
             )
-            self.source_text = unknown_words.SourceText(path)
+            # fairseq's --truncate-source keeps a sentence's first max_source_positions - 1 tokens
+            kept = self.cfg.max_source_positions - 1 if self.cfg.truncate_source else None
+            self.source_text = unknown_words.SourceText(path, kept)
 
     def keep_source_words(self, lines):
         """The words of lines (tokenized, BPE applied) that the source dictionary lacks get ids of
@@ -122,11 +125,21 @@ class TranslationWithSourceWordsTask(TranslationTask):
     def build_bpe(self, args):
         return subword_nmt_codes.build_bpe(args)
 
-    def check_attention(self, models) -> None:
+    def check_attention(self, models, option: str = unknown_words.OPTION) -> None:
+        """Every model of the ensemble attends as RNNsearch does: fairseq averages their
+        attention, and option reads it."""
         for model in models:
-            if not getattr(model, "has_attention", True):
+            attends = getattr(model, "has_attention", None)  # None: not one of this plugin's
+            if attends is None:
                 raise ConfigurationError(
-                    f"{unknown_words.OPTION} copies the source word a translation attends to, and "
+                    f"{option} reads the attention of rnnsearch models, and "
+                    f"{registered_name(model)} is not one (fairseq's lstm gives its attention at "
+                    "source positions that its padding shifted): translate with rnnsearch "
+                    "checkpoints only"
+                )
+            if not attends:
+                raise ConfigurationError(
+                    f"{option} reads the source word a translation attends to, and "
                     f"{registered_name(model)} has no attention: drop the option, or "
                     "translate with rnnsearch checkpoints only"
                 )
@@ -135,6 +148,8 @@ class TranslationWithSourceWordsTask(TranslationTask):
         # The words the previous generator's translations used: the beam search sizes itself by
         # the target dictionary, which must be the models' vocabulary again.
         self.target_words_past.forget()
+        if getattr(args, "print_alignment", None):
+            self.check_attention(models, "--print-alignment")
         generator = super().build_generator(models, args, seq_gen_cls, extra_gen_cls_kwargs, **kw)
         if not self.replaces_unknown_words:
             return generator

@@ -1,5 +1,6 @@
-"""The models' from_pretrained returns fairseq's hub interface, subclassed so that replace_unk=
-translates through --task translation_with_source_words (bahdanau_plugin/hub_interface.py); it reads
+"""The models' from_pretrained returns fairseq's hub interface, subclassed to translate through
+--task translation_with_source_words, which replaces unknown words with replace_unk=
+(bahdanau_plugin/hub_interface.py); it reads
 its folders from where the user stands, says in one line what it cannot load, and reads text in NFC
 and BPE codes in UTF-8, as bahdanau-prepare-data wrote them."""
 
@@ -9,7 +10,6 @@ import unicodedata
 
 import pytest
 from fairseq.hub_utils import GeneratorHubInterface
-from fairseq.tasks.translation import TranslationTask
 
 from bahdanau_plugin.errors import CheckpointError, ConfigurationError, MissingPathError
 from bahdanau_plugin.models import RNNencdecModel, RNNsearchModel
@@ -28,10 +28,45 @@ def load(model_class, checkpoint, data_bin, **options):
     )
 
 
-def test_without_replace_unk_the_hub_is_fairseqs_with_its_translation_task(checkpoints, data_bin):
+def test_without_replace_unk_the_hub_is_fairseqs_through_the_plugins_task_not_replacing(
+    checkpoints, data_bin
+):
     hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
     assert isinstance(hub, GeneratorHubInterface)
-    assert type(hub.task) is TranslationTask
+    assert isinstance(hub.task, TranslationWithSourceWordsTask)
+    assert not hub.task.replaces_unknown_words
+
+
+@pytest.mark.parametrize("replace_unk", [None, ""], ids=["", "replacing"])
+def test_an_empty_or_blank_sentence_is_translated_as_empty(checkpoints, data_bin, replace_unk):
+    """Not as a sentence the model makes up from the end of sentence alone."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, replace_unk=replace_unk)
+    translations = hub.translate(["", "the dog sees a cat", "  "])
+    assert translations[0] == translations[2] == "" and translations[1]
+
+
+@pytest.mark.parametrize("replace_unk", [None, ""], ids=["loaded-without", "loaded-with"])
+def test_replace_unk_given_per_call_is_refused_saying_to_give_it_when_loading(
+    checkpoints, data_bin, replace_unk
+):
+    """fairseq sets it on the generation's options, where nothing reads it."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, replace_unk=replace_unk)
+    with pytest.raises(ConfigurationError, match="replace_unk is chosen when the model is loaded"):
+        hub.translate("the dog sees a cat", replace_unk="" if replace_unk is None else None)
+
+
+@pytest.mark.parametrize("skip", [False, True], ids=["", "skip_invalid_size_inputs"])
+def test_a_sentence_over_max_source_positions_is_refused_before_any_is_translated(
+    checkpoints, data_bin, skip
+):
+    """Skipped, it would be left out of the results: the translations after it would answer the
+    sentences before them."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, max_source_positions=6)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"sentence 1 has 8 tokens \(end of sentence included\), over max_source_positions 6",
+    ):
+        hub.translate(["the dog", "the dog sees a cat and a"], skip_invalid_size_inputs=skip)
 
 
 def test_with_replace_unk_the_hub_translates_through_the_plugins_task(checkpoints, data_bin):

@@ -117,6 +117,30 @@ def test_fairseq_generate_replaces_each_unk_by_the_real_source_word_it_is_aligne
         assert hypotheses[str(index)].split() == aligned
 
 
+def test_fairseq_generate_with_truncate_source_replaces_from_the_words_it_kept(
+    unknown_data_bin, checkpoints
+):
+    """--truncate-source keeps a sentence's first --max-source-positions - 1 tokens; the text
+    beside the binaries holds them all."""
+    output = translations(
+        *replacing_unknown_words(
+            "fairseq-generate",
+            unknown_data_bin,
+            checkpoints["rnnsearch_50"],
+            "--print-alignment",
+            "--truncate-source",
+            "--max-source-positions=4",
+            *ALL_UNKNOWN,
+        )
+    )
+    hypotheses, alignments, sources = (lines_of(output, kind) for kind in "HAS")
+    assert sources["1"] == "the dog sees"  # cut to 3 tokens, the end of sentence the 4th
+    for index, (source, _) in enumerate(SENTENCES):
+        words = source.split()[:3]
+        aligned = [words[int(pair.split("-")[0])] for pair in alignments[str(index)].split()]
+        assert hypotheses[str(index)].split() == aligned
+
+
 def test_fairseq_interactive_shows_and_copies_the_input_words_through_the_dictionary(
     unknown_data_bin, checkpoints, word_dictionary
 ):

@@ -192,6 +192,27 @@ def test_a_checkpoint_whose_pickle_would_run_code_is_refused_saying_why(
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
+def test_diverse_beam_groups_are_a_one_line_error_before_any_translation(
+    data_bin, checkpoints, tool
+):
+    """fairseq 0.12's diverse beam search fails with an IndexError past its first sentences."""
+    returncode, stdout, stderr = tool_on_bytes(
+        tool,
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--path",
+        checkpoints["rnnsearch_50"],
+        "--diverse-beam-groups=2",
+        "--beam=4",
+        "--cpu",
+        stdin=NORMAL.encode(),
+    )
+    assert_one_line_error(returncode, stderr, "--diverse-beam-groups", "--diversity-rate")
+    assert not re.search(r"^H-", stdout, flags=re.M)
+
+
 @pytest.mark.parametrize(
     "path, expected",
     [("missing.pt", ["checkpoint", "missing.pt not found"]), ("", ["is a folder", "checkpoint_"])],

@@ -1,14 +1,17 @@
 """--task translation_with_source_words owns --replace-unk: the option reaches the task, past
 fairseq-generate's check for raw text, and fairseq's own generation option stays unset; it
-translates an empty line as empty, and reads every line in NFC, as the training text was written."""
+translates an empty line as empty, reads every line in NFC, as the training text was written, and
+reads the attention of its own models alone."""
 
 import re
 import unicodedata
 
-from fairseq import options
+import pytest
+from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 import bahdanau_plugin  # noqa: F401  (registers the task, as --user-dir does)
+from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.unknown_words import NO_DICTIONARY
 
 from ...support.paths import PLUGIN
@@ -37,6 +40,29 @@ def test_without_the_task_replace_unk_stays_fairseqs_option():
     cfg = generation_configuration("--replace-unk", "dictionary.txt")
     assert cfg.generation.replace_unk == "dictionary.txt"
     assert "unk_replacement" not in cfg.task
+
+
+def built(data_bin, arch):
+    """The task and a model of arch, built as fairseq-train builds them."""
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(
+        parser, [str(data_bin), "--user-dir", str(PLUGIN), *TASK, "--arch", arch]
+    )
+    task = tasks.setup_task(args)
+    return task, task.build_model(args)
+
+
+@pytest.mark.parametrize("option", ["--print-alignment", "--replace-unk"])
+def test_an_ensemble_with_a_model_not_of_the_plugin_is_refused_for_options_reading_attention(
+    data_bin, option
+):
+    """fairseq averages the ensemble's attention, and its lstm attends at source positions
+    shifted by the padding: the alignment would change with the batch."""
+    task, rnnsearch = built(data_bin, "rnnsearch")
+    _, lstm = built(data_bin, "lstm")
+    task.check_attention([rnnsearch], option)
+    with pytest.raises(ConfigurationError, match=f"{option} reads the attention of rnnsearch "):
+        task.check_attention([rnnsearch, lstm], option)
 
 
 def test_fairseq_interactive_translates_an_empty_or_blank_line_as_empty(data_bin, checkpoints):

@@ -1,0 +1,42 @@
+"""What fairseq's translating tools are made to do differently for these models
+(bahdanau_plugin/models/inference_setup.py): generation options with which fairseq 0.12's beam
+search fails after its first batch, or gives less than asked, are refused in one line."""
+
+import pytest
+from fairseq.dataclass.configs import GenerationConfig
+from omegaconf import OmegaConf
+
+from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.models.inference_setup import refuse_what_fairseqs_search_cannot_do
+
+
+def generation(**options):
+    return OmegaConf.structured(GenerationConfig(**options))
+
+
+def test_fairseqs_default_generation_options_are_taken():
+    refuse_what_fairseqs_search_cannot_do(generation())
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(nbest=5, beam=2), "--nbest 5 is over --beam 2: the search keeps 2 hypotheses"),
+        (dict(max_len_a=0, max_len_b=0), "--max-len-a 0 --max-len-b 0 leaves translations"),
+        (dict(diverse_beam_groups=2, beam=4), "--diverse-beam-groups fails in fairseq 0.12's"),
+        (dict(retain_iter_history=True), "--retain-iter-history is for fairseq's iterative"),
+    ],
+    ids=["nbest-over-beam", "no-length", "diverse-beam-groups", "retain-iter-history"],
+)
+def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(options, message):
+    with pytest.raises(ConfigurationError, match=message):
+        refuse_what_fairseqs_search_cannot_do(generation(**options))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(nbest=5, beam=5), dict(max_len_a=0, max_len_b=1), dict(diversity_rate=0.5)],
+    ids=["nbest-at-beam", "one-word", "diverse-siblings"],
+)
+def test_the_options_next_to_the_refused_ones_are_taken(options):
+    refuse_what_fairseqs_search_cannot_do(generation(**options))
