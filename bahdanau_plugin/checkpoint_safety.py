@@ -120,17 +120,33 @@ def newest_intact_checkpoint(folder, other_than) -> Optional[str]:
 
 
 def unresumable_incomplete_checkpoint(path) -> str:
-    """fairseq-train's checkpoint to resume from is cut short: the newest intact one beside it,
-    which --restore-file resumes from (fairseq then saves checkpoint_last.pt anew)."""
+    """fairseq-train's checkpoint to resume from is cut short: the newest intact one beside it.
+    In place of checkpoint_last.pt, not as --restore-file: fairseq reads --restore-file at every
+    launch, so that each rerun of the command would go back to it."""
     newest = newest_intact_checkpoint(os.path.dirname(path) or ".", path)
     if newest is None:
         fix = "no other checkpoint beside it is intact: move it aside to train afresh"
-    else:
+    elif os.path.basename(path).startswith("checkpoint_last"):
         fix = (
-            f"the newest intact checkpoint beside it is {newest}: resume from that with "
-            f"--restore-file {newest}"
+            f"the newest intact checkpoint beside it is {newest}: put that in its place "
+            f"(mv {path} {path}.incomplete; cp {newest} {path}), then run the same command"
         )
+    else:
+        fix = f"the newest intact checkpoint beside it is {newest}: give --restore-file {newest}"
     return f"cannot resume from {path}: {INCOMPLETE}; {fix}"
+
+
+def check_restore_file(restore_file: str, suffix: str) -> None:
+    """A --restore-file that names no checkpoint file: fairseq would log that it found none and
+    train from scratch, saving over the --save-dir's checkpoints."""
+    path = restore_file.replace(".pt", suffix + ".pt") if suffix else restore_file
+    if not os.path.isfile(path):
+        what = "is a folder" if os.path.isdir(path) else "not found"
+        raise errors.CheckpointError(
+            f"--restore-file {path} {what}: give a checkpoint file, such as "
+            f"{_example(path) if os.path.isdir(path) else 'SAVE_DIR/checkpoint_last.pt'} (without "
+            "the option, fairseq-train resumes from --save-dir's checkpoint_last.pt)"
+        )
 
 
 def _example(folder) -> str:

@@ -27,7 +27,11 @@ from fairseq import checkpoint_utils
 from fairseq.models import ARCH_MODEL_REGISTRY
 
 from . import save_dir
-from .checkpoint_safety import FAIRSEQ_CHECKPOINT_TYPES, TorchLoadingWeightsOnly
+from .checkpoint_safety import (
+    FAIRSEQ_CHECKPOINT_TYPES,
+    TorchLoadingWeightsOnly,
+    check_restore_file,
+)
 from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
 from .errors import ConfigurationError, print_errors_as_one_line
@@ -238,11 +242,13 @@ def _loaded_copies(module_name: str):
 
 # Set on the wrappers, so that importing the plugin again wraps nothing twice.
 SAVE_DIR_WRAPPER = "__bahdanau_the_run_owns_its_save_dir__"
+DEFAULT_RESTORE_FILE = "checkpoint_last.pt"  # fairseq's: --save-dir's, where there is one
 
 
 def own_the_save_dir_in_training() -> None:
     """Where fairseq-train runs, for these models: the run holds its --save-dir, which is checked
-    to have room for a checkpoint, before it resumes or trains (save_dir.py), and its checkpoints
+    to have room for a checkpoint, and a --restore-file must name a checkpoint file, before it
+    resumes or trains (save_dir.py, checkpoint_safety.py), and its checkpoints
     are written whole, a full disk one line (checkpoint_writing.py). fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
     at every save: the wrappers do their part there for these models and call fairseq's own, which
@@ -264,9 +270,12 @@ def _holding_the_save_dir(load_checkpoint):
     @functools.wraps(load_checkpoint)
     def wrapper(cfg, trainer, **passthrough_args):
         # the process that saves (rank 0), where the run saves at all
-        if _trains_these_models(trainer) and trainer.is_data_parallel_master and not cfg.no_save:
-            save_dir.hold(cfg.save_dir)
-            save_dir.check_room(cfg.save_dir, trainer.get_model())
+        if _trains_these_models(trainer) and trainer.is_data_parallel_master:
+            if not cfg.no_save:
+                save_dir.hold(cfg.save_dir)
+                save_dir.check_room(cfg.save_dir, trainer.get_model())
+            if cfg.restore_file != DEFAULT_RESTORE_FILE:  # the one rank that reads it
+                check_restore_file(cfg.restore_file, trainer.checkpoint_suffix)
         return load_checkpoint(cfg, trainer, **passthrough_args)
 
     setattr(wrapper, SAVE_DIR_WRAPPER, True)

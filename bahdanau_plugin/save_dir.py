@@ -42,8 +42,8 @@ class SaveDirError(PluginError):
     """A --save-dir that this run cannot use."""
 
 
-# This process's holds, by folder: a second hold of the same folder (hydra's multirun, say, runs
-# its jobs in one process) is the one it has.
+# This process's holds, by folder. A second training in one process (hydra's multirun runs its
+# jobs so) that names a folder held already would resume the first's checkpoints as its own.
 _HELD: Dict[str, int] = {}
 
 
@@ -52,7 +52,11 @@ def hold(save_dir: str) -> None:
     live process holds it already."""
     folder = os.path.realpath(save_dir)
     if folder in _HELD:
-        return
+        raise SaveDirError(
+            f"--save-dir {save_dir} holds the checkpoints of an earlier training in this process "
+            "(a job of a hydra multirun, say), which this one would resume and overwrite: give "
+            "each its own, such as checkpoint.save_dir=checkpoints/${hydra:job.num}"
+        )
     path = os.path.join(folder, HOLD)
     while True:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

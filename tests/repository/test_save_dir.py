@@ -15,7 +15,7 @@ import zipfile
 import pytest
 import torch
 
-from bahdanau_plugin.save_dir import HOLD, stored_size
+from bahdanau_plugin.save_dir import HOLD, SaveDirError, hold, stored_size
 
 from ..support.assertions import assert_one_line_error
 from ..support.tools import fairseq_env, fairseq_tool, tool_on_bytes
@@ -218,7 +218,7 @@ def test_a_disk_that_fills_while_copying_to_checkpoint_last_pt_keeps_it_whole(
         assert zipfile.is_zipfile(save_dir / "checkpoint_1_5.pt")
 
 
-def test_a_truncated_checkpoint_last_pt_names_the_newest_intact_checkpoint_to_resume_from(
+def test_a_truncated_checkpoint_last_pt_names_the_newest_intact_checkpoint_to_put_in_its_place(
     data_bin, checkpoints, tmp_path
 ):
     save_dir = tmp_path / "checkpoints"
@@ -237,8 +237,39 @@ def test_a_truncated_checkpoint_last_pt_names_the_newest_intact_checkpoint_to_re
         stderr,
         f"cannot resume from {save_dir / 'checkpoint_last.pt'}: the file is incomplete",
         f"the newest intact checkpoint beside it is {newest}",
-        f"--restore-file {newest}",
+        f"cp {newest} {save_dir / 'checkpoint_last.pt'}), then run the same command",
     )
+    assert "--restore-file" not in stderr  # fairseq would go back to it at every rerun
+
+
+@pytest.mark.parametrize("restore_file", ["checkpoint_bset.pt", ""], ids=["missing", "folder"])
+def test_a_restore_file_that_is_not_a_checkpoint_file_is_one_line_and_nothing_is_written(
+    data_bin, checkpoints, tmp_path, restore_file
+):
+    """fairseq would log that it found no checkpoint, train from scratch and save over the
+    --save-dir's checkpoints."""
+    save_dir = tmp_path / "checkpoints"
+    save_dir.mkdir()
+    shutil.copy(checkpoints["rnnsearch_50"], save_dir / "checkpoint_last.pt")
+    saved = (save_dir / "checkpoint_last.pt").read_bytes()
+    command = train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "8")
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train", *command, "--restore-file", save_dir / restore_file
+    )
+    what = "is a folder" if restore_file == "" else "not found"
+    assert_one_line_error(
+        returncode, stderr, f"--restore-file {save_dir / restore_file} {what}", "checkpoint file"
+    )
+    assert sorted(os.listdir(save_dir)) == ["checkpoint_last.pt"]
+    assert (save_dir / "checkpoint_last.pt").read_bytes() == saved
+
+
+def test_a_second_training_in_one_process_into_a_save_dir_it_holds_is_refused(tmp_path):
+    """hydra's multirun runs its jobs in one process: a second job would resume the first's
+    checkpoints as its own and overwrite them."""
+    hold(str(tmp_path))
+    with pytest.raises(SaveDirError, match="an earlier training in this process"):
+        hold(str(tmp_path))
 
 
 def test_a_save_dir_that_is_a_file_is_one_line_before_training(data_bin, tmp_path):
