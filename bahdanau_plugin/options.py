@@ -9,3 +9,12 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
     return value
+
+
+def probability(text: str) -> float:
+    """A dropout probability: from 0 to under 1 (torch refuses more than 1 at the first update,
+    takes a negative one as 0, and at 1 zeroes every embedding)."""
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a probability from 0 to under 1")
+    return value

@@ -1,6 +1,7 @@
 """The models' options: one dataclass with the paper's sizes as defaults, and the way each named
 architecture (``rnnsearch_30`` ... ``rnnencdec_50``, beside its model) fills those left unset."""
 
+import argparse
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
@@ -9,7 +10,7 @@ from fairseq.dataclass import FairseqDataclass
 from omegaconf import II
 
 from ..errors import ConfigurationError
-from ..options import positive_int
+from ..options import positive_int, probability
 
 
 @dataclass
@@ -78,18 +79,31 @@ def apply_architecture(cfg, config_class, **architecture):
         setattr(cfg, option.name, architecture.get(option.name, option.default))
 
 
-def add_size_options(parser, config_class) -> None:
-    """The sizes as positive integers: fairseq-train then refuses 0 or a negative size with
+def checked_fields(config_class):
+    """The options checked while parsing, each with its argument type: the sizes, positive
+    integers, and the dropout, a probability."""
+    sizes = [(size, positive_int) for size in size_fields(config_class)]
+    dropout = next(f for f in dataclasses.fields(config_class) if f.name == "dropout")
+    return sizes + [(dropout, probability)]
+
+
+def add_checked_options(parser, config_class) -> None:
+    """fairseq-train then refuses 0 or a negative size, or a dropout outside [0, 1), with
     argparse's usual error (usage line, exit code 2) while parsing, before any data is read."""
-    for size in size_fields(config_class):
+    for option, argument_type in checked_fields(config_class):
         parser.add_argument(
-            "--" + size.name.replace("_", "-"), type=positive_int, help=size.metadata["help"]
+            "--" + option.name.replace("_", "-"), type=argument_type, help=option.metadata["help"]
         )
 
 
-def check_sizes(cfg, config_class):
-    """fairseq-hydra-train has no argparse: its sizes are checked when the model is built."""
-    for size in size_fields(config_class):
-        value = getattr(cfg, size.name)
-        if value is not None and value <= 0:
-            raise ConfigurationError(f"model.{size.name} must be a positive integer, got {value}")
+def check_options(cfg, config_class):
+    """fairseq-hydra-train has no argparse: its options are checked when the model is built, by
+    the same argument types."""
+    for option, argument_type in checked_fields(config_class):
+        value = getattr(cfg, option.name)
+        if value is None:
+            continue
+        try:
+            argument_type(str(value))
+        except argparse.ArgumentTypeError as error:
+            raise ConfigurationError(f"model.{option.name}: {error}") from None

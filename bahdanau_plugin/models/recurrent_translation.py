@@ -17,7 +17,7 @@ from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
 from ..speed import setting
 from . import inference_setup, pretrained_paths, training_setup
-from .config import add_size_options, check_sizes
+from .config import add_checked_options, check_options
 
 
 def check_right_padded_targets(task) -> None:
@@ -57,14 +57,17 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
 
     @classmethod
     def add_args(cls, parser):
-        add_size_options(parser, cls.config_class)
+        add_checked_options(parser, cls.config_class)
         super().add_args(parser)  # the other options: fairseq skips those already on the parser
 
     @classmethod
     def build_model(cls, cfg, task):
-        check_sizes(cfg, cls.config_class)
+        check_options(cfg, cls.config_class)
         check_right_padded_targets(task)
-        setting.mode()  # BAHDANAU_FAST_PATH, refused here if it names no setting
+        # BAHDANAU_FAST_PATH and BAHDANAU_CPU_SEARCH_COMPILE_AFTER, refused here if they name no
+        # setting: not at a validation with --eval-bleu, after the training before it
+        setting.mode()
+        setting.cpu_search_compile_after()
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
         model = cls(cfg, encoder, decoder)

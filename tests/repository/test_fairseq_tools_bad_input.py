@@ -290,6 +290,14 @@ def test_a_non_positive_size_is_fairseqs_argument_error_before_any_data_is_read(
     assert f"error: argument --encoder-hidden-dim: {value} is not a positive integer" in stderr
 
 
+def test_a_dropout_of_1_is_fairseqs_argument_error_before_any_data_is_read(tmp_path):
+    missing_data = tmp_path / "no-data-here"
+    command = train_command(missing_data, tmp_path, "rnnsearch_50", "--dropout", "1")
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command)
+    assert returncode == 2
+    assert "error: argument --dropout: 1 is not a probability from 0 to under 1" in stderr
+
+
 def test_left_padded_targets_are_refused_in_one_line(data_bin, tmp_path):
     """The decoder reads each target from its first token: left padding would change its states."""
     returncode, _, stderr = tool_on_bytes(

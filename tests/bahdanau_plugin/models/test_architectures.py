@@ -5,6 +5,7 @@ from fairseq import options
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.speed import setting
 
 from ...support.paths import REPO
 from ...support.models import build_tiny_model, paper_sizes
@@ -76,9 +77,30 @@ def test_every_size_can_be_overridden_from_the_command_line():
 @pytest.mark.parametrize("size", [0, -3])
 def test_a_non_positive_size_from_a_yaml_config_is_refused_naming_the_option(model_name, size):
     with pytest.raises(
-        ConfigurationError, match=f"model.decoder_hidden_dim must be a positive integer, got {size}"
+        ConfigurationError, match=f"model.decoder_hidden_dim: {size} is not a positive integer"
     ):
         build_tiny_model(model_name, decoder_hidden_dim=size)
+
+
+@pytest.mark.parametrize("dropout", [-0.5, 1.0, 1.5])
+def test_a_dropout_outside_0_to_under_1_from_a_yaml_config_is_refused(model_name, dropout):
+    """torch takes a negative one as none, zeroes everything at 1 and fails past it at the first
+    update."""
+    with pytest.raises(
+        ConfigurationError, match=f"model.dropout: {dropout} is not a probability from 0 to under 1"
+    ):
+        build_tiny_model(model_name, dropout=dropout)
+
+
+def test_a_bad_cpu_search_setting_is_refused_when_the_model_is_built(model_name, monkeypatch):
+    """Not at the first validation with --eval-bleu, after the training before it, unsaved."""
+    monkeypatch.setenv(setting.SEARCH_SETTING, "soon")
+    setting.cpu_search_compile_after.cache_clear()
+    try:
+        with pytest.raises(ConfigurationError, match="BAHDANAU_CPU_SEARCH_COMPILE_AFTER=soon"):
+            build_tiny_model(model_name)
+    finally:
+        setting.cpu_search_compile_after.cache_clear()
 
 
 def test_the_length_limit_applies_to_training_and_not_to_translation(model_name):
