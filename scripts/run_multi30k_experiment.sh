@@ -15,7 +15,7 @@
 #                      share the machine with each other, then lstm with RNNsearch-Adadelta
 #   PAPER_RECIPE=1     also train RNNsearch with the paper's Adadelta recipe (0: do not)
 #   DATA=/tmp/multi30k-bpe10k         prepared data; made if missing, from $MULTI30K
-#   HEATMAPS="1 7 49 58 357"          test sentences (from 0) to draw alignments for
+#   HEATMAPS="1 7 49 58 357"          test sentences (from 0) to draw alignments for ("": none)
 #   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH (the recipe of the
 #   three compared systems), MULTI30K, EVALUATE_OPTIONS
 set -euo pipefail
@@ -25,19 +25,40 @@ BUDGET_MINUTES=${BUDGET_MINUTES:-30}
 JOBS=${JOBS:-2}
 PAPER_RECIPE=${PAPER_RECIPE:-1}
 DATA=$(realpath -m "${DATA:-/tmp/multi30k-bpe10k}")
-HEATMAPS=${HEATMAPS:-1 7 49 58 357}
+HEATMAPS=${HEATMAPS-1 7 49 58 357}  # set and empty: no heatmaps
 # shellcheck source=scripts/multi30k_recipe.sh
 source "$repo/scripts/multi30k_recipe.sh"
+
+# Every setting is checked before anything runs: a bad one would only show after the trainings.
+set_stop_time_hours
+if [[ ! $JOBS =~ ^[1-9][0-9]*$ ]]; then
+  refuse "JOBS=$JOBS is not a number of trainings at once: give 1 or more, such as 2"
+fi
+if [[ $PAPER_RECIPE != [01] ]]; then
+  refuse "PAPER_RECIPE=$PAPER_RECIPE: give 1 to train RNNsearch with the paper's recipe too, or 0"
+fi
 read -ra systems <<< "${SYSTEMS:-rnnsearch rnnencdec lstm}"
+declare -A named=()
 for name in "${systems[@]}"; do
   case "$name" in
     rnnsearch|rnnencdec|lstm) ;;
-    *) echo "error: SYSTEMS names '$name'; choose among rnnsearch, rnnencdec and lstm" >&2; exit 2 ;;
+    *) refuse "SYSTEMS names '$name'; choose among rnnsearch, rnnencdec and lstm" ;;
   esac
+  if [ -n "${named[$name]:-}" ]; then
+    refuse "SYSTEMS names $name twice: each system trains once, into its own folder"
+  fi
+  named[$name]=1
 done
+read -ra heatmaps <<< "$HEATMAPS"
+for sentence in "${heatmaps[@]}"; do
+  if [[ ! $sentence =~ ^[0-9]+$ ]]; then
+    refuse "HEATMAPS names '$sentence': give test sentence numbers (from 0), such as \"1 7 49\", or HEATMAPS=\"\" for none"
+  fi
+done
+check_no_colon OUT "$out"
+check_no_colon DATA "$DATA"
 cores=$(nproc)
 threads=$(( cores / JOBS > 0 ? cores / JOBS : 1 ))
-hours=$(python -c "print($BUDGET_MINUTES / 60)")
 mkdir -p "$out"
 cd "$repo"
 
@@ -53,26 +74,39 @@ lstm_sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidd
 budget=(--cpu --seed 1 --stop-time-hours "$hours" --skip-invalid-size-inputs-valid-test
         --data-buffer-size 0 --no-epoch-checkpoints --log-format simple --log-interval 50)
 
-declare -A commands
-commands[rnnsearch]="fairseq-train $DATA/data-bin --save-dir $out/rnnsearch --user-dir bahdanau_plugin --arch rnnsearch ${sizes[*]} --attention-dim $DIM ${recipe[*]}"
-commands[rnnencdec]="fairseq-train $DATA/data-bin --save-dir $out/rnnencdec --user-dir bahdanau_plugin --arch rnnencdec ${sizes[*]} ${recipe[*]}"
-commands[lstm]="fairseq-train $DATA/data-bin --save-dir $out/lstm --arch lstm --encoder-bidirectional ${lstm_sizes[*]} ${recipe[*]}"
+set_command() {  # SYSTEM: its training command, into the array $command
+  local save_dir=$out/$1
+  case "$1" in
+    rnnsearch) command=(fairseq-train "$DATA/data-bin" --save-dir "$save_dir" --user-dir bahdanau_plugin
+                        --arch rnnsearch "${sizes[@]}" --attention-dim "$DIM" "${recipe[@]}") ;;
+    rnnencdec) command=(fairseq-train "$DATA/data-bin" --save-dir "$save_dir" --user-dir bahdanau_plugin
+                        --arch rnnencdec "${sizes[@]}" "${recipe[@]}") ;;
+    lstm) command=(fairseq-train "$DATA/data-bin" --save-dir "$save_dir"
+                   --arch lstm --encoder-bidirectional "${lstm_sizes[@]}" "${recipe[@]}") ;;
+    # the paper's training, as configs/paper_training.yaml; no dropout, as in the paper
+    rnnsearch-adadelta) command=(bash scripts/train_paper_recipe.sh rnnsearch "$DATA/data-bin" "$save_dir"
+                                 "${sizes[@]}" --attention-dim "$DIM") ;;
+  esac
+  command+=("${budget[@]}")
+}
 if [ "$PAPER_RECIPE" = 1 ]; then
   systems+=(rnnsearch-adadelta)
-  # the paper's training, as configs/paper_training.yaml; no dropout, as in the paper
-  commands[rnnsearch-adadelta]="bash scripts/train_paper_recipe.sh rnnsearch $DATA/data-bin $out/rnnsearch-adadelta ${sizes[*]} --attention-dim $DIM"
 fi
 
 : > "$out/commands.txt"
+trap 'interrupted 2' INT
+trap 'interrupted 15' TERM
 for name in "${systems[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
-  command="${commands[$name]} ${budget[*]}"
-  echo "OMP_NUM_THREADS=$threads $command" >> "$out/commands.txt"
+  while (( ${#training_name[@]} >= JOBS )); do wait_for_a_training; done
+  set_command "$name"
+  # as a shell reads it back: a path with spaces quoted
+  { printf 'OMP_NUM_THREADS=%s' "$threads"; printf ' %q' "${command[@]}"; echo; } >> "$out/commands.txt"
   mkdir -p "$out/$name"
   echo "== $(date +%T) training $name for $BUDGET_MINUTES min on $threads thread(s); log: $out/$name/train.log"
-  OMP_NUM_THREADS=$threads $command > "$out/$name/train.log" 2>&1 &
+  OMP_NUM_THREADS=$threads start_training "$name" "$out/$name/train.log" "${command[@]}"
 done
-wait
+wait_for_the_trainings
+trap - INT TERM  # bahdanau-evaluate answers Ctrl+C itself
 
 models=()
 for name in "${systems[@]}"; do
@@ -83,11 +117,14 @@ for name in "${systems[@]}"; do
   echo "$name: $(grep -E "valid on 'valid'" "$out/$name/train.log" | tail -n 1 | cut -d'|' -f 4-)"
   models+=(--model "$name=$out/$name/checkpoint_best.pt")
 done
+heatmap_options=()
+if (( ${#heatmaps[@]} )); then  # bahdanau-evaluate's --heatmaps takes one sentence or more
+  heatmap_options=(--heatmaps "${heatmaps[@]}")
+fi
 
 echo "== $(date +%T) evaluating on test_2016_flickr -> $out/evaluation"
-# shellcheck disable=SC2086  # HEATMAPS and EVALUATE_OPTIONS are lists
 # Multi30k's test sentences are short (docs/results.md, "BLEU by sentence length"), so Figure 2
 # gets buckets of 5 words, and the longest sentences share the last one.
 OMP_NUM_THREADS=$cores bahdanau-evaluate --data "$DATA/data-bin" --out-dir "$out/evaluation" \
-  "${models[@]}" --bucket-width 5 --min-bucket-sentences 15 --heatmaps $HEATMAPS $EVALUATE_OPTIONS
+  "${models[@]}" --bucket-width 5 --min-bucket-sentences 15 "${heatmap_options[@]}" "${evaluate_options[@]}"
 echo "== done: $out/commands.txt, $out/evaluation/{bleu.txt,bleu_by_length.csv,bleu_by_length.png,heatmaps/}"

@@ -18,8 +18,9 @@ SHORTLIST=${SHORTLIST:-2000}
 BUDGET_MINUTES=${BUDGET_MINUTES:-72}
 # shellcheck source=scripts/multi30k_recipe.sh
 source "$repo/scripts/multi30k_recipe.sh"
+set_stop_time_hours  # checked before anything runs, as the others below
+check_no_colon OUT "$out"
 data="$out/data"
-hours=$(python -c "print($BUDGET_MINUTES / 60)")
 threads=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
 mkdir -p "$out"
 cd "$repo"
@@ -27,18 +28,22 @@ cd "$repo"
 echo "== $(date +%T) preparing Multi30k, shortlist of $SHORTLIST words -> $data"
 bahdanau-prepare-data multi30k --from-dir "$MULTI30K" --out "$data" --shortlist "$SHORTLIST" --max-len 50
 
+: > "$out/commands.txt"  # this run's commands
+trap 'interrupted 2' INT
+trap 'interrupted 15' TERM
 for seed in 1 2; do
   mkdir -p "$out/seed$seed"
-  command="fairseq-train $data/data-bin --save-dir $out/seed$seed --user-dir bahdanau_plugin --arch rnnsearch
-    ${sizes[*]} --attention-dim $DIM ${recipe[*]} --cpu --seed $seed --stop-time-hours $hours
+  command=(fairseq-train "$data/data-bin" --save-dir "$out/seed$seed" --user-dir bahdanau_plugin --arch rnnsearch
+    "${sizes[@]}" --attention-dim "$DIM" "${recipe[@]}" --cpu --seed "$seed" --stop-time-hours "$hours"
     --save-interval-updates 200 --keep-interval-updates 10 --skip-invalid-size-inputs-valid-test
-    --data-buffer-size 0 --log-format simple --log-interval 50"
-  echo "OMP_NUM_THREADS=$threads $command" | tr -s ' \n' ' ' >> "$out/commands.txt"
-  echo >> "$out/commands.txt"
+    --data-buffer-size 0 --log-format simple --log-interval 50)
+  # as a shell reads it back: a path with spaces quoted
+  { printf 'OMP_NUM_THREADS=%s' "$threads"; printf ' %q' "${command[@]}"; echo; } >> "$out/commands.txt"
   echo "== $(date +%T) training seed $seed for $BUDGET_MINUTES min; log: $out/seed$seed/train.log"
-  OMP_NUM_THREADS=$threads $command > "$out/seed$seed/train.log" 2>&1 &
+  OMP_NUM_THREADS=$threads start_training "seed $seed" "$out/seed$seed/train.log" "${command[@]}"
 done
-wait
+wait_for_the_trainings
+trap - INT TERM  # the tools below answer Ctrl+C themselves
 
 echo "== $(date +%T) averaging the last 5 end-of-epoch checkpoints of seed 1"
 bahdanau-average-checkpoints --inputs "$out/seed1" --last-epochs 5 --output "$out/seed1/average_last5.pt"
@@ -51,8 +56,7 @@ evaluate() {  # OUT_NAME, then bahdanau-evaluate options
   local name=$1
   shift
   echo "== $(date +%T) evaluating: $name"
-  # shellcheck disable=SC2086  # EVALUATE_OPTIONS is a list
-  bahdanau-evaluate --data "$data/data-bin" --out-dir "$out/evaluation/$name" "$@" $EVALUATE_OPTIONS
+  bahdanau-evaluate --data "$data/data-bin" --out-dir "$out/evaluation/$name" "$@" "${evaluate_options[@]}"
 }
 best1=$out/seed1/checkpoint_best.pt best2=$out/seed2/checkpoint_best.pt
 evaluate models --model "seed1_best=$best1" --model "seed1_average_last5=$out/seed1/average_last5.pt" \

@@ -21,6 +21,12 @@ for option in "$@"; do
       exit 2 ;;
   esac
 done
+# without a dictionary there, fairseq-train would end in a traceback
+dictionaries=("$data"/dict.*.txt)
+if [ ! -f "${dictionaries[0]}" ]; then
+  echo "error: DATA $data is not a data-bin folder (no dict.*.txt): give the data-bin folder bahdanau-prepare-data wrote" >&2
+  exit 2
+fi
 plugin="$(cd "$(dirname "$0")/.." && pwd)/bahdanau_plugin"
 
 exec fairseq-train "$data" --user-dir "$plugin" --arch "$arch" \

@@ -34,6 +34,13 @@ def load_side(data_bin: Path, subset: str, languages: str, language: str) -> Sid
             f"holds the '{subset}' split (--data, --subset) and its languages (--source-lang, "
             "--target-lang)"
         )
+    if Path(f"{prefix}.bin").stat().st_size == 0:
+        # every binarized sentence holds at least its end of sentence, and fairseq cannot map an
+        # empty file: said here, before a model is loaded, rather than as its traceback
+        raise EvaluationError(
+            f"the '{subset}' split of {data_bin} has no sentence ({prefix}.bin is empty): give a "
+            "split with sentences (--subset, --data)"
+        )
     dictionary = Dictionary.load(str(dictionary_path))
     dataset = data_utils.load_indexed_dataset(str(prefix), dictionary)
     return Side(dictionary, [dataset[index] for index in range(len(dataset))])

@@ -11,8 +11,13 @@ many sentences are translated as the batches come, and reports as the paper does
   heatmaps/NAME/sentence_ID.png
                         soft alignments of the chosen sentences (Figure 3), for models with
                         attention
-  NAME/generate-SUBSET.txt, NAME/SUBSET.hyp
-                        fairseq-generate's output, and the detokenized translations one per line
+  NAME/generate-SUBSET.txt, NAME/SUBSET.hyp, NAME/SUBSET.tok.hyp
+                        fairseq-generate's output, and the translations one per line, detokenized
+                        and tokenized
+
+Every input is checked, each checkpoint loaded, before anything is translated. A rerun into the
+same --out-dir then removes the files above that the run before wrote for its models: one that
+fails part way leaves no scores of the run before beside its translations. Other files stay.
 
 example (data from bahdanau-prepare-data multi30k --out /tmp/multi30k-bpe10k):
   bahdanau-evaluate --data /tmp/multi30k-bpe10k/data-bin --out-dir results \\
@@ -22,9 +27,11 @@ example (data from bahdanau-prepare-data multi30k --out /tmp/multi30k-bpe10k):
 """
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -51,6 +58,32 @@ from .bleu import table1_scores
 from .generate import TOKENIZED, Generation, Progress, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
 from .text import read_lines
+
+
+# the outputs at --out-dir's top level; each model's go to the folder OUT/NAME
+BLEU_JSON, BLEU_TEXT = "bleu.json", "bleu.txt"  # Table 1
+BY_LENGTH_CSV, BY_LENGTH_PNG = "bleu_by_length.csv", "bleu_by_length.png"  # Figure 2
+HEATMAPS = "heatmaps"  # Figure 3, a folder per model
+SCORES = (BLEU_JSON, BLEU_TEXT, BY_LENGTH_CSV, BY_LENGTH_PNG)
+OWN_OUTPUTS = {output.casefold(): output for output in SCORES + (HEATMAPS,)}
+HYPOTHESES = {"detokenized": "hyp", "tokenized": "tok.hyp"}  # kind -> suffix of OUT/NAME/SUBSET.*
+HEATMAP_FILE = re.compile(r"sentence_\d+\.png")  # heatmap_file's names
+
+
+def generate_output(out_dir: Path, name: str, subset: str) -> Path:
+    return out_dir / name / f"generate-{subset}.txt"
+
+
+def hypotheses_file(out_dir: Path, name: str, subset: str, kind: str) -> Path:
+    return out_dir / name / f"{subset}.{HYPOTHESES[kind]}"
+
+
+def heatmaps_folder(out_dir: Path, name: str) -> Path:
+    return out_dir / HEATMAPS / name
+
+
+def heatmap_file(out_dir: Path, name: str, sentence: int) -> Path:
+    return heatmaps_folder(out_dir, name) / f"sentence_{sentence}.png"
 
 
 def named_checkpoint(text: str) -> Tuple[str, Path]:
@@ -186,14 +219,21 @@ def read_references(path: Path, sentences: int, option: str = "--references") ->
 
 
 def check_model_names(names: Sequence[str]) -> None:
-    """Each model's outputs go to the folder OUT/NAME: a NAME must be a folder's name, and no two
-    may name the same folder, on file systems that ignore case (macOS, Windows) and the Unicode
-    form (macOS) too, or one model's translations would replace another's."""
+    """Each model's outputs go to the folder OUT/NAME: a NAME must be a folder's name, not that
+    of one of the tool's own outputs beside it, and no two may name the same folder, on file
+    systems that ignore case (macOS, Windows) and the Unicode form (macOS) too, or one model's
+    translations would replace another's."""
     for name in names:
         if name in ("", ".", "..") or "/" in name or "\\" in name:
             raise EvaluationError(
                 f"model name {name!r} is not a folder name, and the model's translations go to "
                 "the folder OUT/NAME: give --model a NAME without / or \\, other than . and .."
+            )
+        output = OWN_OUTPUTS.get(normalized(name).casefold())
+        if output is not None:
+            raise EvaluationError(
+                f"model name {name!r} is that of bahdanau-evaluate's own output OUT/{output}, and "
+                "the model's translations go to the folder OUT/NAME: give --model another NAME"
             )
     folders: Dict[str, str] = {}
     for name in names:
@@ -217,6 +257,12 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
         for member in ensemble_members(checkpoint):
             if not member.is_file():
                 raise EvaluationError(f"checkpoint {member} of model {name} not found")
+            if os.pathsep in str(member):
+                raise EvaluationError(
+                    f"checkpoint {member} of model {name} has '{os.pathsep}' in its path, which "
+                    "fairseq-generate reads as the separator of an ensemble's checkpoints: rename "
+                    f"it, or link it (ln -s) under a path without '{os.pathsep}' and give the link"
+                )
     for sentence in arguments.heatmaps:
         if not 0 <= sentence < len(split):
             raise EvaluationError(
@@ -225,6 +271,39 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
     codes = arguments.bpe_codes
     if codes is not None and not codes.is_file():
         raise EvaluationError(f"BPE codes {codes} not found")
+    for file in SCORES:  # a model's folder of that name, from before its names were checked
+        if (arguments.out_dir / file).is_dir():
+            raise EvaluationError(
+                f"{arguments.out_dir / file} is a folder, where bahdanau-evaluate writes its "
+                f"{file}: move it aside, or give another --out-dir"
+            )
+
+
+def check_checkpoints_load(arguments: argparse.Namespace) -> None:
+    """Each checkpoint loaded with --data before any model is translated, so that one that cannot
+    be (cut short, refused, trained with other dictionaries) is the hub's one-line CheckpointError
+    now, not fairseq-generate's failure once the models before it are translated."""
+    for _, checkpoint in arguments.model:
+        load_translator(checkpoint, arguments.data)
+
+
+def remove_previous_results(arguments: argparse.Namespace) -> None:
+    """The files a run before wrote where this one writes: the scores and figures, and its models'
+    translations and heatmaps, which would otherwise stay beside this run's if it fails part way
+    (or draws fewer heatmaps). Only the tool's own files go; a folder left empty goes too."""
+    out, subset = arguments.out_dir, arguments.subset
+    stale = [out / file for file in SCORES]
+    for name, _ in arguments.model:
+        stale.append(generate_output(out, name, subset))
+        stale += [hypotheses_file(out, name, subset, kind) for kind in HYPOTHESES]
+        heatmaps = heatmaps_folder(out, name)
+        if heatmaps.is_dir():
+            stale += [path for path in heatmaps.iterdir() if HEATMAP_FILE.fullmatch(path.name)]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    for folder in [heatmaps_folder(out, name) for name, _ in arguments.model] + [out / HEATMAPS]:
+        with contextlib.suppress(OSError):  # not there, or holding other files
+            folder.rmdir()
 
 
 def translate_all(
@@ -239,15 +318,14 @@ def translate_all(
             file=sys.stderr,
             flush=True,
         )
-        output = arguments.out_dir / name / f"generate-{generation.subset}.txt"
+        output = generate_output(arguments.out_dir, name, generation.subset)
         run_generate(checkpoint, arguments.data, generation, output, Progress(name, sentences))
         translations[name] = {
             "detokenized": read_hypotheses(output, sentences),
             "tokenized": read_hypotheses(output, sentences, TOKENIZED),
         }
-        for kind, suffix in (("detokenized", "hyp"), ("tokenized", "tok.hyp")):
-            lines = translations[name][kind]
-            output.with_name(f"{generation.subset}.{suffix}").write_text(
+        for kind, lines in translations[name].items():
+            hypotheses_file(arguments.out_dir, name, generation.subset, kind).write_text(
                 "".join(line + "\n" for line in lines), encoding="utf-8"
             )
     return translations
@@ -279,16 +357,16 @@ def format_table1(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def draw_heatmaps(arguments, split: BinarizedSplit, out_dir: Path) -> None:
+def draw_heatmaps(arguments, split: BinarizedSplit) -> None:
     """Figure 3 for the chosen sentences, from the soft attention of each model that has one."""
-    for name, checkpoint in tqdm(
-        arguments.model, desc="heatmaps", unit="model", disable=not arguments.heatmaps
-    ):
+    if not arguments.heatmaps:  # none asked for: no model to load again
+        return
+    for name, checkpoint in tqdm(arguments.model, desc="heatmaps", unit="model"):
         translator = load_translator(checkpoint, arguments.data)
         translator.eval()
         try:
             for sentence in arguments.heatmaps:
-                path = out_dir / name / f"sentence_{sentence}.png"
+                path = heatmap_file(arguments.out_dir, name, sentence)
                 alignment = translate_with_alignment(
                     translator,
                     split.source.sentences[sentence],
@@ -324,11 +402,11 @@ def write_table1(
             for name, checkpoint in arguments.model
         },
     }
-    (arguments.out_dir / "bleu.json").write_text(
+    (arguments.out_dir / BLEU_JSON).write_text(
         json.dumps(report, indent=2) + "\n", encoding="utf-8"
     )
     table = format_table1(report)
-    (arguments.out_dir / "bleu.txt").write_text(table, encoding="utf-8")
+    (arguments.out_dir / BLEU_TEXT).write_text(table, encoding="utf-8")
     print(table, end="", flush=True)
 
 
@@ -339,10 +417,10 @@ def write_figure2(
     buckets = length_buckets(lengths, arguments.bucket_width, arguments.min_bucket_sentences)
     detokenized = {name: translation["detokenized"] for name, translation in translations.items()}
     rows = bleu_by_length(detokenized, references["detokenized"], lengths, buckets)
-    write_csv(rows, arguments.out_dir / "bleu_by_length.csv")
+    write_csv(rows, arguments.out_dir / BY_LENGTH_CSV)
     plot_bleu_by_length(
         rows,
-        arguments.out_dir / "bleu_by_length.png",
+        arguments.out_dir / BY_LENGTH_PNG,
         title=f"BLEU by source length ({arguments.subset})",
     )
 
@@ -365,6 +443,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
             arguments.tokenized_references, len(split), "--tokenized-references"
         ),
     }
+    check_checkpoints_load(arguments)
     generation = Generation(
         arguments.subset,
         arguments.source_lang,
@@ -375,10 +454,11 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
         arguments.bpe_codes,
         arguments.replace_unk,
     )
+    remove_previous_results(arguments)
     translations = translate_all(arguments, generation, len(split))
     write_table1(arguments, split, translations, references)
     write_figure2(arguments, split, translations, references)
-    draw_heatmaps(arguments, split, arguments.out_dir / "heatmaps")
+    draw_heatmaps(arguments, split)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

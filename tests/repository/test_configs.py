@@ -75,12 +75,17 @@ def cpu_recipe_flags():
 
 
 def paper_recipe_flags(arch, folder):
-    """The arguments scripts/train_paper_recipe.sh gives fairseq-train, caught by a stand-in."""
+    """The arguments scripts/train_paper_recipe.sh gives fairseq-train, caught by a stand-in; its
+    DATA a folder with a dictionary (the script checks that), named as the recipe names its data."""
     stand_in = folder / "fairseq-train"
     stand_in.write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$(dirname "$0")/arguments"\n')
     stand_in.chmod(0o755)
+    (folder / "DATA").mkdir()
+    (folder / "DATA" / "dict.en.txt").touch()
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(["bash", str(PAPER_RECIPE), arch, "DATA", "SAVE_DIR"], env=env, check=True)
+    subprocess.run(
+        ["bash", str(PAPER_RECIPE), arch, "DATA", "SAVE_DIR"], env=env, cwd=folder, check=True
+    )
     return (folder / "arguments").read_text().split("\0")[:-1]
 
 

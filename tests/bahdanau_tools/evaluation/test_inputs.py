@@ -1,5 +1,6 @@
-"""What bahdanau-evaluate makes of the references and model names it is given: references read as
-the data preparation reads text, and model names that are folders of their own."""
+"""What bahdanau-evaluate makes of the references, model names and checkpoints it is given:
+references read as the data preparation reads text, model names that are folders of their own, and
+checkpoint paths that fairseq-generate takes."""
 
 import codecs
 import unicodedata
@@ -11,6 +12,7 @@ from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.evaluation.binarized_split import BinarizedSplit, Side
 from bahdanau_tools.evaluation.bleu import TOKENIZED, corpus_bleu
 from bahdanau_tools.evaluation.command_line import (
+    SCORES,
     check_inputs,
     evaluation_parser,
     read_references,
@@ -67,17 +69,21 @@ def test_references_not_in_utf8_are_a_one_line_error_naming_the_file_line_and_by
     assert "convert the file to UTF-8" in message
 
 
+def check_models(tmp_path, *models):
+    """check_inputs on these models, (name, checkpoint) each, their checkpoints there."""
+    arguments = ["--data", str(tmp_path), "--out-dir", str(tmp_path / "out")]
+    for name, checkpoint in models:
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        checkpoint.touch()
+        arguments += ["--model", f"{name}={checkpoint}"]
+    check_inputs(evaluation_parser().parse_args(arguments), NO_SENTENCES)
+
+
 def check_names(tmp_path, *names):
     """check_inputs on models of these names, whose checkpoints are there."""
-    models = []
-    for number, name in enumerate(names):
-        checkpoint = tmp_path / f"{number}.pt"
-        checkpoint.touch()
-        models += ["--model", f"{name}={checkpoint}"]
-    arguments = evaluation_parser().parse_args(
-        ["--data", str(tmp_path), "--out-dir", str(tmp_path / "out"), *models]
+    check_models(
+        tmp_path, *[(name, tmp_path / f"{number}.pt") for number, name in enumerate(names)]
     )
-    check_inputs(arguments, NO_SENTENCES)
 
 
 def test_models_with_plain_names_of_their_own_are_accepted(tmp_path):
@@ -110,3 +116,31 @@ def test_model_names_that_differ_only_in_unicode_form_are_an_error(tmp_path):
     nfc, nfd = (unicodedata.normalize(form, "modèle") for form in ("NFC", "NFD"))
     with pytest.raises(EvaluationError, match="differ only in case or Unicode form"):
         check_names(tmp_path, nfc, nfd)
+
+
+@pytest.mark.parametrize("name", [*SCORES, "heatmaps", "BLEU.TXT", "Heatmaps"])
+def test_a_model_name_of_one_of_the_tools_own_outputs_is_an_error_naming_it(tmp_path, name):
+    with pytest.raises(EvaluationError) as raised:
+        check_names(tmp_path, "m", name)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"model name {name!r} is that of bahdanau-evaluate's own output OUT/" in message
+    assert "give --model another NAME" in message
+
+
+def test_a_checkpoint_with_a_colon_in_its_path_is_an_error_saying_to_rename_or_link_it(tmp_path):
+    checkpoint = tmp_path / "de:mo" / "checkpoint_best.pt"
+    with pytest.raises(EvaluationError) as raised:
+        check_models(tmp_path, ("m", tmp_path / "0.pt"), ("demo", checkpoint))
+    message = str(raised.value)
+    assert f"checkpoint {checkpoint} of model demo has ':' in its path" in message
+    assert "rename it, or link it (ln -s) under a path without ':'" in message
+
+
+def test_a_folder_where_the_tool_writes_its_scores_is_an_error_saying_to_move_it(tmp_path):
+    (tmp_path / "out" / "bleu.txt").mkdir(parents=True)
+    with pytest.raises(EvaluationError) as raised:
+        check_names(tmp_path, "m")
+    message = str(raised.value)
+    assert f"{tmp_path / 'out' / 'bleu.txt'} is a folder, where bahdanau-evaluate writes" in message
+    assert "move it aside, or give another --out-dir" in message
