@@ -13,7 +13,8 @@ EVALUATE_OPTIONS=${EVALUATE_OPTIONS:-}
 read -ra evaluate_options <<< "$EVALUATE_OPTIONS"  # a list of words, none of them a file pattern
 sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-dim "$DIM" --decoder-hidden-dim "$DIM"
        --maxout-dim "$DIM")
-recipe=(--optimizer "$OPTIMIZER" --lr "$LR" --clip-norm 1.0 --batch-size "$BATCH" --dropout "$DROPOUT")
+recipe=(--optimizer "$OPTIMIZER" --lr "$LR" --clip-norm 1.0 --batch-size "$BATCH" --required-batch-size-multiple 1
+        --dropout "$DROPOUT")
 
 refuse() {  # MESSAGE: a bad setting ends the run in one line, before anything runs
   echo "error: $1" >&2

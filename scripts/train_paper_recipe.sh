@@ -33,5 +33,6 @@ exec fairseq-train "$data" --user-dir "$plugin" --arch "$arch" \
   --task translation --criterion cross_entropy \
   --optimizer adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 --weight-decay 0.0 \
   --lr-scheduler fixed --clip-norm 1.0 \
-  --batch-size 80 --skip-invalid-size-inputs-valid-test --data-buffer-size 0 \
+  --batch-size 80 --required-batch-size-multiple 1 --skip-invalid-size-inputs-valid-test \
+  --data-buffer-size 0 \
   --save-dir "$save_dir" "$@"
