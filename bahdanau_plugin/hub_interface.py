@@ -5,22 +5,31 @@ fairseq's ``replace_unk=`` dictionary and never uses it. This one translates thr
 ``--task translation_with_source_words``, which translates an empty line as empty. Made with
 ``replace_unk=`` ("" to copy source words, or a dictionary file), the task's generator replaces
 each ``<unk>`` by the source word it attends to most: ``translate()`` returns the replaced text and
-``generate()`` hypotheses whose tokens hold the replacing words. ``replace_unk`` given per call,
-which fairseq would set and never read, is refused; so is a sentence over max_source_positions,
-which fairseq would leave out of the results under ``skip_invalid_size_inputs``.
+``generate()`` hypotheses whose tokens hold the replacing words. The generation options of a call
+are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a misspelt option, which
+fairseq would set and never read, is refused. So is a sentence over max_source_positions, which
+fairseq would leave out of the results under ``skip_invalid_size_inputs``.
 
 Raw text is read as bahdanau-prepare-data wrote the training text, whatever the locale: in one
 Unicode form, NFC (``tokenize``, the first step of ``encode`` and ``translate``: unicode_form.py),
 and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_codes.py).
 """
 
+import copy
+
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
+from omegaconf import open_dict
 
 from . import subword_nmt_codes
 from .errors import ConfigurationError
+from .models.inference_setup import refuse_what_fairseqs_search_cannot_do
 from .tasks import TranslationWithSourceWordsTask
 from .unicode_form import normalized
+
+
+# GeneratorHubInterface.generate's own arguments, not generation options
+CALL_ARGUMENTS = ("skip_invalid_size_inputs", "inference_step_args", "prefix_allowed_tokens_fn")
 
 
 class RecurrentTranslationHubInterface(GeneratorHubInterface):
@@ -48,13 +57,36 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         return super().sample(sentences, beam, verbose, **kwargs)
 
     def generate(self, tokenized_sentences, beam: int = 5, verbose: bool = False, **kwargs):
-        if "replace_unk" in kwargs:  # fairseq would set it on the generation's options, unread
+        self.check_options(beam, {k: v for k, v in kwargs.items() if k not in CALL_ARGUMENTS})
+        self.check_lengths(tokenized_sentences)
+        return super().generate(tokenized_sentences, beam, verbose, **kwargs)
+
+    def check_options(self, beam, options: dict) -> None:
+        """The generation options of a call, checked as fairseq-generate's: fairseq would set a
+        misspelt one, or replace_unk, where nothing reads it, and fail in a traceback on a beam
+        that is not a whole number or on what its search cannot do."""
+        if "replace_unk" in options:
             raise ConfigurationError(
                 "replace_unk is chosen when the model is loaded, not per call: give it to "
                 "from_pretrained (replace_unk='' copies source words)"
             )
-        self.check_lengths(tokenized_sentences)
-        return super().generate(tokenized_sentences, beam, verbose, **kwargs)
+        unknown = sorted(set(options) - set(self.cfg.generation))
+        if unknown:
+            raise ConfigurationError(
+                f"{unknown[0]} is not one of fairseq's generation options: give those of "
+                "fairseq-generate, in snake_case (beam, nbest, lenpen, max_len_b, unkpen, ...)"
+            )
+        for name, value in {"beam": beam, "nbest": options.get("nbest", 1)}.items():
+            if type(value) is not int or value < 1:
+                raise ConfigurationError(f"{name}={value!r}: give a whole number, 1 or more")
+        if options.get("print_alignment") not in (None, "hard", "soft"):
+            raise ConfigurationError(
+                f"print_alignment={options['print_alignment']!r}: give 'hard' or 'soft'"
+            )
+        generation = copy.deepcopy(self.cfg.generation)
+        with open_dict(generation):
+            generation.update(beam=beam, **options)
+        refuse_what_fairseqs_search_cannot_do(generation)
 
     def check_lengths(self, tokenized_sentences) -> None:
         """A sentence over max_source_positions, refused before any is translated. fairseq would

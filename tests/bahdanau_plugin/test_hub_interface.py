@@ -55,6 +55,28 @@ def test_replace_unk_given_per_call_is_refused_saying_to_give_it_when_loading(
         hub.translate("the dog sees a cat", replace_unk="" if replace_unk is None else None)
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(beams=1), "beams is not one of fairseq's generation options"),
+        (dict(beam="3"), "beam='3': give a whole number, 1 or more"),
+        (dict(beam=0), "beam=0: give a whole number, 1 or more"),
+        (dict(beam=2, nbest=3), "--nbest 3 is over --beam 2"),
+        (dict(print_alignment=True), "print_alignment=True: give 'hard' or 'soft'"),
+    ],
+    ids=["misspelt", "beam-as-text", "beam-0", "nbest-over-beam", "print-alignment-true"],
+)
+def test_a_generation_option_fairseq_would_ignore_or_fail_on_is_refused_in_one_line(
+    checkpoints, data_bin, options, message
+):
+    """fairseq sets a misspelt option where nothing reads it, and fails on the others in a
+    traceback."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(ConfigurationError, match=message):
+        hub.translate("the dog sees a cat", **options)
+    assert hub.translate("the dog sees a cat", beam=2, nbest=2, lenpen=0.5)
+
+
 @pytest.mark.parametrize("skip", [False, True], ids=["", "skip_invalid_size_inputs"])
 def test_a_sentence_over_max_source_positions_is_refused_before_any_is_translated(
     checkpoints, data_bin, skip
