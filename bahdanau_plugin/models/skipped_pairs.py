@@ -1,0 +1,40 @@
+"""A training split of which fairseq skips every pair, explained in one line.
+
+fairseq-train skips the pairs over the model's length limit (``--max-train-length``; 30 and 50
+tokens as binarized for the ``*_30`` and ``*_50`` architectures, BPE units included) or over
+``--max-tokens``, and logs how many in a WARNING. Where it skips every one, it then fails in a
+traceback: an IndexError as it batches nothing, or "The dataset is empty" where the few left fill
+no batch.
+"""
+
+import traceback
+from typing import Optional
+
+from fairseq.tasks import FairseqTask
+
+from .. import errors
+
+REMEDY = (
+    "raise --max-train-length (its limit counts tokens as binarized, BPE units included) or "
+    "--max-tokens, or check that the data-bin holds the sentences you meant"
+)
+
+
+def every_pair_skipped(error: BaseException) -> Optional[str]:
+    if str(error).startswith("The dataset is empty"):
+        return (
+            "fairseq has no batch to train on: it skipped the split's pairs as too long (the "
+            f"WARNING above counts them) and the few left fill no batch: {REMEDY}"
+        )
+    batching = FairseqTask.get_batch_iterator.__code__
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is batching and len(frame.f_locals.get("indices", ())) == 0:
+            lengths, tokens = frame.f_locals.get("max_positions"), frame.f_locals.get("max_tokens")
+            within = f"the lengths {lengths} (source, target; end of sentence included)"
+            if tokens is not None:
+                within += f" and --max-tokens {tokens}"
+            return f"fairseq skipped every pair of the split: none is within {within}: {REMEDY}"
+    return None
+
+
+errors.EXPLANATIONS.append(every_pair_skipped)
