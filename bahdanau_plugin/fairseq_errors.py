@@ -1,0 +1,77 @@
+"""fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
+line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
+not hold, a --finetune-from-model that names no file, half precision on a CPU."""
+
+import os
+import re
+import traceback
+from typing import List, Optional
+
+from fairseq.data import Dictionary
+from fairseq.tasks import translation
+
+from . import errors
+
+
+def splits_held(data_bin: str) -> List[str]:
+    """The names of the splits binarized in data_bin (train, valid, test, ...)."""
+    names = os.listdir(data_bin) if os.path.isdir(data_bin) else []
+    return sorted({name.split(".")[0] for name in names if name.endswith(".bin")})
+
+
+def missing_split(error: BaseException) -> Optional[str]:
+    """fairseq's "Dataset not found: valid (DATA)"."""
+    if not isinstance(error, FileNotFoundError) or "Dataset not found" not in str(error):
+        return None
+    loading = translation.load_langpair_dataset.__code__
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is loading:
+            split, data = frame.f_locals["split"], frame.f_locals["data_path"]
+            pair = f"{frame.f_locals['src']}-{frame.f_locals['tgt']}"
+            held = ", ".join(splits_held(data)) or "none"
+            return (
+                f"the data-bin {data} has no '{split}' split of {pair} (splits there: {held}): "
+                "name one it holds (fairseq-train's --valid-subset, fairseq-generate's "
+                "--gen-subset), or train with --disable-validation"
+            )
+    return None
+
+
+def missing_dictionary(error: BaseException) -> Optional[str]:
+    """A --source-lang or --target-lang whose dict.LANG.txt the data-bin lacks."""
+    name = getattr(error, "filename", None)
+    found = re.fullmatch(r"dict\.(.+)\.txt", os.path.basename(name or ""))
+    if not isinstance(error, FileNotFoundError) or found is None:
+        return None
+    reading = Dictionary.add_from_file.__code__
+    if not any(frame.f_code is reading for frame, _ in traceback.walk_tb(error.__traceback__)):
+        return None
+    data = os.path.dirname(name) or "."
+    held = sorted(f for f in os.listdir(data) if re.fullmatch(r"dict\..+\.txt", f))
+    languages = ", ".join(f.split(".")[1] for f in held) or "none"
+    return (
+        f"the data-bin {data} has no dictionary for the language {found.group(1)} ({name}): its "
+        f"languages are {languages}: give --source-lang and --target-lang among them"
+    )
+
+
+def missing_finetune_checkpoint(error: BaseException) -> Optional[str]:
+    if isinstance(error, ValueError) and re.fullmatch(
+        r"--finetune-from-model .* does not exist", str(error)
+    ):
+        return f"{error}: give the checkpoint file to start from"
+    return None
+
+
+def half_precision_on_a_cpu(error: BaseException) -> Optional[str]:
+    if isinstance(error, AssertionError) and str(error) == "Torch not compiled with CUDA enabled":
+        return (
+            "this torch has no CUDA, and --fp16 (also --memory-efficient-fp16) needs a GPU: on a "
+            "CPU, train in float32 or with --bf16 (docs/precision.md)"
+        )
+    return None
+
+
+errors.EXPLANATIONS.extend(
+    [missing_split, missing_dictionary, missing_finetune_checkpoint, half_precision_on_a_cpu]
+)
