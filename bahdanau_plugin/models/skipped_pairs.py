@@ -7,6 +7,7 @@ traceback: an IndexError as it batches nothing, or "The dataset is empty" where 
 no batch.
 """
 
+import inspect
 import traceback
 from typing import Optional
 
@@ -14,6 +15,10 @@ from fairseq.tasks import FairseqTask
 
 from .. import errors
 
+# get_batch_iterator's make_batches, which batches the pairs left after the skipped ones
+BATCHING = [
+    code for code in FairseqTask.get_batch_iterator.__code__.co_consts if inspect.iscode(code)
+]
 REMEDY = (
     "raise --max-train-length (its limit counts tokens as binarized, BPE units included) or "
     "--max-tokens, or check that the data-bin holds the sentences you meant"
@@ -26,9 +31,8 @@ def every_pair_skipped(error: BaseException) -> Optional[str]:
             "fairseq has no batch to train on: it skipped the split's pairs as too long (the "
             f"WARNING above counts them) and the few left fill no batch: {REMEDY}"
         )
-    batching = FairseqTask.get_batch_iterator.__code__
     for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code is batching and len(frame.f_locals.get("indices", ())) == 0:
+        if frame.f_code in BATCHING and len(frame.f_locals.get("indices", (None,))) == 0:
             lengths, tokens = frame.f_locals.get("max_positions"), frame.f_locals.get("max_tokens")
             within = f"the lengths {lengths} (source, target; end of sentence included)"
             if tokens is not None:
