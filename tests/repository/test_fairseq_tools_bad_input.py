@@ -147,20 +147,21 @@ def test_a_checkpoint_trained_with_another_dictionary_is_refused_with_a_clear_er
     assert_one_line_error(returncode, stderr, "source dictionary", "dict.*.txt")
 
 
+def translating(tool, data_bin, checkpoint, *options):
+    """tool (fairseq-generate, fairseq-interactive) translating with checkpoint: (return code,
+    stdout, stderr); fairseq-interactive reads NORMAL."""
+    return tool_on_bytes(
+        tool, data_bin, "--user-dir", PLUGIN, "--path", checkpoint, *options, "--cpu",
+        stdin=NORMAL.encode(),
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
 def test_print_alignment_with_rnnencdec_is_a_one_line_error_saying_it_has_no_attention(
     data_bin, checkpoints, tool
 ):
-    returncode, _, stderr = tool_on_bytes(
-        tool,
-        data_bin,
-        "--user-dir",
-        PLUGIN,
-        "--path",
-        checkpoints["rnnencdec_50"],
-        "--print-alignment",
-        "--cpu",
-        stdin=NORMAL.encode(),
+    returncode, _, stderr = translating(
+        tool, data_bin, checkpoints["rnnencdec_50"], "--print-alignment"
     )
     assert_one_line_error(
         returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoint"
@@ -197,17 +198,8 @@ def test_diverse_beam_groups_are_a_one_line_error_before_any_translation(
     data_bin, checkpoints, tool
 ):
     """fairseq 0.12's diverse beam search fails with an IndexError past its first sentences."""
-    returncode, stdout, stderr = tool_on_bytes(
-        tool,
-        data_bin,
-        "--user-dir",
-        PLUGIN,
-        "--path",
-        checkpoints["rnnsearch_50"],
-        "--diverse-beam-groups=2",
-        "--beam=4",
-        "--cpu",
-        stdin=NORMAL.encode(),
+    returncode, stdout, stderr = translating(
+        tool, data_bin, checkpoints["rnnsearch_50"], "--diverse-beam-groups=2", "--beam=4"
     )
     assert_one_line_error(returncode, stderr, "--diverse-beam-groups", "--diversity-rate")
     assert not re.search(r"^H-", stdout, flags=re.M)

@@ -86,16 +86,21 @@ def check_names(tmp_path, *names):
     )
 
 
+def names_refused(tmp_path, *names) -> str:
+    """The one line that refuses models of these names."""
+    with pytest.raises(EvaluationError) as raised:
+        check_names(tmp_path, *names)
+    assert "\n" not in str(raised.value)
+    return str(raised.value)
+
+
 def test_models_with_plain_names_of_their_own_are_accepted(tmp_path):
     check_names(tmp_path, "rnnsearch", "rnnencdec", "rnnsearch-50.v2")
 
 
 @pytest.mark.parametrize("name", ["m/", "a/b", "/m", "m\\", ".", ".."])
 def test_a_model_name_that_is_not_a_plain_folder_name_is_an_error_naming_it(tmp_path, name):
-    with pytest.raises(EvaluationError) as raised:
-        check_names(tmp_path, "m", name)
-    message = str(raised.value)
-    assert "\n" not in message
+    message = names_refused(tmp_path, "m", name)
     assert f"model name {name!r} is not a folder name" in message
     assert "give --model a NAME without / or \\" in message
 
@@ -120,10 +125,7 @@ def test_model_names_that_differ_only_in_unicode_form_are_an_error(tmp_path):
 
 @pytest.mark.parametrize("name", [*SCORES, "heatmaps", "BLEU.TXT", "Heatmaps"])
 def test_a_model_name_of_one_of_the_tools_own_outputs_is_an_error_naming_it(tmp_path, name):
-    with pytest.raises(EvaluationError) as raised:
-        check_names(tmp_path, "m", name)
-    message = str(raised.value)
-    assert "\n" not in message
+    message = names_refused(tmp_path, "m", name)
     assert f"model name {name!r} is that of bahdanau-evaluate's own output OUT/" in message
     assert "give --model another NAME" in message
 
