@@ -182,6 +182,32 @@ def warn_unless_of_one_run(states: Dict[Path, dict]) -> None:
             return
 
 
+def updates(state: dict) -> Optional[int]:
+    """The updates a checkpoint's training had made, where fairseq recorded them."""
+    history = state.get("optimizer_history") or [{}]
+    return history[-1].get("num_updates")
+
+
+def check_each_copy_once(states: Dict[Path, dict]) -> None:
+    """fairseq saves one point of training under several names (checkpoint_best.pt and
+    checkpoint_last.pt are copies of the numbered one): two files holding the same parameters
+    would count that point twice, so a glob such as DIR/*.pt is refused. Only checkpoints at the
+    same update are compared."""
+    seen: Dict[Optional[int], List[Path]] = {}
+    for path, state in states.items():
+        for other in seen.setdefault(updates(state), []):
+            if all(
+                torch.equal(parameter, states[other]["model"][name])
+                for name, parameter in state["model"].items()
+            ):
+                raise AveragingError(
+                    f"{other} and {path} hold the same parameters (update {updates(state)}): "
+                    "they are one checkpoint under two names (fairseq copies checkpoint_best.pt "
+                    "and checkpoint_last.pt from a numbered one): name each once"
+                )
+        seen[updates(state)].append(path)
+
+
 def average_parameters(models: Sequence[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
     """The mean of each parameter, summed in float64 and returned in its own type; the newest
     model's fingerprints as they are."""
@@ -200,6 +226,7 @@ def averaged_checkpoint(paths: Sequence[Path]) -> dict:
     check_each_named_once(paths)
     states = {path: load_state(path) for path in paths}
     check_same_model(states)
+    check_each_copy_once(states)
     warn_unless_of_one_run(states)
     newest = dict(states[paths[-1]])
     newest["model"] = average_parameters([state["model"] for state in states.values()])

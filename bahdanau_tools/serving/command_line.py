@@ -31,6 +31,8 @@ from .repeated_logs import log_repeats_once_per_interval
 from .translator import Translator
 
 DEFAULT_LIMITS = Limits()
+# the longest --batch-wait-ms: a sentence waits that long at most before it is translated alone
+MAX_BATCH_WAIT_MS = 10_000
 
 
 def port_number(text: str) -> int:
@@ -130,11 +132,23 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--batch-wait-ms",
-        type=float,
+        type=wait_milliseconds,
         default=20.0,
-        help="how long a sentence waits for others to batch with (default: 20)",
+        help="how long a sentence waits for others to batch with, at most "
+        f"{MAX_BATCH_WAIT_MS:,} (default: 20)",
     )
     return parser
+
+
+def wait_milliseconds(text: str) -> float:
+    """A wait from 0 to MAX_BATCH_WAIT_MS: an infinite one failed in the model's thread (every
+    request then hung), a NaN waited until a batch filled."""
+    value = float(text)
+    if not 0 <= value <= MAX_BATCH_WAIT_MS:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a number of milliseconds from 0 to {MAX_BATCH_WAIT_MS:,}"
+        )
+    return value
 
 
 def from_here(args: argparse.Namespace) -> None:
@@ -155,6 +169,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
     if args.beam > MAX_BEAM:
         parser.error(f"--beam {args.beam} is over {MAX_BEAM}, the largest beam the server searches")
+    if args.max_request_beam_tokens < args.beam:
+        parser.error(
+            f"--max-request-beam-tokens {args.max_request_beam_tokens} is under --beam "
+            f"{args.beam}: every request would be refused, one word included: raise it"
+        )
 
 
 def _connections_within_the_file_limit(asked: int) -> int:

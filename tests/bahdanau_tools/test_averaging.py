@@ -3,6 +3,8 @@ written as a checkpoint that fairseq's tools load."""
 
 import errno
 
+import shutil
+
 import pytest
 import torch
 from fairseq.data import Dictionary
@@ -283,6 +285,18 @@ def test_a_checkpoint_named_twice_by_two_paths_to_one_file_is_refused_naming_bot
         average(second, save_dir / "checkpoint1.pt", roundabout, output=tmp_path / "average.pt")
     assert str(roundabout) in str(refusal.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_one_checkpoint_under_two_names_is_refused_naming_both(save_dir, tmp_path):
+    """fairseq's checkpoint_last.pt is a copy of the newest numbered one: a glob of the folder
+    would count that checkpoint twice."""
+    second, copy = save_dir / "checkpoint2.pt", tmp_path / "checkpoint_last.pt"
+    shutil.copy(second, copy)
+    with pytest.raises(
+        AveragingError, match=f"{second} and {copy} hold the same parameters \\(update "
+    ):
+        average(save_dir / "checkpoint1.pt", second, copy, output=tmp_path / "average.pt")
+    assert list(tmp_path.iterdir()) == [copy]
 
 
 def test_an_output_that_is_a_folder_is_refused_before_any_checkpoint_is_read(tmp_path):

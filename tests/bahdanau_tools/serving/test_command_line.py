@@ -45,6 +45,27 @@ def test_a_non_positive_batch_size_is_refused(capsys, data_bin, serving_checkpoi
     assert "argument --max-batch-sentences: 0 is not a positive integer" in error
 
 
+@pytest.mark.parametrize("wait", ["inf", "nan", "-1", "10001"])
+def test_a_batch_wait_that_is_not_a_number_of_milliseconds_up_to_10_seconds_is_refused(
+    capsys, wait
+):
+    """An infinite wait failed in the model's thread, and every request hung; a NaN waited until
+    a batch filled."""
+    assert _argument_error(capsys, "checkpoint.pt", "--data", "d", "--batch-wait-ms", wait) == (
+        f"bahdanau-serve: error: argument --batch-wait-ms: {wait} is not a number of milliseconds "
+        "from 0 to 10,000"
+    )
+
+
+def test_a_request_limit_under_the_beam_that_would_refuse_every_request_is_refused(
+    capsys, data_bin, serving_checkpoint
+):
+    error = _argument_error(
+        capsys, serving_checkpoint, "--data", data_bin, "--max-request-beam-tokens", 4
+    )
+    assert "--max-request-beam-tokens 4 is under --beam 5: every request would be refused" in error
+
+
 @pytest.mark.parametrize("port", [80000, 0, -1])
 def test_a_port_out_of_range_is_refused(capsys, port):
     assert _argument_error(capsys, "checkpoint.pt", "--data", "data-bin", "--port", port) == (
