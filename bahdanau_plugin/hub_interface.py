@@ -50,7 +50,7 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         return super().tokenize(normalized(sentence))
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, **kwargs):
-        if getattr(self.task, "replaces_unknown_words", False):
+        if self.task.replaces_unknown_words:
             batch = [sentences] if isinstance(sentences, str) else list(sentences)
             self.task.keep_source_words([self.apply_bpe(self.tokenize(text)) for text in batch])
             sentences = sentences if isinstance(sentences, str) else batch  # a generator reads once
