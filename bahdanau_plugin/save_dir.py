@@ -7,7 +7,9 @@ file. For these models (fairseq_patches.own_the_save_dir_in_training), a run hol
 second run is refused in one line that names the holder; the system releases the lock when the
 holder ends, however it ends, so a hold whose process was killed is taken over, in one warning
 line. The run removes the file as it exits. The lock is taken on the file's only descriptor in the
-process, which nothing else opens: closing another would release it.
+process, which nothing else opens: closing another would release it. ``hold_folder`` is that hold
+for any folder and any tool, in its own words: bahdanau-prepare-data holds its --out with it for
+the length of a run (``holding``).
 
 fairseq checks that it can write a file into --save-dir before anything else: a --save-dir that is
 a file or read-only fails there in a traceback, explained in one line by ``unwritable_save_dir``.
@@ -20,12 +22,15 @@ import atexit
 import datetime
 import errno
 import fcntl
+import functools
 import json
 import os
 import socket
 import sys
 import traceback
-from typing import Dict, Optional
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterator, Optional, Type
 
 import torch
 from fairseq import checkpoint_utils
@@ -42,22 +47,60 @@ class SaveDirError(PluginError):
     """A --save-dir that this run cannot use."""
 
 
-# This process's holds, by folder. A second training in one process (hydra's multirun runs its
-# jobs so) that names a folder held already would resume the first's checkpoints as its own.
+@dataclass(frozen=True)
+class HoldWords:
+    """How a hold's lines name the folder and the runs that hold it."""
+
+    folder: str  # as the user gave it, with its option: "--save-dir checkpoints"
+    holders: str  # the kind of run that holds it: "another training run"
+    remedy: str  # what to do instead of waiting: "give this run another --save-dir"
+    error: Type[PluginError]  # what refuses the folder
+
+
+# This process's holds, by hold file. A POSIX lock never refuses the process that holds it, so a
+# second hold in the same process is refused here; closing its descriptor would also release the
+# first hold's lock.
 _HELD: Dict[str, int] = {}
 
 
 def hold(save_dir: str) -> None:
     """Hold save_dir for this process until it exits; a SaveDirError naming the holder where a
     live process holds it already."""
-    folder = os.path.realpath(save_dir)
-    if folder in _HELD:
+    # A second training in one process (hydra's multirun runs its jobs so) that names a folder
+    # held already would resume the first's checkpoints as its own.
+    if _hold_file(save_dir, HOLD) in _HELD:
         raise SaveDirError(
             f"--save-dir {save_dir} holds the checkpoints of an earlier training in this process "
             "(a job of a hydra multirun, say), which this one would resume and overwrite: give "
             "each its own, such as checkpoint.save_dir=checkpoints/${hydra:job.num}"
         )
-    path = os.path.join(folder, HOLD)
+    words = HoldWords(
+        f"--save-dir {save_dir}",
+        "another training run",
+        "give this run another --save-dir",
+        SaveDirError,
+    )
+    atexit.register(hold_folder(save_dir, HOLD, words))
+
+
+@contextmanager
+def holding(folder: str, hold_file: str, words: HoldWords) -> Iterator[None]:
+    """folder held (hold_folder) while the block runs."""
+    release = hold_folder(folder, hold_file, words)
+    try:
+        yield
+    finally:
+        release()
+
+
+def hold_folder(folder: str, hold_file: str, words: HoldWords) -> Callable[[], None]:
+    """Hold folder for this process: an exclusive lock on the file hold_file there, which names
+    the process; the function that releases it. A words.error naming the holder where a live
+    process, this one included, holds it already; a warning line where the process that held it
+    ended without releasing it."""
+    path = _hold_file(folder, hold_file)
+    if path in _HELD:
+        raise words.error(_in_use(words, _holder(_HELD[path], hold_file)))
     while True:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -67,27 +110,35 @@ def hold(save_dir: str) -> None:
         except OSError as error:
             if error.errno not in (errno.EACCES, errno.EAGAIN):
                 raise
-            holder = _holder(descriptor) or "one that is starting"
+            holder = _holder(descriptor, hold_file) or "one that is starting"
             os.close(descriptor)
-            raise SaveDirError(
-                f"--save-dir {save_dir} is in use by another training run, {holder}: wait for it "
-                "to end, or give this run another --save-dir"
-            ) from None
+            raise words.error(_in_use(words, holder)) from None
         if _still_named(descriptor, path):
             break
         os.close(descriptor)  # its holder removed it as it exited: hold the file made anew
-    previous = _holder(descriptor)
+    previous = _holder(descriptor, hold_file)
     if previous:
         print(
-            f"warning: --save-dir {save_dir} was held by {previous}, which ended without "
-            "releasing it (killed?): this run takes it over",
+            f"warning: {words.folder} was held by {previous}, which ended without releasing it "
+            "(killed?): this run takes it over",
             file=sys.stderr,
             flush=True,
         )
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, json.dumps(_this_process()).encode("utf-8"), 0)
-    _HELD[folder] = descriptor
-    atexit.register(_release, path, descriptor)
+    _HELD[path] = descriptor
+    return functools.partial(_release, path, descriptor)
+
+
+def _hold_file(folder: str, hold_file: str) -> str:
+    return os.path.join(os.path.realpath(folder), hold_file)
+
+
+def _in_use(words: HoldWords, holder: str) -> str:
+    return (
+        f"{words.folder} is in use by {words.holders}, {holder}: wait for it to end, or "
+        f"{words.remedy}"
+    )
 
 
 def _still_named(descriptor: int, path: str) -> bool:
@@ -107,7 +158,7 @@ def _this_process() -> dict:
     }
 
 
-def _holder(descriptor: int) -> str:
+def _holder(descriptor: int, hold_file: str) -> str:
     """The process a hold file names, in words; "" for an empty file."""
     text = os.pread(descriptor, 65536, 0).decode("utf-8", "replace").strip()
     if not text:
@@ -119,13 +170,14 @@ def _holder(descriptor: int) -> str:
             command = command[: COMMAND_SHOWN - 3] + "..."
         return f"process {holder['pid']} on {holder['host']} since {holder['started']} ({command})"
     except (ValueError, KeyError, TypeError):
-        return f"the process its {HOLD} names ({text[:COMMAND_SHOWN]})"
+        return f"the process its {hold_file} names ({text[:COMMAND_SHOWN]})"
 
 
 def _release(path: str, descriptor: int) -> None:
     if _still_named(descriptor, path):
         os.remove(path)
     os.close(descriptor)
+    del _HELD[path]
 
 
 class _Counting:

@@ -28,11 +28,6 @@ class Vocabulary:
     mode: str
     size: int
 
-    def describe(self) -> str:
-        if self.mode == "bpe":
-            return f"joint BPE, {self.size} merges"
-        return f"shortlist of the {self.size} most frequent words per language"
-
 
 def preprocess_command(
     text_dir: Path,

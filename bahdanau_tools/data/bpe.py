@@ -33,6 +33,12 @@ def learn_joint_bpe(texts: Sequence[Path], codes: Path, merges: int, workers: in
         )
 
 
+def learned_merges(codes: Path) -> int:
+    """The merge operations of a codes file: its lines, less subword-nmt's header (#version)."""
+    with codes.open(encoding="utf-8") as lines:
+        return sum(1 for _ in lines) - 1
+
+
 @functools.lru_cache(maxsize=None)
 def subword_nmt_bpe(codes: str, modified_ns: int) -> SubwordNMTBPEReadInUTF8:
     """fairseq's `--bpe subword_nmt --bpe-codes codes`, so training text is segmented exactly like

@@ -8,7 +8,8 @@
 Every corpus goes through the same stages (docs/data.md): check that both sides have as many lines,
 tokenize with fairseq's Moses tokenizer and clean, learn and apply joint BPE (--bpe), binarize with
 fairseq-preprocess, summarize. A rerun with the same --out resumes after the last stage that
-finished (after Ctrl+C too); stages whose options or inputs changed run again.
+finished (after Ctrl+C or SIGTERM too); stages whose options or inputs changed run again. One run at
+a time writes into an --out: a second one is refused while the first works.
 """
 
 import argparse
@@ -17,11 +18,12 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, ContextManager, List, Optional, Sequence, Tuple
 
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
+from bahdanau_plugin.save_dir import HoldWords, holding
 
 from ..errors import DataError
 from .binarize import Vocabulary
@@ -38,6 +40,19 @@ Corpus = Tuple[str, Tuple[str, str], List[Split]]  # name, (source, target langu
 INTERRUPTED = "interrupted: run the same command again to resume; the stages that finished are kept"
 KEPT = "; a rerun keeps the stages that finished"
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # what shells report for a command that Ctrl+C stopped
+EXIT_TERMINATED = 128 + signal.SIGTERM  # and for one that SIGTERM stopped
+# In --out while a run works there, naming its process (bahdanau_plugin/save_dir.py's hold).
+HOLD = ".prepare-data-run.json"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (kill, a batch system's time limit), which stops a run as Ctrl+C does: the stage it
+    stops removes its half-written files and ends fairseq-preprocess, which runs in a session of
+    its own that no signal to this process reaches (binarize.py)."""
+
+
+def stop_as_on_ctrl_c(signal_number: int, frame) -> None:
+    raise Terminated
 
 
 def positive_float(text: str) -> float:
@@ -98,7 +113,7 @@ def wmt14_corpus(arguments: argparse.Namespace) -> Corpus:
     return (
         "WMT'14",
         WMT14_LANGUAGES,
-        wmt14_splits(extract_release(archives, arguments.out / "orig")),
+        wmt14_splits(extract_release(archives, arguments.out)),
     )
 
 
@@ -273,6 +288,15 @@ def settings_from(arguments: argparse.Namespace, languages: Tuple[str, str]) -> 
     )
 
 
+def out_held(out: Path) -> ContextManager[None]:
+    """out held for this run while the block runs: two runs writing one folder would mix their
+    outputs (one's BPE codes beside the other's binaries), or fail in fairseq-preprocess."""
+    words = HoldWords(
+        f"--out {out}", "another bahdanau-prepare-data", "give another --out", DataError
+    )
+    return holding(str(out), HOLD, words)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> dict:
     """Prepare the corpus the arguments name; return the summary."""
     arguments = pipeline_parser().parse_args(argv)
@@ -282,17 +306,18 @@ def main(argv: Optional[Sequence[str]] = None) -> dict:
             "fairseq-preprocess splits its files' names: give a folder whose path has none"
         )
     check_output_folder(arguments.out, "--out")
-    with write_failures_explained(arguments.out, "--out", KEPT):
+    with out_held(arguments.out), write_failures_explained(arguments.out, "--out", KEPT):
         name, languages, splits = arguments.read(arguments)
         return prepare(name, splits, arguments.out, settings_from(arguments, languages))
 
 
 def cli_main() -> None:
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    signal.signal(signal.SIGTERM, stop_as_on_ctrl_c)
     try:
         main()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         # Every stage writes under temporary names and records itself only once it has finished
         # (stages.py), so whatever Ctrl+C stopped is redone by the next run, and nothing else is.
         print(INTERRUPTED, file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED)

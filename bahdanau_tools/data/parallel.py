@@ -1,6 +1,7 @@
 """An order-preserving parallel map whose read-ahead is bounded, so memory stays flat."""
 
 import multiprocessing
+import os
 import signal
 from collections import deque
 from contextlib import ExitStack, contextmanager
@@ -12,6 +13,8 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 CHUNK_LINES = 2000  # big enough to outweigh the cost of passing a chunk between processes
+# Ctrl+C, and SIGTERM, which bahdanau-prepare-data takes as Ctrl+C (command_line.py).
+STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
 def chunked(items: Iterable[Item], size: int = CHUNK_LINES) -> Iterator[List[Item]]:
@@ -36,9 +39,9 @@ def ordered_map(
         yield from map(function, items)
         return
     with ExitStack() as ending:
-        with ctrl_c_deferred():
+        with stops_deferred():
             pool = ending.enter_context(
-                multiprocessing.Pool(workers, initializer=leave_ctrl_c_to_the_main_process)
+                multiprocessing.Pool(workers, initializer=leave_stops_to_the_main_process)
             )
         in_flight = deque()
         for item in items:
@@ -50,27 +53,41 @@ def ordered_map(
 
 
 @contextmanager
-def ctrl_c_deferred() -> Iterator[None]:
-    """Ctrl+C noted while the block runs, and raised as it ends. While a pool starts, Ctrl+C would
-    otherwise reach a worker before it can ignore it (a traceback per worker), or this process
-    inside one of the handlers Python runs around a fork, which prints the KeyboardInterrupt and
-    drops it: the command would go on. (Blocking the signal would not do: another thread, tqdm's,
-    would take it.)"""
-    pressed = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+def stops_deferred() -> Iterator[None]:
+    """Ctrl+C and SIGTERM noted while the block runs, and delivered as it ends. While a pool starts,
+    either would otherwise reach a worker before it can ignore it (a traceback per worker), or this
+    process inside one of the handlers Python runs around a fork, which prints the
+    KeyboardInterrupt and drops it: the command would go on. (Blocking the signals would not do:
+    another thread, tqdm's, would take them.) A worker forked meanwhile, which has this handler
+    until its initializer runs, takes them as its initializer would have it: SIGTERM, by which the
+    pool ends it, must end it."""
+    main_process = os.getpid()
+    received = []
+
+    def note(number, frame):
+        if os.getpid() != main_process:  # a worker, its initializer still to come
+            leave_stops_to_the_main_process()
+            signal.raise_signal(number)
+            return
+        received.append(number)
+
+    previous = {number: signal.signal(number, note) for number in STOPS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if pressed:
-        raise KeyboardInterrupt
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    for number in received:
+        signal.raise_signal(number)  # to the handler it would have met: KeyboardInterrupt, say
 
 
-def leave_ctrl_c_to_the_main_process() -> None:
+def leave_stops_to_the_main_process() -> None:
     """Ctrl+C reaches every process of the terminal's foreground group: the workers ignore it, so
     that only the main process stops, ending the pool as it leaves, and the user reads one line,
-    not a traceback per worker."""
+    not a traceback per worker. SIGTERM, by which the pool ends them, ends them at once: the main
+    process's handler, which they inherit, would print a traceback in each."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def map_line_chunks(

@@ -5,6 +5,7 @@ finished and resumes with the first one that did not.
 """
 
 import functools
+import shutil
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -13,7 +14,7 @@ from typing import Dict, List, Sequence, TextIO, Tuple
 
 from ..errors import DataError
 from .binarize import Vocabulary, binarize
-from .bpe import learn_joint_bpe, segment_file
+from .bpe import learn_joint_bpe, learned_merges, segment_file
 from .cleaning import CleaningRules, check_dropped_share, check_kept, clean_chunk
 from .parallel import chunked, ordered_map
 from .progress import progress_bar
@@ -60,8 +61,10 @@ def cleaning_rules(split_name: str, settings: Settings) -> CleaningRules:
     return CleaningRules()
 
 
+# In out, in BPE mode: the codes, and the text segmented with them.
+BPE_CODES, BPE_DIR = "bpe.codes", "bpe"
 # The folders of out that prepare writes its files into.
-WRITTEN = ("raw", "tok", "bpe", "data-bin")
+WRITTEN = ("raw", "tok", BPE_DIR, "data-bin")
 
 
 def check_inputs_outside_written(files: Sequence[Path], out: Path) -> None:
@@ -128,9 +131,13 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
             settings.workers,
         ),
     )
+    if settings.vocabulary.mode != "bpe":
+        # once data-bin is word-level, not before: until then the codes are those of its BPE units
+        remove_bpe_outputs(out)
     summary = stages.run(
         "summary",
-        corpus,
+        # what it reports besides the files' counts
+        [corpus, asdict(settings.vocabulary), settings.max_len, settings.max_ratio],
         texts + [data_bin],
         summary_files(out),
         functools.partial(
@@ -171,6 +178,15 @@ def reference_files(raw_dir: Path, split_name: str, settings: Settings) -> List[
     return [] if split_name == "train" else text_files(raw_dir, split_name, settings)
 
 
+def remove_bpe_outputs(out: Path) -> None:
+    """The BPE codes and text of an earlier run in BPE mode, which no longer go with data-bin:
+    bahdanau-evaluate, say, would segment a word-level model's input with the codes it finds
+    beside it."""
+    (out / BPE_CODES).unlink(missing_ok=True)
+    if (out / BPE_DIR).exists():
+        shutil.rmtree(out / BPE_DIR)
+
+
 def summary_files(out: Path) -> List[Path]:
     """summary.json, then summary.txt."""
     return [out / "summary.json", out / "summary.txt"]
@@ -185,7 +201,7 @@ def summarize_and_write(
     settings: Settings,
     out: Path,
 ) -> dict:
-    summary = summarize(corpus, splits, cleaning, text_dir, data_bin, settings)
+    summary = summarize(corpus, splits, cleaning, text_dir, data_bin, settings, out / BPE_CODES)
     with written_whole(summary_files(out)) as partial:
         write_summary(summary, *partial)
     return summary
@@ -198,11 +214,12 @@ def summarize(
     text_dir: Path,
     data_bin: Path,
     settings: Settings,
+    codes: Path,
 ) -> dict:
     return {
         "corpus": corpus,
         "languages": list(settings.languages),
-        "vocabulary": asdict(settings.vocabulary),
+        "vocabulary": vocabulary_summary(settings.vocabulary, codes),
         "max_len": settings.max_len,
         "max_ratio": settings.max_ratio,
         "dictionary_size": dictionary_sizes(data_bin, settings.languages),
@@ -218,6 +235,15 @@ def summarize(
             for split in splits
         },
     }
+
+
+def vocabulary_summary(vocabulary: Vocabulary, codes: Path) -> dict:
+    """The vocabulary's mode and size, and in BPE mode the merges learned: fewer than --bpe asked
+    for where subword-nmt ran out of pairs of symbols that occur twice."""
+    summary = asdict(vocabulary)
+    if vocabulary.mode == "bpe":
+        summary["merges_learned"] = learned_merges(codes)
+    return summary
 
 
 def tokenize_and_clean(
@@ -255,9 +281,9 @@ def tokenize_and_clean(
 def segment_with_joint_bpe(
     stages: Stages, splits: Sequence[Split], tok_dir: Path, out: Path, settings: Settings
 ) -> Path:
-    """Learn joint BPE codes on the tokenized training text (out/bpe.codes); segment every split
-    into out/bpe."""
-    codes = out / "bpe.codes"
+    """Learn joint BPE codes on the tokenized training text (out/BPE_CODES); segment every split
+    into out/BPE_DIR."""
+    codes = out / BPE_CODES
     training_text = text_files(tok_dir, "train", settings)
     stages.run(
         "bpe-codes",
@@ -268,7 +294,7 @@ def segment_with_joint_bpe(
             _learn_codes, training_text, codes, settings.vocabulary.size, settings.workers
         ),
     )
-    bpe_dir = out / "bpe"
+    bpe_dir = out / BPE_DIR
     bpe_dir.mkdir(exist_ok=True)
     for split in splits:
         tokenized, segmented = (

@@ -5,16 +5,19 @@ then is its record written, holding the settings it ran with, the size and modif
 its input and output files, and its result (counts the summary needs). A rerun keeps a stage whose
 record matches all of these, and reruns it otherwise: after a crash inside it, after a change of
 its options or of an input file (an earlier stage that ran again rewrites its outputs, so every
-later stage runs again too), or when an output was deleted or changed since.
+later stage runs again too), or when an output was deleted or changed since. A record that is not
+one (not JSON, or without a record's fields: a file damaged, or edited by hand) counts as none,
+with a warning: the stage runs again.
 """
 
 import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 Fingerprints = Dict[str, List[int]]
+RECORD_FIELDS = ("key", "outputs", "result")
 
 
 def fingerprints(paths: Sequence[Path]) -> Fingerprints:
@@ -53,9 +56,7 @@ class Stages:
         inputs."""
         record_path = self.directory / f"{name}.json"
         key = _as_json({"settings": settings, "inputs": fingerprints(inputs)})
-        record = (
-            json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else None
-        )
+        record = read_record(record_path)
         if (
             record is not None
             and record["key"] == key
@@ -73,6 +74,25 @@ class Stages:
         )
         partial.replace(record_path)
         return _as_json(result)
+
+
+def read_record(path: Path) -> Optional[dict]:
+    """The stage record at path; None where there is none, or where the file is not one (a warning
+    line names it then)."""
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+        record = None
+    if isinstance(record, dict) and all(field in record for field in RECORD_FIELDS):
+        return record
+    print(
+        f"warning: {path} is not the record of a finished stage (damaged?): the stage runs again",
+        file=sys.stderr,
+        flush=True,
+    )
+    return None
 
 
 @contextmanager

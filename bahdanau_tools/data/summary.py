@@ -9,7 +9,6 @@ from typing import Dict, List, Tuple
 
 from fairseq.data import Dictionary
 
-from .binarize import Vocabulary
 from .cleaning import STEPS
 from .parallel import map_line_chunks
 
@@ -89,12 +88,25 @@ def format_cleaning(split: str, cleaning: Dict[str, int]) -> str:
     return f"{split}: " + ", ".join(f"{STEP_LABELS[step]} {cleaning[step]:,}" for step in STEPS)
 
 
+def describe_vocabulary(vocabulary: dict) -> str:
+    """The summary's vocabulary in words: in BPE mode, the merges learned, and the merges asked for
+    where subword-nmt stopped short of them."""
+    if vocabulary["mode"] == "shortlist":
+        return f"shortlist of the {vocabulary['size']} most frequent words per language"
+    learned = vocabulary["merges_learned"]
+    if learned < vocabulary["size"]:
+        return (
+            f"joint BPE, {learned} merges (of the {vocabulary['size']} asked: no pair of symbols "
+            "was left that occurs twice)"
+        )
+    return f"joint BPE, {learned} merges"
+
+
 def format_summary(summary: dict) -> str:
     source, target = summary["languages"]
     sizes = summary["dictionary_size"]
     lines = [
-        f"{summary['corpus']}, {source}->{target}: "
-        f"{Vocabulary(**summary['vocabulary']).describe()}",
+        f"{summary['corpus']}, {source}->{target}: {describe_vocabulary(summary['vocabulary'])}",
         f"training pairs of at most {summary['max_len']} words, length ratio at most "
         f"{summary['max_ratio']}",
         f"dictionaries (with fairseq's 4 specials): {source} {sizes[source]:,}, {target} "

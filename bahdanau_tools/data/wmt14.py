@@ -4,6 +4,7 @@ Training: Europarl v7, Common Crawl, UN, News Commentary v9 and the 10^9 French-
 development: newstest2012 + newstest2013; test: newstest2014, full version (3,003 sentences).
 """
 
+import functools
 import tarfile
 import zlib
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from ..errors import DataError
 from .download import copy_with_progress, download
 from .pipeline import Split
 from .reading import ParallelFiles, require_file
+from .stages import Stages
 
 LANGUAGES = ("en", "fr")
 
@@ -128,10 +130,22 @@ def fetch_archives(from_dir: Optional[Path], download_dir: Path) -> Path:
     return download_dir
 
 
-def extract_release(archive_dir: Path, destination: Path) -> Path:
-    """Copy the members the splits need out of the archives into destination, flat."""
+def extract_release(archive_dir: Path, out: Path) -> Path:
+    """Copy the members the splits need out of the archives into out/orig, flat; return it. Each
+    archive is a stage (stages.py) whose input is the archive: a rerun keeps what it extracted while
+    the archive is the same file, and extracts it again from an archive replaced since (fetched
+    again, or another --from-dir), whose members might differ."""
+    destination = out / "orig"
+    stages = Stages(out)
     for archive in ARCHIVES:
-        extract_members(archive_dir / archive.name, _members_of(archive.name), destination)
+        path, members = archive_dir / archive.name, _members_of(archive.name)
+        stages.run(
+            f"extract-{archive.name}",
+            members,
+            [path],
+            [destination / PurePosixPath(member).name for member in members],
+            functools.partial(extract_members, path, members, destination),
+        )
     return destination
 
 
@@ -147,12 +161,8 @@ def _members_of(archive_name: str) -> List[str]:
 
 def extract_members(archive: Path, members: Iterable[str], destination: Path) -> None:
     """Extract in one pass over the archive, as a stream: looking members up would decompress a
-    multi-gigabyte .tgz again from its start for each one. Members extracted before are kept."""
-    wanted = {
-        member for member in members if not (destination / PurePosixPath(member).name).exists()
-    }
-    if not wanted:
-        return
+    multi-gigabyte .tgz again from its start for each one."""
+    wanted = set(members)
     print(f"extracting {', '.join(sorted(wanted))} from {archive}", flush=True)
     destination.mkdir(parents=True, exist_ok=True)
     try:

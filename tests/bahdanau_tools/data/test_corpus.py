@@ -2,6 +2,7 @@
 every corpus gets, progress on stderr and a rerun that resumes after the last finished stage."""
 
 import re
+import shutil
 
 import pytest
 
@@ -25,9 +26,10 @@ STAGES = (
     "binarize",
     "summary",
 )
+MERGES_ASKED = 100_000  # far more than the corpus's few words have pairs of symbols for
 
 
-def corpus_arguments(corpus, out, *more):
+def corpus_arguments(corpus, out, *more, vocabulary=("--shortlist", "20")):
     return [
         "corpus",
         "--train",
@@ -43,8 +45,7 @@ def corpus_arguments(corpus, out, *more):
         LANGUAGES[1],
         "--out",
         str(out),
-        "--shortlist",
-        "20",
+        *vocabulary,
         "--workers",
         "1",
         *more,
@@ -72,6 +73,14 @@ def prepared(corpus, tmp_path_factory):
     completed = run_command("bahdanau-prepare-data", *corpus_arguments(corpus, out))
     assert completed.returncode == 0, completed.stderr[-3000:]
     return out, completed.stderr
+
+
+@pytest.fixture(scope="module")
+def prepared_with_bpe(corpus, tmp_path_factory):
+    """The command run with --bpe MERGES_ASKED: its output folder."""
+    out = tmp_path_factory.mktemp("prepared-with-bpe")
+    main(corpus_arguments(corpus, out, vocabulary=("--bpe", str(MERGES_ASKED))))
+    return out
 
 
 def stage_messages(stderr):
@@ -193,3 +202,27 @@ def test_a_missing_side_is_an_error_naming_the_file_it_looked_for(corpus, tmp_pa
     missing = corpus / "nowhere.de"
     with pytest.raises(DataError, match=re.escape(f"missing file {missing} (or {missing}.gz)")):
         main(arguments)
+
+
+def test_the_summary_gives_the_merges_learned_where_subword_nmt_stops_short_of_those_asked(
+    prepared_with_bpe,
+):
+    """It said `joint BPE, 100000 merges` where subword-nmt had learned a few hundred."""
+    learned = len((prepared_with_bpe / "bpe.codes").read_text(encoding="utf-8").splitlines()) - 1
+    assert learned < MERGES_ASKED
+    summary = read_summary(prepared_with_bpe)
+    assert summary["vocabulary"] == {"mode": "bpe", "size": MERGES_ASKED, "merges_learned": learned}
+    assert f"joint BPE, {learned} merges (of the {MERGES_ASKED} asked: " in (
+        prepared_with_bpe / "summary.txt"
+    ).read_text(encoding="utf-8")
+
+
+def test_a_rerun_with_shortlist_over_a_bpe_run_removes_its_bpe_codes_and_text(
+    prepared_with_bpe, corpus, tmp_path
+):
+    """bahdanau-evaluate would find the codes beside data-bin and segment the input of a
+    word-level model with them."""
+    out = shutil.copytree(prepared_with_bpe, tmp_path / "out")
+    main(corpus_arguments(corpus, out))
+    assert not (out / "bpe.codes").exists()
+    assert not (out / "bpe").exists()

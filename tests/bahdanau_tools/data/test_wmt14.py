@@ -1,11 +1,13 @@
 """bahdanau-prepare-data wmt14 --from-dir on a small release with the real file names and
 formats."""
 
+import shutil
+
 import pytest
 
 from bahdanau_tools.data import wmt14
 from bahdanau_tools.data.download import file_md5
-from bahdanau_tools.data.wmt14 import Archive, extract_members, fetch_archives
+from bahdanau_tools.data.wmt14 import Archive, extract_members, extract_release, fetch_archives
 from bahdanau_tools.errors import DataError
 
 from .corpora import TEST_PAIRS, release_members, write_tar
@@ -81,13 +83,22 @@ def test_a_truncated_archive_is_an_error_saying_to_fetch_it_again(tmp_path):
         extract_members(archive, ["dev/newstest2012.en"], tmp_path / "orig")
 
 
-def test_members_extracted_before_are_not_extracted_again(tmp_path):
-    archive = tmp_path / "dev.tgz"
-    write_tar(archive, {"dev/newstest2012.en": b"Hello.\n"})
-    (tmp_path / "orig").mkdir()
-    (tmp_path / "orig" / "newstest2012.en").write_text("kept\n")
-    extract_members(archive, ["dev/newstest2012.en"], tmp_path / "orig")
-    assert (tmp_path / "orig" / "newstest2012.en").read_text() == "kept\n"
+def test_a_rerun_keeps_the_members_extracted_from_the_same_archives(wmt14_release, tmp_path):
+    extract_release(wmt14_release, tmp_path)
+    extracted = (tmp_path / "orig" / "newstest2012.en").stat().st_mtime_ns
+    extract_release(wmt14_release, tmp_path)
+    assert (tmp_path / "orig" / "newstest2012.en").stat().st_mtime_ns == extracted
+
+
+def test_an_archive_replaced_since_the_last_run_is_extracted_again(wmt14_release, tmp_path):
+    """A corrected --from-dir, or an archive fetched again: its old members would be read instead,
+    and every later stage kept."""
+    release = shutil.copytree(wmt14_release, tmp_path / "release")
+    extract_release(release, tmp_path)
+    members = release_members()["dev.tgz"]
+    write_tar(release / "dev.tgz", {**members, "dev/newstest2012.en": b"Replaced.\n"})
+    extract_release(release, tmp_path)
+    assert (tmp_path / "orig" / "newstest2012.en").read_bytes() == b"Replaced.\n"
 
 
 def test_every_corpus_comes_from_an_archive_of_the_release_table():
