@@ -12,6 +12,7 @@ from the folder the command is run in.
 import argparse
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from bahdanau_plugin.speed.setting import SEARCH_SETTING
 
 from .api import MAX_BEAM, create_app
 from .batching import ModelThread
-from .connections import Server
+from .connections import Server, bound_socket
 from .file_limit import connection_room
 from .limits import Limits
 from .repeated_logs import log_repeats_once_per_interval
@@ -176,6 +177,23 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
 
 
+def _listening(parser: argparse.ArgumentParser, args: argparse.Namespace) -> socket.socket:
+    """The server's socket, bound before the model loads (a while, at the paper's sizes): a --host
+    that names no address of this machine, or a --port in use, is one line at once."""
+    try:
+        return bound_socket(args.host, args.port)
+    except socket.gaierror as error:
+        parser.error(
+            f"--host {args.host} names no address ({error.strerror}): give this machine's name "
+            "or address, such as 127.0.0.1 (this machine only) or 0.0.0.0 (every network)"
+        )
+    except OSError as error:
+        parser.error(
+            f"cannot listen on --host {args.host} --port {args.port}: "
+            f"{(error.strerror or str(error)).lower()}: give another --port (or --host)"
+        )
+
+
 def _connections_within_the_file_limit(asked: int) -> int:
     """How many connections the server may hold, with a warning when the file limit leaves room
     for fewer than asked; before the model loads, since a limit with room for none ends the
@@ -197,6 +215,7 @@ def main(argv=None) -> None:
     arguments = parser()
     args = arguments.parse_args(argv)
     _check(arguments, args)
+    listener = _listening(arguments, args)
     from_here(args)
     max_connections = _connections_within_the_file_limit(args.max_connections)
     logging.getLogger("fairseq").setLevel(logging.WARNING)  # not a line per batch
@@ -241,7 +260,7 @@ def main(argv=None) -> None:
         app, host=args.host, port=args.port, timeout_keep_alive=args.idle_timeout
     )  # configures uvicorn's logging: the filter comes after
     log_repeats_once_per_interval()
-    Server(config, max_connections, args.idle_timeout).run()
+    Server(config, listener, max_connections, args.idle_timeout).run()
 
 
 if __name__ == "__main__":

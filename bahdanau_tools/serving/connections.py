@@ -227,18 +227,40 @@ class Acceptor:
                 pass
 
 
-class Server(uvicorn.Server):
-    """uvicorn's server, with its connections accepted by an Acceptor and closed when idle."""
+def bound_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound to host and port as uvicorn binds it; socket.gaierror for a host
+    that names no address, OSError for an address that cannot be bound (a port in use)."""
+    family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    listener = socket.socket(family, kind, protocol)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
-    def __init__(self, config: uvicorn.Config, max_connections: int, idle_timeout_s: float):
+
+class Server(uvicorn.Server):
+    """uvicorn's server, with its connections accepted by an Acceptor and closed when idle, on a
+    socket bound before (bound_socket)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        listener: socket.socket,
+        max_connections: int,
+        idle_timeout_s: float,
+    ):
         super().__init__(config)
+        self.listener = listener
         self.max_connections = max_connections
         self.idle_timeout_s = idle_timeout_s
         self.acceptor: Optional[Acceptor] = None
 
     async def startup(self, sockets=None) -> None:
         """As uvicorn's, on a listening socket that the Acceptor serves rather than asyncio."""
-        listener = self.config.bind_socket()  # logs "Uvicorn running on ...", or exits
+        listener = self.listener
         listener.listen(self.config.backlog)
         listener.setblocking(False)
         await super().startup(sockets=[])

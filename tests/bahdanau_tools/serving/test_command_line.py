@@ -2,6 +2,7 @@
 checked before anything loads, with argparse's one-line errors."""
 
 import os
+import socket
 
 import pytest
 
@@ -71,6 +72,27 @@ def test_a_port_out_of_range_is_refused(capsys, port):
     assert _argument_error(capsys, "checkpoint.pt", "--data", "data-bin", "--port", port) == (
         f"bahdanau-serve: error: argument --port: {port} is not a port number (1 to 65535)"
     )
+
+
+def test_a_port_in_use_is_refused_before_the_model_loads(capsys, data_bin, tmp_path):
+    """The checkpoint is not one: the model would fail to load, after the port."""
+    (tmp_path / "checkpoint.pt").write_bytes(b"not loaded")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        error = _argument_error(
+            capsys, tmp_path / "checkpoint.pt", "--data", data_bin, "--port", port
+        )
+    assert f"cannot listen on --host 127.0.0.1 --port {port}: address already in use" in error
+
+
+def test_a_host_that_names_no_address_is_refused_before_the_model_loads(capsys, data_bin, tmp_path):
+    (tmp_path / "checkpoint.pt").write_bytes(b"not loaded")
+    error = _argument_error(
+        capsys, tmp_path / "checkpoint.pt", "--data", data_bin, "--host", "no-such-host.invalid"
+    )
+    assert "--host no-such-host.invalid names no address" in error
 
 
 def test_help_names_the_command_that_writes_the_bpe_codes():
