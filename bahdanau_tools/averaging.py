@@ -311,7 +311,8 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
         )
     write_whole(averaged_checkpoint(paths), arguments.output)
     print(
-        f"averaged {len(paths)} checkpoints into {arguments.output}: {', '.join(map(str, paths))}"
+        f"averaged {len(paths)} checkpoint{'s' if len(paths) > 1 else ''} into "
+        f"{arguments.output}: {', '.join(map(str, paths))}"
     )
     return paths
 
