@@ -15,11 +15,8 @@ Unicode form, NFC (``tokenize``, the first step of ``encode`` and ``translate``:
 and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_codes.py).
 """
 
-import copy
-
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
-from omegaconf import open_dict
 
 from . import subword_nmt_codes
 from .errors import ConfigurationError
@@ -30,6 +27,17 @@ from .unicode_form import normalized
 
 # GeneratorHubInterface.generate's own arguments, not generation options
 CALL_ARGUMENTS = ("skip_invalid_size_inputs", "inference_step_args", "prefix_allowed_tokens_fn")
+
+
+class CallsOptions:
+    """A call's generation options over those the model was loaded with, read as attributes,
+    without copying the configuration at every call (fairseq copies it once more to generate)."""
+
+    def __init__(self, loaded, call: dict):
+        self.loaded, self.call = loaded, call
+
+    def __getattr__(self, name: str):
+        return self.call[name] if name in self.call else getattr(self.loaded, name)
 
 
 class RecurrentTranslationHubInterface(GeneratorHubInterface):
@@ -83,10 +91,9 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
             raise ConfigurationError(
                 f"print_alignment={options['print_alignment']!r}: give 'hard' or 'soft'"
             )
-        generation = copy.deepcopy(self.cfg.generation)
-        with open_dict(generation):
-            generation.update(beam=beam, **options)
-        refuse_what_fairseqs_search_cannot_do(generation)
+        refuse_what_fairseqs_search_cannot_do(
+            CallsOptions(self.cfg.generation, {"beam": beam, **options})
+        )
 
     def check_lengths(self, tokenized_sentences) -> None:
         """A sentence over max_source_positions, refused before any is translated. fairseq would

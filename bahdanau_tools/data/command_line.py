@@ -23,7 +23,7 @@ from typing import Callable, ContextManager, List, Optional, Sequence, Tuple
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
-from bahdanau_plugin.save_dir import HoldWords, holding
+from bahdanau_plugin.folder_hold import HoldWords, holding
 
 from ..errors import DataError
 from .binarize import Vocabulary
@@ -41,7 +41,7 @@ INTERRUPTED = "interrupted: run the same command again to resume; the stages tha
 KEPT = "; a rerun keeps the stages that finished"
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # what shells report for a command that Ctrl+C stopped
 EXIT_TERMINATED = 128 + signal.SIGTERM  # and for one that SIGTERM stopped
-# In --out while a run works there, naming its process (bahdanau_plugin/save_dir.py's hold).
+# In --out while a run works there, naming its process (bahdanau_plugin/folder_hold.py).
 HOLD = ".prepare-data-run.json"
 
 
