@@ -1,7 +1,6 @@
 """An order-preserving parallel map whose read-ahead is bounded, so memory stays flat."""
 
 import multiprocessing
-import os
 import signal
 from collections import deque
 from contextlib import ExitStack, contextmanager
@@ -54,27 +53,26 @@ def ordered_map(
 
 @contextmanager
 def stops_deferred() -> Iterator[None]:
-    """Ctrl+C and SIGTERM noted while the block runs, and delivered as it ends. While a pool starts,
-    either would otherwise reach a worker before it can ignore it (a traceback per worker), or this
-    process inside one of the handlers Python runs around a fork, which prints the
-    KeyboardInterrupt and drops it: the command would go on. (Blocking the signals would not do:
-    another thread, tqdm's, would take them.) A worker forked meanwhile, which has this handler
-    until its initializer runs, takes them as its initializer would have it: SIGTERM, by which the
-    pool ends it, must end it."""
-    main_process = os.getpid()
+    """Ctrl+C and SIGTERM held back while the block starts a pool, and delivered as it ends.
+
+    This thread blocks them, so that the workers it forks start with them blocked: a signal that
+    came to a worker before Python in it has set itself up after the fork would be dropped there
+    (the pool's SIGTERM: the worker lived on, and the pool's end waited for it forever). Its
+    initializer decides what they do, then lets them in. Another thread, tqdm's, can still take
+    them for this process meanwhile: they are noted then, rather than raised in one of the
+    handlers Python runs around a fork, which prints the KeyboardInterrupt and drops it (the
+    command would go on)."""
     received = []
 
     def note(number, frame):
-        if os.getpid() != main_process:  # a worker, its initializer still to come
-            leave_stops_to_the_main_process()
-            signal.raise_signal(number)
-            return
         received.append(number)
 
     previous = {number: signal.signal(number, note) for number in STOPS}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     try:
         yield
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # those pending meet note now
         for number, handler in previous.items():
             signal.signal(number, handler)
     for number in received:
@@ -84,10 +82,12 @@ def stops_deferred() -> Iterator[None]:
 def leave_stops_to_the_main_process() -> None:
     """Ctrl+C reaches every process of the terminal's foreground group: the workers ignore it, so
     that only the main process stops, ending the pool as it leaves, and the user reads one line,
-    not a traceback per worker. SIGTERM, by which the pool ends them, ends them at once: the main
-    process's handler, which they inherit, would print a traceback in each."""
+    not a traceback per worker. SIGTERM, by which the pool ends them, ends them at once, also one
+    that came while they started (stops_deferred): the main process's handler, which they
+    inherit, would print a traceback in each."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
 
 
 def map_line_chunks(
