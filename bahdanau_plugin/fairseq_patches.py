@@ -25,6 +25,7 @@ from typing import Optional
 import torch
 from fairseq import checkpoint_utils
 from fairseq.models import ARCH_MODEL_REGISTRY
+from fairseq.tasks.translation import TranslationTask
 
 from . import save_dir
 from .checkpoint_safety import (
@@ -36,6 +37,7 @@ from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
 from .errors import ConfigurationError, print_errors_as_one_line
 from .log_level import fairseqs_log_level
+from .models.language_pair import LANGUAGES_GIVEN
 from .models.recurrent_translation import RecurrentTranslationModel
 
 TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
@@ -242,6 +244,7 @@ def _loaded_copies(module_name: str):
 
 # Set on the wrappers, so that importing the plugin again wraps nothing twice.
 SAVE_DIR_WRAPPER = "__bahdanau_the_run_owns_its_save_dir__"
+LANGUAGES_WRAPPER = "__bahdanau_records_the_languages_given__"
 DEFAULT_RESTORE_FILE = "checkpoint_last.pt"  # fairseq's: --save-dir's, where there is one
 
 
@@ -296,6 +299,33 @@ def _writing_whole(save_checkpoint):
     return wrapper
 
 
+def remember_the_languages_given() -> None:
+    """fairseq's translation task, where a fairseq tool sets it up, records on itself the
+    languages the command gave, before it infers a pair for the one left out and overwrites both
+    (models/language_pair.py): these models check them when they are built, in training and in
+    translation. TranslationTask.setup_task is where fairseq infers them, from the configuration
+    it then changes in place, so nothing after it can know what the command said; no option or
+    hook runs before it. Tasks set up for other models get the record and nothing else."""
+    if running_fairseq_tool() is None:
+        return
+    setup_task = TranslationTask.__dict__["setup_task"].__func__
+    if getattr(setup_task, LANGUAGES_WRAPPER, False):
+        return
+    TranslationTask.setup_task = classmethod(_recording_the_languages_given(setup_task))
+
+
+def _recording_the_languages_given(setup_task):
+    @functools.wraps(setup_task)
+    def wrapper(cls, cfg, **kwargs):
+        given = (cfg.source_lang, cfg.target_lang)
+        task = setup_task(cls, cfg, **kwargs)
+        setattr(task, LANGUAGES_GIVEN, given)
+        return task
+
+    setattr(wrapper, LANGUAGES_WRAPPER, True)
+    return wrapper
+
+
 CHANGES = (
     # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
     # unless set: torch's defaults (1,024 kernels each) cost memory for no speed
@@ -333,6 +363,10 @@ CHANGES = (
     # these models, the run holds its --save-dir and checks its room before training, and writes
     # every checkpoint whole; for other models, fairseq's own.
     own_the_save_dir_in_training,
+    # fairseq.tasks.translation.TranslationTask.setup_task, where a fairseq tool runs: the task
+    # records the languages the command gave, which fairseq overwrites where one is left out;
+    # these models check them (models/language_pair.py). For other models, a record no one reads.
+    remember_the_languages_given,
 )
 
 

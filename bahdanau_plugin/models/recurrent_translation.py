@@ -18,6 +18,7 @@ from ..hub_interface import RecurrentTranslationHubInterface
 from ..speed import setting
 from . import inference_setup, pretrained_paths, training_setup
 from .config import add_checked_options, check_options
+from .language_pair import check_language_pair
 
 
 def check_right_padded_targets(task) -> None:
@@ -64,6 +65,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     def build_model(cls, cfg, task):
         check_options(cfg, cls.config_class)
         check_right_padded_targets(task)
+        check_language_pair(task)
         # BAHDANAU_FAST_PATH and BAHDANAU_CPU_SEARCH_COMPILE_AFTER, refused here if they name no
         # setting: not at a validation with --eval-bleu, after the training before it
         setting.mode()

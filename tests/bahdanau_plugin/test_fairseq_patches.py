@@ -18,9 +18,11 @@ import pytest
 import torch
 from fairseq import checkpoint_utils, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 import bahdanau_plugin
 from bahdanau_plugin import fairseq_patches
+from bahdanau_plugin.models.language_pair import LANGUAGES_GIVEN
 
 from ..support.demo_data import TEST_SENTENCES
 from ..support.paths import PLUGIN
@@ -38,6 +40,7 @@ TRAINING_BATCHES = """
 import json, sys
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
 if sys.argv[2] == "with-plugin":
     import bahdanau_plugin
 parser = options.get_training_parser()
@@ -127,6 +130,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
         "own_the_save_dir_in_training",
+        "remember_the_languages_given",
     ]
 
 
@@ -237,6 +241,32 @@ def test_importing_the_plugin_again_wraps_fairseq_train_s_conversion_once():
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
     assert train.convert_namespace_to_omegaconf is wrapped
     assert wrapped.__wrapped__ is convert_namespace_to_omegaconf
+
+
+@pytest.fixture
+def translation_task_restored(monkeypatch):
+    monkeypatch.setattr(TranslationTask, "setup_task", TranslationTask.__dict__["setup_task"])
+
+
+def test_where_a_fairseq_tool_runs_the_translation_task_records_the_languages_given(
+    translation_task_restored, data_bin, monkeypatch
+):
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/fairseq-generate"])
+    fairseq_patches.remember_the_languages_given()
+    task = TranslationTask.setup_task(TranslationConfig(data=str(data_bin), source_lang="fr"))
+    assert getattr(task, LANGUAGES_GIVEN) == ("fr", None)
+    assert (task.cfg.source_lang, task.cfg.target_lang) == ("en", "fr")  # fairseq's inference
+
+
+def test_importing_the_plugin_again_wraps_the_translation_task_s_setup_once(
+    translation_task_restored, monkeypatch
+):
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/fairseq-train"])
+    fairseq_patches.remember_the_languages_given()
+    wrapped = TranslationTask.__dict__["setup_task"]
+    importlib.reload(bahdanau_plugin)
+    utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
+    assert TranslationTask.__dict__["setup_task"] is wrapped
 
 
 @pytest.fixture
