@@ -70,6 +70,10 @@ def printing_errors_as_one_line(previous_hook):
             previous_hook(kind, value, traceback)
         else:
             print(f"error: {explanation}", file=sys.stderr)
+            # The command ends now. What the failed call left half-built would print a traceback
+            # of its own from its __del__ as Python ends, after the line (fairseq's
+            # MMapIndexedDataset of an empty split: no attribute '_bin_buffer_mmap').
+            sys.unraisablehook = lambda unraisable: None
 
     setattr(hook, ONE_LINE_HOOK, True)
     return hook

@@ -1,6 +1,6 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
-not hold, a --finetune-from-model that names no file, half precision on a CPU."""
+not hold, an empty split, a --finetune-from-model that names no file, half precision on a CPU."""
 
 import os
 import re
@@ -8,6 +8,7 @@ import traceback
 from typing import List, Optional
 
 from fairseq.data import Dictionary
+from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.tasks import translation
 
 from . import errors
@@ -55,6 +56,24 @@ def missing_dictionary(error: BaseException) -> Optional[str]:
     )
 
 
+def empty_split(error: BaseException) -> Optional[str]:
+    """A split binarized from empty text files, as fairseq-preprocess does without a word: fairseq
+    reads a split by mapping its .bin file into memory, and an empty file cannot be mapped."""
+    if not isinstance(error, ValueError) or str(error) != "cannot mmap an empty file":
+        return None
+    opening = MMapIndexedDataset._do_init.__code__
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is opening:
+            prefix = frame.f_locals["path"]
+            return (
+                f"the split {prefix} holds no sentence ({prefix}.bin is empty: it was binarized "
+                "from an empty text file), and fairseq cannot read an empty split: binarize it "
+                "from text with sentences, or name a split that has some (--train-subset, "
+                "--valid-subset or --disable-validation, --gen-subset)"
+            )
+    return None
+
+
 def missing_finetune_checkpoint(error: BaseException) -> Optional[str]:
     if isinstance(error, ValueError) and re.fullmatch(
         r"--finetune-from-model .* does not exist", str(error)
@@ -73,5 +92,11 @@ def half_precision_on_a_cpu(error: BaseException) -> Optional[str]:
 
 
 errors.EXPLANATIONS.extend(
-    [missing_split, missing_dictionary, missing_finetune_checkpoint, half_precision_on_a_cpu]
+    [
+        missing_split,
+        missing_dictionary,
+        empty_split,
+        missing_finetune_checkpoint,
+        half_precision_on_a_cpu,
+    ]
 )

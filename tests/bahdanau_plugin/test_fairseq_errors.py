@@ -1,7 +1,10 @@
 """fairseq's own errors for common mistakes in a run's data and options are one line that says what
 the data-bin holds or what to give (bahdanau_plugin/fairseq_errors.py), not a traceback."""
 
+import os
+
 import pytest
+from fairseq.data import indexed_dataset
 
 from bahdanau_plugin.errors import one_line
 
@@ -34,6 +37,29 @@ def test_a_language_the_data_bin_lacks_is_one_line_naming_its_languages(data_bin
         stderr,
         "has no dictionary for the language de",
         "its languages are en, fr: give --source-lang and --target-lang among them",
+    )
+
+
+def with_an_empty_training_split(data_bin, folder):
+    """data_bin, its training split binarized from empty text files, as fairseq-preprocess does."""
+    folder.mkdir()
+    for name in os.listdir(data_bin):
+        if not name.startswith("train."):
+            (folder / name).symlink_to(data_bin / name)
+    for language in ("en", "fr"):
+        prefix = folder / f"train.en-fr.{language}"
+        indexed_dataset.make_builder(f"{prefix}.bin", impl="mmap").finalize(f"{prefix}.idx")
+    return folder
+
+
+def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
+    empty = with_an_empty_training_split(data_bin, tmp_path / "data-bin")
+    returncode, _, stderr = training(empty, tmp_path)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"the split {empty}/train.en-fr.en holds no sentence",
+        "binarize it from text with sentences",
     )
 
 
