@@ -7,9 +7,9 @@ a GPU the recurrence's time is its launches (docs/gpu.md), and a graph replays t
   padded rows are rows of their own: every gradient the padding receives is 0.
 - **Memory.** A device's graphs copy their inputs in and results out of one buffer (``Arena``);
   what autograd keeps between the passes lies in one pool per device.
-- **When.** With gradients on a GPU, autocast off, no hook on the decoder, the fast path
-  not plain; per bucket, code (``compiling.code_of``) and parameters' places. Each recording is
-  logged with its time; where one fails, the loop runs without graphs, after one warning.
+- **When.** With gradients on a GPU, autocast off, no hook on the decoder, the fast path not
+  plain; per bucket, code (``compiling.code_of``), parameters' and buffers' places. Each recording
+  is logged with its time; where one fails, the loop runs without graphs, after one warning.
 """
 
 import contextlib
@@ -298,7 +298,7 @@ class Captures:
         key = (
             shape,
             tuple((n, t.dtype, t.shape[2:], t.requires_grad) for n, t in zip(names, inputs)),
-            tuple(p.data_ptr() for p in parameters),
+            tuple(t.data_ptr() for t in (*decoder.parameters(), *decoder.buffers())),
             compiling.code_of(decoder),
             tf32_in_products(),
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,

@@ -9,7 +9,7 @@
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
 - **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
-  fails, autocast is on or a hook is on the module, it runs eagerly after one warning.
+  fails (a graph break too), under autocast or a hook, it runs eagerly after one warning.
 """
 
 import contextlib
@@ -22,7 +22,7 @@ import shutil
 import time
 import types
 import weakref
-from typing import Callable, Dict, Optional, Set
+from typing import Callable, Dict, Optional
 
 import torch
 from torch import nn
@@ -83,10 +83,13 @@ def missing_compiler(device_type: str) -> Optional[str]:
     return f"torch.compile is not used on {device_type}"
 
 
+@functools.lru_cache(maxsize=None)  # each reason to run eagerly given once per process
+def warn_once(message: str) -> None:
+    logger.warning(message)
+
+
 class Compilation:
     """One method compiled, for one ``code_of`` its module."""
-
-    _warned: Set[str] = set()  # the reasons to run eagerly already given, once each per process
 
     def __init__(self, function: Callable, constant_weights: bool, eager_first_on_cpu: bool):
         self.function = function
@@ -107,17 +110,20 @@ class Compilation:
         name, start = f"{type(module).__name__}.{self.function.__name__}", time.perf_counter()
         reason = self._eager_reason(module, inputs[0])
         if reason is not None:
-            self._warn_once(f"{name} runs eagerly: {reason}")
+            warn_once(f"{name} runs eagerly: {reason}")
             return self.function(module, *inputs)
+        import torch._inductor.exc  # where compiling fails, not the code: a graph break too
+
         graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
+        exc, InductorError = torch._dynamo.exc, torch._inductor.exc.InductorError
         try:
             with self._settings():
                 result = self.run_compiled(module, *inputs)
-        except (torch._dynamo.exc.TorchDynamoException, torch._inductor.exc.InductorError) as error:
-            cause = getattr(error, "inner_exception", None) or error
+        except (exc.TorchDynamoException, exc.FailOnRecompileLimitHit, InductorError) as error:
+            cause = getattr(error, "inner_exception", None) or error.__cause__ or error
             first = (str(cause).strip().splitlines() or [""])[0]
             self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
-            self._warn_once(f"{name} runs eagerly: {self.failure}")
+            warn_once(f"{name} runs eagerly: {self.failure}")
             return self.function(module, *inputs)
         if torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
@@ -129,13 +135,11 @@ class Compilation:
     def run_compiled(self, module: nn.Module, *inputs):
         """The compiled method, made at its first call from a code object of its own."""
         if self.compiled is None:
-            import torch._inductor.exc  # read where compiling (not the code) fails
-
             f = self.function
             copy = types.FunctionType(
                 f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__
             )
-            self.compiled = torch.compile(copy, dynamic=True)
+            self.compiled = torch.compile(copy, dynamic=True, fullgraph=True)
         return self.compiled(module, *inputs)
 
     def _settings(self):
@@ -159,11 +163,6 @@ class Compilation:
             return "under autocast (--amp) the alignment model's gradients would lose float32"
         return self.failure or missing_compiler(first_input.device.type)
 
-    def _warn_once(self, message: str) -> None:
-        if message not in self._warned:
-            self._warned.add(message)
-            logger.warning(message)
-
 
 _COMPILATIONS: Dict[tuple, Compilation] = {}
 
@@ -178,7 +177,8 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
     module, function = method.__self__, method.__func__
     # with the weights as constants: the module's own (a weak reference equals another to its
     # module while it lives: an ensemble's models have theirs), each one's place and version
-    places = constant_weights and tuple((p.data_ptr(), p._version) for p in module.parameters())
+    tensors = (*module.parameters(), *module.buffers())  # buffers are constants as well
+    places = constant_weights and tuple((t.data_ptr(), t._version) for t in tensors)
     weights = constant_weights and (weakref.ref(module), places)
     key = (function, code_of(module), weights)
     if key not in _COMPILATIONS:

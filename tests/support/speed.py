@@ -2,6 +2,7 @@
 step's runs counted."""
 
 import contextlib
+import functools
 from unittest import mock
 
 from bahdanau_plugin.speed import compiling, setting
@@ -38,7 +39,8 @@ def compiled_calls(monkeypatch, search_compile_after: float = 0.0):
 
     with monkeypatch.context() as patch:
         patch.setattr(compiling.Compilation, "run_compiled", counting)
-        patch.setattr(compiling.Compilation, "_warned", set())
+        warned_afresh = functools.lru_cache(maxsize=None)(compiling.warn_once.__wrapped__)
+        patch.setattr(compiling, "warn_once", warned_afresh)
         patch.setattr(setting, "cpu_search_compile_after", lambda: search_compile_after)
         yield calls
 

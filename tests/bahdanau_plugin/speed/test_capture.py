@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from bahdanau_plugin.modules.attention import BahdanauAttention
 from bahdanau_plugin.modules.conditional_gru import ConditionalGRUCell
 from bahdanau_plugin.speed import capture
 from bahdanau_plugin.speed.capture import bucket
@@ -237,6 +238,24 @@ def test_an_edit_to_a_module_records_the_loop_again(recorder, monkeypatch):
         edited = _results(model, batch)
     assert recorder.recorded == 4
     _assert_same(ours, edited)
+
+
+def test_a_buffer_replaced_by_another_tensor_records_the_loop_again(recorder, monkeypatch):
+    """A graph reads a tensor where it was when recorded: one put in its place is elsewhere."""
+    energies = BahdanauAttention.energies
+    monkeypatch.setattr(
+        BahdanauAttention, "energies", lambda self, *inputs: self.scale * energies(self, *inputs)
+    )
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.decoder.attention.register_buffer("scale", torch.tensor(1.0))
+    batch = _batch(model, 4, 4, 4)
+    _results(model, batch)
+    model.decoder.attention.scale = torch.tensor(3.0)
+    ours = _results(model, batch)
+    with plain_modules(monkeypatch):
+        plain = _results(model, batch)
+    assert recorder.recorded == 4
+    _assert_same(ours, plain)
 
 
 def test_where_recording_fails_the_loop_runs_without_graphs_with_one_warning(

@@ -3,8 +3,9 @@ computes, and a search's step compiled whole searches as the plain modules do (w
 constants once the model only translates, compiled anew when a weight changes, once for each
 model of an ensemble, dropped with a freed model), and with weights that change never frozen,
 whatever torch's own setting; each compilation is logged once with its time (one row singular);
-edits to the modules' classes are compiled as edited; a hook on the decoder makes the step
-run eagerly while it is there; where nothing can compile, or compiling fails, the step runs
+edits to the modules' classes are compiled as edited (a buffer changed in place too); a hook on the
+decoder makes the step run eagerly while it is there; where nothing can compile, or compiling
+fails (an edit that breaks the graph, or that torch compiles anew at every call), the step runs
 eagerly after one warning."""
 
 import gc
@@ -194,6 +195,53 @@ def test_where_compiling_fails_the_step_runs_eagerly_after_one_warning(monkeypat
     assert _relative_difference(ours, plain) == 0
 
 
+def test_an_edit_that_breaks_the_graph_runs_eagerly_after_one_warning(monkeypatch, caplog):
+    """Compiled around the break, the step would run in pieces without a word."""
+    energies = BahdanauAttention.energies
+
+    def printing_energies(self, *inputs):
+        print("energies computed")
+        return energies(self, *inputs)
+
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    monkeypatch.setattr(BahdanauAttention, "energies", printing_energies)
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch), caplog.at_level(logging.WARNING, logger=LOGGER):
+        ours = _results(model)
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    [warning] = messages(caplog, logging.WARNING)
+    assert warning.startswith(
+        "RNNsearchDecoder.step runs eagerly: compiling it failed (Unsupported"
+    )
+    assert _relative_difference(ours, plain) == 0
+
+
+def test_an_edit_compiled_anew_at_every_call_runs_eagerly_after_one_warning(monkeypatch, caplog):
+    """A Python value the step reads and changes (a count of its calls) is a new compilation at
+    each call, until torch's limit, past which torch runs it eagerly without a word."""
+    energies = BahdanauAttention.energies
+
+    def counting_energies(self, *inputs):
+        self.calls = getattr(self, "calls", 0) + 1
+        return energies(self, *inputs)
+
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    monkeypatch.setattr(BahdanauAttention, "energies", counting_energies)
+    model = randomize_(build_tiny_model("rnnsearch"))
+    attention = model.decoder.attention
+    with compiled_calls(monkeypatch), caplog.at_level(logging.WARNING, logger=LOGGER):
+        while not messages(caplog, logging.WARNING) and getattr(attention, "calls", 0) < 100:
+            ours = _results(model)
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    [warning] = messages(caplog, logging.WARNING)
+    assert warning.startswith(
+        "RNNsearchDecoder.step runs eagerly: compiling it failed (Unsupported: Dynamo recompile limit"
+    )
+    assert _relative_difference(ours, plain) < 1e-5
+
+
 def test_where_compiling_a_search_fails_it_is_not_tried_again_at_every_step(monkeypatch):
     """The step a failed search runs eagerly compiles apart, with the weights as inputs: its
     compilation must not take the place of the search's, which would try again at every step."""
@@ -275,6 +323,25 @@ def test_a_weight_changed_after_compiling_with_constants_is_compiled_anew(monkey
     with plain_modules(monkeypatch):
         plain = _search(model)
     assert [tokens for tokens, _ in ours] == [tokens for tokens, _ in plain]
+    assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
+
+
+def test_a_buffer_changed_after_compiling_with_constants_is_compiled_anew(monkeypatch):
+    energies = BahdanauAttention.energies
+    monkeypatch.setattr(
+        BahdanauAttention, "energies", lambda self, *inputs: self.scale * energies(self, *inputs)
+    )
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.decoder.attention.register_buffer("scale", torch.tensor(1.0))
+    model.make_generation_fast_()
+    with compiled_calls(monkeypatch) as calls:
+        _search(model)
+        model.decoder.attention.scale.fill_(1000.0)  # in place
+        del calls[:]
+        ours = _search(model)
+    assert calls
+    with plain_modules(monkeypatch):
+        plain = _search(model)
     assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
 
 
