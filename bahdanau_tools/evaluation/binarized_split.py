@@ -1,13 +1,19 @@
-"""The binarized test set, read back: which sentences hold <unk>, and how long each source is."""
+"""The binarized test set, read back: which sentences hold <unk>, how long each source is, and
+whether the data is in BPE units."""
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import torch
 from fairseq.data import Dictionary, data_utils
 
+from bahdanau_plugin.unknown_words import source_text_path
+
 from ..errors import EvaluationError
+from .text import read_lines
+
+BPE_CONTINUATION = "@@"  # subword-nmt's mark of a piece the next one continues: "ter@@ rier"
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,9 @@ class Side:
 class BinarizedSplit:
     source: Side
     target: Side
+    # the source text the binaries were made from, one sentence a line, where it is beside them
+    # (bahdanau-prepare-data writes it): its unknown BPE pieces keep the @@ the binaries lose
+    source_text: Optional[List[str]] = None
 
     def __len__(self) -> int:
         return len(self.source.sentences)
@@ -46,11 +55,39 @@ def load_side(data_bin: Path, subset: str, languages: str, language: str) -> Sid
     return Side(dictionary, [dataset[index] for index in range(len(dataset))])
 
 
+def load_source_text(path: Path, source: Side) -> Optional[List[str]]:
+    """The text at path, None where there is none. A text that does not hold the binaries' tokens
+    (of another split, or from before the data was binarized again) is an error: its lengths would
+    be another text's."""
+    if not path.is_file():
+        return None
+    lines = read_lines(path, "--data's source text")
+    redo = (
+        "it must be the text the binaries beside it were made from: write it again "
+        "(bahdanau-prepare-data does), or remove it"
+    )
+    if len(lines) != len(source.sentences):
+        raise EvaluationError(
+            f"{path} has {len(lines)} lines but the split has {len(source.sentences)} sentences: "
+            + redo
+        )
+    for number, (line, sentence) in enumerate(zip(lines, source.sentences)):
+        tokens = len(sentence) - 1  # its end of sentence left out
+        if len(line.split()) != tokens:
+            raise EvaluationError(
+                f"line {number + 1} of {path} has {len(line.split())} tokens but sentence "
+                f"{number} of the binarized split has {tokens}: " + redo
+            )
+    return lines
+
+
 def load_split(data_bin: Path, subset: str, source_lang: str, target_lang: str) -> BinarizedSplit:
     languages = f"{source_lang}-{target_lang}"
+    source = load_side(data_bin, subset, languages, source_lang)
     return BinarizedSplit(
-        load_side(data_bin, subset, languages, source_lang),
+        source,
         load_side(data_bin, subset, languages, target_lang),
+        load_source_text(source_text_path(data_bin, subset, source_lang, target_lang), source),
     )
 
 
@@ -68,10 +105,24 @@ def sentences_without_unknown_words(split: BinarizedSplit) -> List[int]:
     ]
 
 
+def source_tokens(split: BinarizedSplit) -> List[str]:
+    """Each source sentence's tokens, as a line: the text the binaries were made from where it is
+    there; else the binaries' own, where a BPE piece outside the dictionary is <unk>, without the
+    @@ that joined it to the next piece, and so counts as a word of its own."""
+    if split.source_text is not None:
+        return split.source_text
+    return [split.source.dictionary.string(sentence) for sentence in split.source.sentences]
+
+
 def source_lengths_in_words(split: BinarizedSplit) -> List[int]:
     """Words of each source sentence: BPE pieces joined back into the tokenized words, with
     fairseq's own subword_nmt post-processing; with a word vocabulary every token is a word."""
-    side = split.source
     return [
-        len(side.dictionary.string(sentence, "subword_nmt").split()) for sentence in side.sentences
+        len(data_utils.post_process(line, "subword_nmt").split()) for line in source_tokens(split)
     ]
+
+
+def holds_bpe_units(dictionary: Dictionary) -> bool:
+    """Whether a dictionary is of BPE units, subword-nmt's: those that the next one continues end
+    in @@, which a word hardly ever does."""
+    return any(symbol.endswith(BPE_CONTINUATION) for symbol in dictionary.symbols)

@@ -3,17 +3,25 @@
 Translates a binarized test set with each checkpoint (fairseq-generate, beam search), saying how
 many sentences are translated as the batches come, and reports as the paper does:
 
-  bleu.json, bleu.txt   sacrebleu BLEU (detokenized, cased) with its signature, on All sentences
-                        and on No UNK: the sentences whose source and reference have no <unk> word
-                        (Table 1; with BPE data nearly every sentence)
-  bleu_by_length.csv    BLEU by source length in words, for every model (Figure 2), and
-  bleu_by_length.png    its plot, one line per model
+  bleu.json, bleu.txt   Table 1: BLEU on All sentences and on No UNK, the sentences whose source
+                        and reference have no <unk> word (with BPE data nearly every sentence),
+                        two ways, each with its sacrebleu signature: detokenized sacreBLEU (13a,
+                        cased, against --references) and tokenized BLEU, the paper's (Moses tokens
+                        as they are, against --tokenized-references). As the paper's footnote
+                        says, No UNK is scored on a second decoding of the split in which the
+                        models may not generate <unk> (--unkpen inf): every sentence is translated
+                        twice, which can double the time evaluation takes, unless no sentence is
+                        in No UNK
+  bleu_by_length.csv    Figure 2: detokenized sacreBLEU by source length in words, for every
+  bleu_by_length.png    model, of its ordinary translations, and its plot, one line per model
   heatmaps/NAME/sentence_ID.png
                         soft alignments of the chosen sentences (Figure 3), for models with
                         attention
   NAME/generate-SUBSET.txt, NAME/SUBSET.hyp, NAME/SUBSET.tok.hyp
                         fairseq-generate's output, and the translations one per line, detokenized
                         and tokenized
+  NAME/generate-SUBSET.no-unk.txt, NAME/SUBSET.no-unk.hyp, NAME/SUBSET.no-unk.tok.hyp
+                        the same for the decoding without <unk>
 
 Every input is checked, each checkpoint loaded, before anything is translated. A rerun into the
 same --out-dir then removes the files above that the run before wrote for its models: one that
@@ -33,6 +41,7 @@ import logging
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -49,13 +58,15 @@ from ..heatmaps import save_heatmap
 from ..hub import ensemble_members, load_translator
 from .binarized_split import (
     BinarizedSplit,
+    holds_bpe_units,
     load_split,
     sentences_without_unknown_words,
     source_lengths_in_words,
 )
+from .bleu import DETOKENIZED as DETOKENIZED_BLEU
 from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
-from .generate import TOKENIZED, Generation, Progress, read_hypotheses, run_generate
+from .generate import NEVER_UNK, TOKENIZED, Generation, Progress, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
 from .text import read_lines
 
@@ -67,15 +78,19 @@ HEATMAPS = "heatmaps"  # Figure 3, a folder per model
 SCORES = (BLEU_JSON, BLEU_TEXT, BY_LENGTH_CSV, BY_LENGTH_PNG)
 OWN_OUTPUTS = {output.casefold(): output for output in SCORES + (HEATMAPS,)}
 HYPOTHESES = {"detokenized": "hyp", "tokenized": "tok.hyp"}  # kind -> suffix of OUT/NAME/SUBSET.*
+# each model's two decodings of the split, and what their files' names add to SUBSET: the ordinary
+# one (the All column, Figure 2), and one with <unk> disallowed (No UNK, Table 1's footnote)
+ORDINARY, WITHOUT_UNK = "all", "no_unk"
+DECODINGS = {ORDINARY: "", WITHOUT_UNK: ".no-unk"}
 HEATMAP_FILE = re.compile(r"sentence_\d+\.png")  # heatmap_file's names
 
 
-def generate_output(out_dir: Path, name: str, subset: str) -> Path:
-    return out_dir / name / f"generate-{subset}.txt"
+def generate_output(out_dir: Path, name: str, subset: str, decoding: str) -> Path:
+    return out_dir / name / f"generate-{subset}{DECODINGS[decoding]}.txt"
 
 
-def hypotheses_file(out_dir: Path, name: str, subset: str, kind: str) -> Path:
-    return out_dir / name / f"{subset}.{HYPOTHESES[kind]}"
+def hypotheses_file(out_dir: Path, name: str, subset: str, decoding: str, kind: str) -> Path:
+    return out_dir / name / f"{subset}{DECODINGS[decoding]}.{HYPOTHESES[kind]}"
 
 
 def heatmaps_folder(out_dir: Path, name: str) -> Path:
@@ -149,8 +164,8 @@ def evaluation_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--bpe-codes",
         type=Path,
-        help="the subword-nmt codes the data was segmented with (default: DATA/../bpe.codes if it "
-        "exists, else the data has no BPE)",
+        help="the subword-nmt codes the data was segmented with, for data in BPE units (default: "
+        "DATA/../bpe.codes)",
     )
     parser.add_argument(
         "--beam", type=positive_int, default=12, help="beam size (default: %(default)s)"
@@ -193,17 +208,29 @@ def evaluation_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def fill_defaults(arguments: argparse.Namespace) -> None:
-    """References and BPE codes where scripts/prepare_*.py put them, beside the data-bin folder."""
-    prepared = Path(os.path.abspath(arguments.data)).parent  # DATA/.. also for --data . or ..
+def prepared_folder(data: Path) -> Path:
+    """The folder bahdanau-prepare-data wrote the data-bin folder into: DATA/.., also for --data .
+    or .."""
+    return Path(os.path.abspath(data)).parent
+
+
+def default_bpe_codes(data: Path) -> Path:
+    return prepared_folder(data) / "bpe.codes"
+
+
+def fill_defaults(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
+    """References and, for data in BPE units, BPE codes where bahdanau-prepare-data puts them,
+    beside the data-bin folder. Codes there beside data in words are not the data's."""
+    prepared = prepared_folder(arguments.data)
     if arguments.references is None:
         arguments.references = prepared / "raw" / f"{arguments.subset}.{arguments.target_lang}"
     if arguments.tokenized_references is None:
         arguments.tokenized_references = (
             prepared / "tok" / f"{arguments.subset}.{arguments.target_lang}"
         )
-    if arguments.bpe_codes is None and (prepared / "bpe.codes").is_file():
-        arguments.bpe_codes = prepared / "bpe.codes"
+    codes = default_bpe_codes(arguments.data)
+    if arguments.bpe_codes is None and holds_bpe_units(split.target.dictionary) and codes.is_file():
+        arguments.bpe_codes = codes
 
 
 def read_references(path: Path, sentences: int, option: str = "--references") -> List[str]:
@@ -268,15 +295,36 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
             raise EvaluationError(
                 f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}"
             )
-    codes = arguments.bpe_codes
-    if codes is not None and not codes.is_file():
-        raise EvaluationError(f"BPE codes {codes} not found")
+    check_bpe_codes(arguments, split)
     for file in SCORES:  # a model's folder of that name, from before its names were checked
         if (arguments.out_dir / file).is_dir():
             raise EvaluationError(
                 f"{arguments.out_dir / file} is a folder, where bahdanau-evaluate writes its "
                 f"{file}: move it aside, or give another --out-dir"
             )
+
+
+def check_bpe_codes(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
+    """Codes for data in BPE units, and only for it: without them fairseq-generate would leave the
+    translations in pieces ("n@@ our@@ rit@@ ure"), and they would be scored so; codes for data in
+    words are another data's, a sign of the wrong --data."""
+    codes, data = arguments.bpe_codes, arguments.data
+    dictionary = data / f"dict.{arguments.target_lang}.txt"
+    bpe = holds_bpe_units(split.target.dictionary)
+    if codes is not None and not codes.is_file():
+        raise EvaluationError(f"BPE codes {codes} not found")
+    if bpe and codes is None:
+        raise EvaluationError(
+            f"the data-bin {data} holds BPE units (entries of {dictionary} end in @@), and no BPE "
+            f"codes were found at {default_bpe_codes(data)}: give them with --bpe-codes "
+            "(bahdanau-prepare-data writes OUT/bpe.codes)"
+        )
+    if codes is not None and not bpe:
+        raise EvaluationError(
+            f"--bpe-codes {codes} given, but the data-bin {data} holds no BPE units (no entry of "
+            f"{dictionary} ends in @@): give the --data segmented with those codes, or no "
+            "--bpe-codes"
+        )
 
 
 def check_checkpoints_load(arguments: argparse.Namespace) -> None:
@@ -294,8 +342,9 @@ def remove_previous_results(arguments: argparse.Namespace) -> None:
     out, subset = arguments.out_dir, arguments.subset
     stale = [out / file for file in SCORES]
     for name, _ in arguments.model:
-        stale.append(generate_output(out, name, subset))
-        stale += [hypotheses_file(out, name, subset, kind) for kind in HYPOTHESES]
+        for decoding in DECODINGS:
+            stale.append(generate_output(out, name, subset, decoding))
+            stale += [hypotheses_file(out, name, subset, decoding, kind) for kind in HYPOTHESES]
         heatmaps = heatmaps_folder(out, name)
         if heatmaps.is_dir():
             stale += [path for path in heatmaps.iterdir() if HEATMAP_FILE.fullmatch(path.name)]
@@ -306,28 +355,53 @@ def remove_previous_results(arguments: argparse.Namespace) -> None:
             folder.rmdir()
 
 
+def translate(
+    arguments, generation: Generation, sentences: int, name: str, checkpoint: Path, decoding: str
+) -> Dict[str, List[str]]:
+    """One model's translations of one decoding, detokenized and tokenized; also written to
+    OUT/NAME/SUBSET.hyp and OUT/NAME/SUBSET.tok.hyp (SUBSET.no-unk.* without <unk>), one per
+    line."""
+    without_unk = decoding == WITHOUT_UNK
+    label = f"{name}, <unk> disallowed" if without_unk else name
+    print(
+        f"== {label}: fairseq-generate, beam {generation.beam}, {checkpoint}",
+        file=sys.stderr,
+        flush=True,
+    )
+    output = generate_output(arguments.out_dir, name, generation.subset, decoding)
+    run_generate(
+        checkpoint,
+        arguments.data,
+        replace(generation, unk_disallowed=without_unk),
+        output,
+        Progress(label, sentences),
+    )
+    translations = {
+        "detokenized": read_hypotheses(output, sentences),
+        "tokenized": read_hypotheses(output, sentences, TOKENIZED),
+    }
+    for kind, lines in translations.items():
+        hypotheses_file(arguments.out_dir, name, generation.subset, decoding, kind).write_text(
+            "".join(line + "\n" for line in lines), encoding="utf-8"
+        )
+    return translations
+
+
 def translate_all(
-    arguments, generation: Generation, sentences: int
-) -> Dict[str, Dict[str, List[str]]]:
-    """Each model's translations, detokenized and tokenized; also written to OUT/NAME/SUBSET.hyp
-    and OUT/NAME/SUBSET.tok.hyp, one per line."""
+    arguments, generation: Generation, sentences: int, known: Sequence[int]
+) -> Dict[str, Dict[str, Dict[str, List[str]]]]:
+    """Each model's translations of each decoding (DECODINGS), detokenized and tokenized. The one
+    without <unk> is scored on the No UNK sentences (known) alone: where there is none, it is not
+    made, and its translations are none."""
     translations = {}
     for name, checkpoint in arguments.model:
-        print(
-            f"== {name}: fairseq-generate, beam {generation.beam}, {checkpoint}",
-            file=sys.stderr,
-            flush=True,
-        )
-        output = generate_output(arguments.out_dir, name, generation.subset)
-        run_generate(checkpoint, arguments.data, generation, output, Progress(name, sentences))
+        model = (arguments, generation, sentences, name, checkpoint)
         translations[name] = {
-            "detokenized": read_hypotheses(output, sentences),
-            "tokenized": read_hypotheses(output, sentences, TOKENIZED),
+            ORDINARY: translate(*model, ORDINARY),
+            WITHOUT_UNK: translate(*model, WITHOUT_UNK)
+            if known
+            else {kind: [] for kind in HYPOTHESES},
         }
-        for kind, lines in translations[name].items():
-            hypotheses_file(arguments.out_dir, name, generation.subset, kind).write_text(
-                "".join(line + "\n" for line in lines), encoding="utf-8"
-            )
     return translations
 
 
@@ -344,7 +418,7 @@ def format_table1(report: dict) -> str:
     lines = [
         f"BLEU on {report['subset']}: All {first['all']['sentences']} sentences, "
         f"No UNK {first['no_unk']['sentences']} (no word outside the vocabulary in source or "
-        "reference)",
+        "reference; translated with <unk> disallowed, as in the paper)",
         f"detokenized sacreBLEU, {first['all']['signature']}",
         "tokenized BLEU (Moses tokens as they are, as multi-bleu.perl and the paper's Table 1; "
         f"not comparable with sacreBLEU), {first['tokenized']['all']['signature']}",
@@ -378,10 +452,28 @@ def draw_heatmaps(arguments, split: BinarizedSplit) -> None:
             print(f"{name}: no heatmaps, {error}", file=sys.stderr)
 
 
+def model_scores(translations, references: Dict[str, List[str]], known: Sequence[int]) -> dict:
+    """A model's row of Table 1: All from its ordinary translations, No UNK from those without
+    <unk>, in detokenized sacreBLEU and in tokenized BLEU."""
+
+    def scores(kind: str, tokenize: str) -> dict:
+        return table1_scores(
+            translations[ORDINARY][kind],
+            translations[WITHOUT_UNK][kind],
+            references[kind],
+            known,
+            tokenize,
+        )
+
+    return {
+        **scores("detokenized", DETOKENIZED_BLEU),
+        "tokenized": scores("tokenized", TOKENIZED_BLEU),
+    }
+
+
 def write_table1(
-    arguments, split: BinarizedSplit, translations, references: Dict[str, List[str]]
+    arguments, translations, references: Dict[str, List[str]], known: Sequence[int]
 ) -> None:
-    known = sentences_without_unknown_words(split)
     report = {
         "subset": arguments.subset,
         "references": str(arguments.references),
@@ -389,15 +481,11 @@ def write_table1(
         "bpe_codes": None if arguments.bpe_codes is None else str(arguments.bpe_codes),
         "beam": arguments.beam,
         "replace_unk": arguments.replace_unk,
+        "no_unk_translations": f"<unk> disallowed (fairseq-generate --unkpen {NEVER_UNK})",
         "models": {
             name: {
                 "checkpoint": str(checkpoint),
-                **table1_scores(
-                    translations[name]["detokenized"], references["detokenized"], known
-                ),
-                "tokenized": table1_scores(
-                    translations[name]["tokenized"], references["tokenized"], known, TOKENIZED_BLEU
-                ),
+                **model_scores(translations[name], references, known),
             }
             for name, checkpoint in arguments.model
         },
@@ -415,7 +503,9 @@ def write_figure2(
 ) -> None:
     lengths = source_lengths_in_words(split)
     buckets = length_buckets(lengths, arguments.bucket_width, arguments.min_bucket_sentences)
-    detokenized = {name: translation["detokenized"] for name, translation in translations.items()}
+    detokenized = {
+        name: translation[ORDINARY]["detokenized"] for name, translation in translations.items()
+    }
     rows = bleu_by_length(detokenized, references["detokenized"], lengths, buckets)
     write_csv(rows, arguments.out_dir / BY_LENGTH_CSV)
     plot_bleu_by_length(
@@ -432,10 +522,10 @@ def evaluate(arguments: argparse.Namespace) -> None:
 
 
 def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
-    fill_defaults(arguments)
     split = load_split(
         arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang
     )
+    fill_defaults(arguments, split)
     check_inputs(arguments, split)
     references = {
         "detokenized": read_references(arguments.references, len(split)),
@@ -455,8 +545,9 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
         arguments.replace_unk,
     )
     remove_previous_results(arguments)
-    translations = translate_all(arguments, generation, len(split))
-    write_table1(arguments, split, translations, references)
+    known = sentences_without_unknown_words(split)
+    translations = translate_all(arguments, generation, len(split), known)
+    write_table1(arguments, translations, references, known)
     write_figure2(arguments, split, translations, references)
     draw_heatmaps(arguments, split)
 

@@ -23,6 +23,9 @@ SOURCE_LINE = re.compile(r"^S-\d+\t")  # one per sentence translated
 # fairseq-generate's own BLEU (of the tokens it prints: BPE pieces on BPE data) and its warning
 # that it is so: the tool reports BLEU its own way, so both stay in the file, off the terminal
 FAIRSEQ_BLEU_LINE = re.compile(r"^Generate \S+ with beam=\d+: |.*fairseq_cli\.generate.*BLEU score")
+# --unkpen, subtracted from the log-probability of <unk> at every step: infinite makes it -inf,
+# as fairseq makes that of padding, so that no hypothesis can hold <unk>
+NEVER_UNK = "inf"
 PROGRESS_SECONDS = 10  # a progress line at most this often, and one at the end
 # the hypothesis as fairseq-generate prints it after BPE removal and detokenization
 DETOKENIZED = "D"
@@ -40,6 +43,8 @@ class Generation:
     bpe_codes: Optional[Path]  # None: the data has no BPE
     # None: no replacement; "": copy source words; else a dictionary file
     replace_unk: Optional[str] = None
+    # True: <unk> is never generated, as for the paper's No UNK column (Table 1's footnote)
+    unk_disallowed: bool = False
 
 
 def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -> List[str]:
@@ -47,7 +52,9 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
     are detokenized by the classes the data was prepared with: BPE pieces joined, then Moses.
     checkpoint: one, or an ensemble written fairseq's way, a.pt:b.pt. Every test sentence is
     translated: fairseq-generate would leave out the last batch unless its size is a multiple of
-    --required-batch-size-multiple (fairseq issue #5036)."""
+    --required-batch-size-multiple (fairseq issue #5036). The plugin's task, with or without
+    --replace-unk, so that the option changes nothing but the <unk> of the translations: it
+    translates an empty source as empty, where fairseq's translation task makes a sentence up."""
     command = [
         sys.executable,
         "-m",
@@ -73,10 +80,13 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         "1",
         "--tokenizer",
         "moses",
+        "--task",
+        SOURCE_WORDS_TASK,
     ]
     if generation.replace_unk is not None:
-        command += ["--task", SOURCE_WORDS_TASK, "--replace-unk"]
-        command += [generation.replace_unk] if generation.replace_unk else []
+        command += ["--replace-unk"] + ([generation.replace_unk] if generation.replace_unk else [])
+    if generation.unk_disallowed:
+        command += ["--unkpen", NEVER_UNK]
     if generation.bpe_codes is not None:
         command += ["--bpe", "subword_nmt", "--bpe-codes", str(generation.bpe_codes)]
     return command

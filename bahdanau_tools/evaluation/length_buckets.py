@@ -1,11 +1,14 @@
 """Figure 2 of the paper: BLEU by the length of the source sentence, one line per model.
 
 Sentences are grouped by source length in words into buckets of equal width (0-10, 11-20, ...),
-widened where they would hold too few sentences for a BLEU score that means something, the last
-one open-ended ("51+"). Each bucket's BLEU is sacrebleu's corpus BLEU over its sentences.
+widened where they would hold too few sentences for a BLEU score that means something; the last
+one reaches the longest sentence (41-50), or is open-ended ("51+") where the sentences past it
+would be too few for a bucket of their own. Each bucket's score is sacrebleu's corpus BLEU over its
+sentences, detokenized (13a, bleu.py), with its signature: the paper's Figure 2 is tokenized BLEU.
 """
 
 import csv
+import itertools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -13,7 +16,15 @@ from typing import Dict, List, Optional, Sequence
 from ..figures import pyplot, save_png
 from .bleu import corpus_bleu, subset
 
-CSV_COLUMNS = ["model", "bucket", "min_words", "max_words", "sentences", "bleu"]
+CSV_COLUMNS = [
+    "model",
+    "bucket",
+    "min_words",
+    "max_words",
+    "sentences",
+    "detokenized_sacrebleu",
+    "signature",
+]
 
 
 @dataclass(frozen=True)
@@ -35,7 +46,9 @@ def length_buckets(lengths: Sequence[int], width: int, min_sentences: int) -> Li
     last one is open-ended ("21+") once fewer than min_sentences would be left beyond it."""
     longest = max(lengths)
     buckets, low = [], 0
-    for high in range(width, longest + width, width):
+    # up to the first bucket that reaches the longest sentence, which holds it even where every
+    # sentence is empty (longest 0)
+    for high in itertools.count(width, width):
         if high >= longest:
             return buckets + [Bucket(low, high)]
         if sum(length > high for length in lengths) < min_sentences:
@@ -43,7 +56,6 @@ def length_buckets(lengths: Sequence[int], width: int, min_sentences: int) -> Li
         if sum(low <= length <= high for length in lengths) >= min_sentences:
             buckets.append(Bucket(low, high))
             low = high + 1
-    return buckets
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,8 @@ class BucketScore:
     min_words: int
     max_words: Optional[int]
     sentences: int
-    bleu: Optional[float]
+    detokenized_sacrebleu: Optional[float]
+    signature: str  # sacrebleu's, of the score
 
 
 def bleu_by_length(
@@ -69,7 +82,15 @@ def bleu_by_length(
         for model, lines in hypotheses.items():
             score = corpus_bleu(subset(lines, members), subset(references, members))
             rows.append(
-                BucketScore(model, bucket.label, bucket.low, bucket.high, len(members), score.bleu)
+                BucketScore(
+                    model,
+                    bucket.label,
+                    bucket.low,
+                    bucket.high,
+                    len(members),
+                    score.bleu,
+                    score.signature,
+                )
             )
     return rows
 
@@ -94,29 +115,34 @@ def read_csv(path: Path) -> List[BucketScore]:
                 int(row["min_words"]),
                 optional(row["max_words"], int),
                 int(row["sentences"]),
-                optional(row["bleu"], float),
+                optional(row["detokenized_sacrebleu"], float),
+                row["signature"],
             )
             for row in csv.DictReader(lines)
         ]
 
 
 def draw_bleu_by_length(rows: Sequence[BucketScore], title: str = ""):
-    """Length buckets along x (with their number of sentences), BLEU up y, one line per model."""
+    """Length buckets along x (with their number of sentences), BLEU up y, one line per model;
+    under the title, the signature of the scores."""
     plt = pyplot()
     labels = list(dict.fromkeys(f"{row.bucket}\n({row.sentences})" for row in rows))
     figure, axes = plt.subplots(figsize=(1.5 + 1.1 * len(labels), 4.5))
     for model in dict.fromkeys(row.model for row in rows):
         scores = [
-            float("nan") if row.bleu is None else row.bleu for row in rows if row.model == model
+            float("nan") if row.detokenized_sacrebleu is None else row.detokenized_sacrebleu
+            for row in rows
+            if row.model == model
         ]
         axes.plot(range(len(labels)), scores, marker="o", label=model)
     axes.set_xticks(range(len(labels)), labels=labels)
     axes.set_xlabel("source sentence length in words (sentences in the bucket)")
-    axes.set_ylabel("BLEU")
+    axes.set_ylabel("detokenized sacreBLEU")
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     axes.legend()
-    axes.set_title(title)
+    lines = [title, *dict.fromkeys(row.signature for row in rows)]
+    axes.set_title("\n".join(line for line in lines if line), fontsize="small")
     figure.tight_layout()
     return figure
 

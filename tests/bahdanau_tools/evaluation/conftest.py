@@ -1,11 +1,18 @@
-"""One evaluation run on a test set with unknown words, shared by the evaluation tests."""
+"""One evaluation run on a test set with unknown words, shared by the evaluation tests, and the
+odd models and test sets that some of them evaluate."""
 
 import subprocess
 from pathlib import Path
 
 import pytest
+import torch
+from fairseq.data import Dictionary
 
+from bahdanau_plugin.unknown_words import source_text_path
+
+from ...support.demo_data import binarize_test_split
 from ...support.paths import REPO
+from ...support.shared import made_once
 from ...support.tools import fairseq_env, fairseq_tool
 
 HEATMAP_SENTENCES = [0, 7]
@@ -55,3 +62,42 @@ def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
     (out / "stdout.txt").write_text(completed.stdout, encoding="utf-8")
     (out / "stderr.txt").write_text(completed.stderr, encoding="utf-8")
     return out
+
+
+@pytest.fixture(scope="session")
+def checkpoint_preferring_unk(checkpoints, tmp_path_factory) -> Path:
+    """rnnsearch_50's checkpoint with <unk> made far more likely than any other word at every step
+    (its output bias raised): an ordinary beam search writes <unk> throughout."""
+
+    def raise_the_bias_of_unk(folder):
+        state = torch.load(checkpoints["rnnsearch_50"], weights_only=False)
+        unk = Dictionary().unk()  # fairseq's dictionaries all number <unk> so
+        state["model"]["decoder.output_projection.bias"][unk] += 100
+        torch.save(state, folder / "checkpoint.pt")
+
+    return made_once(tmp_path_factory, "prefers-unk", raise_the_bias_of_unk) / "checkpoint.pt"
+
+
+EMPTY_SOURCES = [2, 5]  # test sentences whose source is an empty line
+
+
+@pytest.fixture(scope="session")
+def test_set_with_empty_sources(data_bin, tmp_path_factory) -> Path:
+    """The demo test set with the sources EMPTY_SOURCES emptied, laid out as bahdanau-prepare-data
+    does but without the source text beside the binaries (as fairseq-preprocess alone leaves it):
+    the folder of data-bin/, raw/ and tok/."""
+
+    def make(root):
+        for folder in ("raw", "tok"):
+            (root / folder).mkdir()
+            for language in ("en", "fr"):
+                lines = (data_bin.parent / "raw" / f"test.{language}").read_text(encoding="utf-8")
+                lines = lines.splitlines()
+                if language == "en":
+                    lines = ["" if i in EMPTY_SOURCES else line for i, line in enumerate(lines)]
+                text = "".join(line + "\n" for line in lines)
+                (root / folder / f"test.{language}").write_text(text, encoding="utf-8")
+        binarize_test_split(root / "tok" / "test", data_bin, root / "data-bin")
+        source_text_path(root / "data-bin", "test", "en", "fr").unlink()
+
+    return made_once(tmp_path_factory, "empty-sources", make)

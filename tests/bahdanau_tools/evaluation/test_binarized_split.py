@@ -1,34 +1,94 @@
 """The binarized test set as the evaluation reads it: source lengths counted in words, with BPE
-pieces joined back together; sentences with <unk>; a split without sentences refused."""
+pieces joined back together, unknown ones too where the source text is beside the binaries;
+sentences with <unk>; dictionaries of BPE units; a split without sentences refused."""
 
 import pytest
 import torch
 from fairseq.data import Dictionary, indexed_dataset
 
+from bahdanau_plugin.unknown_words import source_text_path
 from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.evaluation.binarized_split import (
     BinarizedSplit,
     Side,
+    holds_bpe_units,
     load_split,
     sentences_without_unknown_words,
     source_lengths_in_words,
 )
 
 
-def side(*sentences: str) -> Side:
+def side(*sentences: str, unknown=()) -> Side:
+    """The sentences binarized with a dictionary of their tokens but the unknown ones."""
     dictionary = Dictionary()
     for sentence in sentences:
         for token in sentence.split():
-            dictionary.add_symbol(token)
+            if token not in unknown:
+                dictionary.add_symbol(token)
     return Side(
         dictionary,
         [dictionary.encode_line(sentence, add_if_not_exist=False) for sentence in sentences],
     )
 
 
+# a word of BPE pieces that the source dictionary lacks but the last: binarized <unk> <unk> er
+PIECES, UNKNOWN_PIECES = "a Ter@@ ri@@ er runs", ("Ter@@", "ri@@")
+
+
 def test_source_length_counts_words_not_bpe_pieces():
     split = BinarizedSplit(side("a Ter@@ ri@@ er runs", "two dogs"), side("x", "y"))
     assert source_lengths_in_words(split) == [3, 2]
+
+
+def test_source_length_counts_unknown_bpe_pieces_with_the_word_they_continue():
+    split = BinarizedSplit(side(PIECES, unknown=UNKNOWN_PIECES), side("x"), source_text=[PIECES])
+    assert source_lengths_in_words(split) == [3]
+
+
+def write_data_bin(folder, source: Side, target: Side) -> None:
+    """The two sides as fairseq-preprocess writes a test split from English to French."""
+    for language, written in (("en", source), ("fr", target)):
+        written.dictionary.save(str(folder / f"dict.{language}.txt"))
+        prefix = folder / f"test.en-fr.{language}"
+        builder = indexed_dataset.make_builder(f"{prefix}.bin", "mmap")
+        for sentence in written.sentences:
+            builder.add_item(sentence)
+        builder.finalize(f"{prefix}.idx")
+
+
+def test_the_source_text_beside_the_binaries_gives_the_source_lengths(tmp_path):
+    write_data_bin(tmp_path, side(PIECES, "two dogs", unknown=UNKNOWN_PIECES), side("x", "y"))
+    source_text_path(tmp_path, "test", "en", "fr").write_text(f"{PIECES}\ntwo dogs\n")
+    assert source_lengths_in_words(load_split(tmp_path, "test", "en", "fr")) == [3, 2]
+
+
+def test_a_source_text_that_is_not_the_binaries_is_an_error_saying_to_write_it_again(tmp_path):
+    write_data_bin(tmp_path, side(PIECES, "two dogs"), side("x", "y"))
+    text = source_text_path(tmp_path, "test", "en", "fr")
+    text.write_text(f"{PIECES}\ntwo black dogs\n")
+    with pytest.raises(EvaluationError) as raised:
+        load_split(tmp_path, "test", "en", "fr")
+    assert str(raised.value) == (
+        f"line 2 of {text} has 3 tokens but sentence 1 of the binarized split has 2: it must be "
+        "the text the binaries beside it were made from: write it again (bahdanau-prepare-data "
+        "does), or remove it"
+    )
+
+
+def test_a_source_text_of_another_number_of_sentences_is_an_error(tmp_path):
+    write_data_bin(tmp_path, side(PIECES, "two dogs"), side("x", "y"))
+    text = source_text_path(tmp_path, "test", "en", "fr")
+    text.write_text(f"{PIECES}\n")
+    with pytest.raises(EvaluationError, match="has 1 lines but the split has 2 sentences: it must"):
+        load_split(tmp_path, "test", "en", "fr")
+
+
+def test_a_dictionary_with_pieces_ending_in_at_at_is_of_bpe_units():
+    assert holds_bpe_units(side(PIECES).dictionary)
+
+
+def test_a_dictionary_of_words_is_not_of_bpe_units():
+    assert not holds_bpe_units(side("a terrier runs").dictionary)
 
 
 def test_a_sentence_with_an_unknown_word_on_either_side_is_not_in_no_unk():

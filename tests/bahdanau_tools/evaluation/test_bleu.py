@@ -68,13 +68,13 @@ def test_bleu_on_all_sentences_is_what_sacrebleu_computes_on_the_same_files(
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences(
+def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences_translated_without_unk(
     evaluation, prepared_test_set, model, tmp_path
 ):
     ours = report(evaluation)["models"][model]["no_unk"]
     kept = ours["sentence_ids"]
     references = lines(prepared_test_set / "raw" / "test.fr")
-    hypotheses = lines(evaluation / model / "test.hyp")
+    hypotheses = lines(evaluation / model / "test.no-unk.hyp")
     theirs = sacrebleu_command_line(
         [references[i] for i in kept], [hypotheses[i] for i in kept], tmp_path
     )

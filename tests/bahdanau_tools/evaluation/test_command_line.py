@@ -1,11 +1,13 @@
-"""bahdanau-evaluate: the table it prints, the heatmaps it draws, its progress, its help, and
-one-line errors for bad input."""
+"""bahdanau-evaluate: the table it prints, the heatmaps it draws, its progress, its help, the
+translation of empty sources, and one-line errors for bad input."""
+
+import shutil
 
 import pytest
 
 from ...support.png import assert_png
 from ...support.demo_data import TEST_SENTENCES
-from .conftest import HEATMAP_SENTENCES, MODELS, run_evaluate
+from .conftest import EMPTY_SOURCES, HEATMAP_SENTENCES, MODELS, run_evaluate
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
 
@@ -64,6 +66,58 @@ def test_help_starts_with_what_the_command_does():
     assert completed.returncode == 0
     description = completed.stdout.split("\n\n")[1]  # after the usage
     assert description.startswith("Translates a binarized test set with each checkpoint")
+
+
+def test_help_says_no_unk_is_scored_on_a_second_decoding_without_unk():
+    help_text = " ".join(run_evaluate("--help").stdout.split())
+    assert "No UNK is scored on a second decoding of the split in which the models may not " in (
+        help_text
+    )
+    assert "generate <unk> (--unkpen inf): every sentence is translated twice" in help_text
+
+
+@pytest.fixture(scope="module")
+def evaluation_of_empty_sources(test_set_with_empty_sources, checkpoints, tmp_path_factory):
+    """bahdanau-evaluate, without --replace-unk, on a test set with empty sources and no source
+    text beside its binaries: the finished command and its output folder."""
+    out = tmp_path_factory.mktemp("empty-sources")
+    completed = run_evaluate(
+        *("--data", test_set_with_empty_sources / "data-bin", "--out-dir", out),
+        *("--model", f"rnnsearch={checkpoints['rnnsearch_50']}", "--beam", 2, "--max-len-b", 6),
+    )
+    return completed, out
+
+
+def test_without_replace_unk_a_data_bin_without_its_source_text_is_evaluated(
+    evaluation_of_empty_sources,
+):
+    completed, _ = evaluation_of_empty_sources
+    assert completed.returncode == 0, completed.stderr[-3000:]
+
+
+def test_an_empty_source_is_translated_as_empty_as_with_replace_unk(evaluation_of_empty_sources):
+    _, out = evaluation_of_empty_sources
+    translations = (out / "rnnsearch" / "test.hyp").read_text(encoding="utf-8").splitlines()
+    empty = [translations[sentence] for sentence in EMPTY_SOURCES]
+    others = [line for sentence, line in enumerate(translations) if sentence not in EMPTY_SOURCES]
+    assert empty == ["", ""] and all(others)
+
+
+def test_a_bpe_data_bin_away_from_its_codes_is_refused_before_anything_is_translated(
+    bpe_prepared, bpe_checkpoint, tmp_path
+):
+    moved = tmp_path / "moved" / "data-bin"
+    shutil.copytree(bpe_prepared / "data-bin", moved)
+    completed = run_evaluate(
+        *("--data", moved, "--out-dir", tmp_path / "out", "--model", f"m={bpe_checkpoint}")
+    )
+    assert completed.returncode != 0
+    assert completed.stderr.strip().splitlines()[-1] == (
+        f"error: the data-bin {moved} holds BPE units (entries of {moved / 'dict.fr.txt'} end in "
+        f"@@), and no BPE codes were found at {tmp_path / 'moved' / 'bpe.codes'}: give them with "
+        "--bpe-codes (bahdanau-prepare-data writes OUT/bpe.codes)"
+    )
+    assert not (tmp_path / "out" / "m").exists()
 
 
 @pytest.mark.parametrize(

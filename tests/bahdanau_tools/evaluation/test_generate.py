@@ -50,15 +50,32 @@ def test_tokenized_hypotheses_are_the_h_lines_with_bpe_pieces_joined(tmp_path):
     assert read_hypotheses(output, 2, TOKENIZED) == ["un", "l&apos; terrier"]
 
 
-def test_replace_unk_is_passed_to_fairseq_generate_with_its_task_and_dictionary_if_any():
-    copying = generate_command(
-        Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="")
-    )
-    translating = generate_command(
-        Path("model.pt"), Path("data-bin"), replace(GENERATION, replace_unk="dict.txt")
-    )
-    assert copying[-1] == "--replace-unk" and translating[-2:] == ["--replace-unk", "dict.txt"]
-    assert copying[-3:-1] == ["--task", "translation_with_source_words"]
+def command(**settings):
+    """fairseq-generate's command for the generation settings given."""
+    return generate_command(Path("model.pt"), Path("data-bin"), replace(GENERATION, **settings))
+
+
+def option(command, name):
+    """What follows option name in command: its value."""
+    return command[command.index(name) + 1]
+
+
+def test_replace_unk_is_passed_to_fairseq_generate_with_its_dictionary_if_any():
+    assert command(replace_unk="")[-1] == "--replace-unk"
+    assert command(replace_unk="dict.txt")[-2:] == ["--replace-unk", "dict.txt"]
+    assert "--replace-unk" not in command()
+
+
+@pytest.mark.parametrize("replace_unk", [None, "", "dict.txt"])
+def test_fairseq_generate_translates_with_the_plugins_task_whether_it_replaces_unk_or_not(
+    replace_unk,
+):
+    assert option(command(replace_unk=replace_unk), "--task") == "translation_with_source_words"
+
+
+def test_unk_is_disallowed_by_an_infinite_unknown_word_penalty_only_when_asked():
+    assert option(command(unk_disallowed=True), "--unkpen") == "inf"
+    assert "--unkpen" not in command()
 
 
 def test_fairseq_generate_is_told_to_batch_every_test_sentence():

@@ -1,6 +1,6 @@
-"""What bahdanau-evaluate makes of the references, model names and checkpoints it is given:
-references read as the data preparation reads text, model names that are folders of their own, and
-checkpoint paths that fairseq-generate takes."""
+"""What bahdanau-evaluate makes of the references, model names, checkpoints and BPE codes it is
+given: references read as the data preparation reads text, model names that are folders of their
+own, checkpoint paths that fairseq-generate takes, and BPE codes for data in BPE units only."""
 
 import codecs
 import unicodedata
@@ -15,6 +15,7 @@ from bahdanau_tools.evaluation.command_line import (
     SCORES,
     check_inputs,
     evaluation_parser,
+    fill_defaults,
     read_references,
 )
 
@@ -146,3 +147,67 @@ def test_a_folder_where_the_tool_writes_its_scores_is_an_error_saying_to_move_it
     message = str(raised.value)
     assert f"{tmp_path / 'out' / 'bleu.txt'} is a folder, where bahdanau-evaluate writes" in message
     assert "move it aside, or give another --out-dir" in message
+
+
+def split_of(*target_symbols) -> BinarizedSplit:
+    """A split whose target dictionary holds these symbols."""
+    target = Dictionary()
+    for symbol in target_symbols:
+        target.add_symbol(symbol)
+    return BinarizedSplit(Side(Dictionary(), []), Side(target, []))
+
+
+BPE_UNITS, WORDS = split_of("ter@@", "rier", "runs"), split_of("terrier", "runs")
+
+
+def checked_bpe_codes(tmp_path, split, *options):
+    """The BPE codes bahdanau-evaluate takes, for DATA tmp_path/prepared/data-bin, once its
+    defaults are filled in and its inputs checked."""
+    checkpoint = tmp_path / "m.pt"
+    checkpoint.touch()
+    arguments = evaluation_parser().parse_args(
+        ["--data", str(tmp_path / "prepared" / "data-bin"), "--out-dir", str(tmp_path / "out")]
+        + ["--model", f"m={checkpoint}", *options]
+    )
+    fill_defaults(arguments, split)
+    check_inputs(arguments, split)
+    return arguments.bpe_codes
+
+
+def bpe_codes_at(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#version: 0.2\nt e\n", encoding="utf-8")
+    return path
+
+
+def test_data_in_bpe_units_takes_the_codes_beside_its_data_bin(tmp_path):
+    codes = bpe_codes_at(tmp_path / "prepared" / "bpe.codes")
+    assert checked_bpe_codes(tmp_path, BPE_UNITS) == codes
+
+
+def test_data_in_bpe_units_without_codes_is_an_error_saying_to_give_bpe_codes(tmp_path):
+    with pytest.raises(EvaluationError) as raised:
+        checked_bpe_codes(tmp_path, BPE_UNITS)
+    data = tmp_path / "prepared" / "data-bin"
+    assert str(raised.value) == (
+        f"the data-bin {data} holds BPE units (entries of {data / 'dict.fr.txt'} end in @@), and "
+        f"no BPE codes were found at {tmp_path / 'prepared' / 'bpe.codes'}: give them with "
+        "--bpe-codes (bahdanau-prepare-data writes OUT/bpe.codes)"
+    )
+
+
+def test_data_in_words_takes_no_bpe_codes_even_beside_its_data_bin(tmp_path):
+    bpe_codes_at(tmp_path / "prepared" / "bpe.codes")
+    assert checked_bpe_codes(tmp_path, WORDS) is None
+
+
+def test_bpe_codes_given_for_data_in_words_are_an_error_saying_to_drop_them(tmp_path):
+    codes = bpe_codes_at(tmp_path / "bpe.codes")
+    with pytest.raises(EvaluationError) as raised:
+        checked_bpe_codes(tmp_path, WORDS, "--bpe-codes", str(codes))
+    data = tmp_path / "prepared" / "data-bin"
+    assert str(raised.value) == (
+        f"--bpe-codes {codes} given, but the data-bin {data} holds no BPE units (no entry of "
+        f"{data / 'dict.fr.txt'} ends in @@): give the --data segmented with those codes, or no "
+        "--bpe-codes"
+    )

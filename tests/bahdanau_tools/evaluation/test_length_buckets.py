@@ -32,6 +32,17 @@ def test_a_bucket_with_too_few_sentences_takes_in_the_next_width():
     ]
 
 
+def test_a_closed_last_bucket_reaches_the_longest_sentence():
+    assert length_buckets([3, 8, 12, 15], width=10, min_sentences=2) == [
+        Bucket(0, 10),
+        Bucket(11, 20),
+    ]
+
+
+def test_sources_all_empty_share_one_bucket():
+    assert length_buckets([0, 0, 0], width=10, min_sentences=2) == [Bucket(0, 10)]
+
+
 def test_csv_has_one_row_per_model_and_bucket(evaluation):
     rows = read_csv(evaluation / "bleu_by_length.csv")
     buckets = {row.bucket for row in rows}
@@ -56,7 +67,26 @@ def test_bucket_bleu_is_what_sacrebleu_computes_on_the_bucket_sentences(
         expected = BLEU().corpus_score(
             [hypotheses[i] for i in members], [[references[i] for i in members]]
         )
-        assert row.bleu == pytest.approx(expected.score)
+        assert row.detokenized_sacrebleu == pytest.approx(expected.score)
+
+
+def sacrebleu_signature() -> str:
+    """sacrebleu's signature of its BLEU with its defaults: detokenized, 13a."""
+    metric = BLEU()
+    metric.corpus_score(["a"], [["a"]])  # the signature comes once something is scored
+    return str(metric.get_signature())
+
+
+def test_csv_says_its_scores_are_detokenized_sacrebleu_with_their_signature(evaluation):
+    header, first_row = (evaluation / "bleu_by_length.csv").read_text().splitlines()[:2]
+    assert header.endswith(",detokenized_sacrebleu,signature")
+    assert first_row.endswith(f",{sacrebleu_signature()}")
+
+
+def test_plot_says_its_scores_are_detokenized_sacrebleu_with_their_signature(evaluation):
+    axes = draw_bleu_by_length(read_csv(evaluation / "bleu_by_length.csv"), "title").axes[0]
+    assert axes.get_ylabel() == "detokenized sacreBLEU"
+    assert axes.get_title() == f"title\n{sacrebleu_signature()}"
 
 
 def test_plot_is_a_png_with_one_line_per_model(evaluation):

@@ -19,8 +19,11 @@ THE_RUN_BEFORE = [  # what a run of model m on the test split wrote
     "bleu_by_length.png",
     "heatmaps/m/sentence_0.png",
     "heatmaps/m/sentence_7.png",
+    "m/generate-test.no-unk.txt",
     "m/generate-test.txt",
     "m/test.hyp",
+    "m/test.no-unk.hyp",
+    "m/test.no-unk.tok.hyp",
     "m/test.tok.hyp",
 ]
 NOT_THE_TOOLS = [  # files the tool did not write, or not for model m and the test split
