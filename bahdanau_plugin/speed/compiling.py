@@ -177,7 +177,7 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
     module, function = method.__self__, method.__func__
     # with the weights as constants: the module's own (a weak reference equals another to its
     # module while it lives: an ensemble's models have theirs), each one's place and version
-    tensors = (*module.parameters(), *module.buffers())  # buffers are constants as well
+    tensors = constant_weights and (*module.parameters(), *module.buffers())  # buffers too
     places = constant_weights and tuple((t.data_ptr(), t._version) for t in tensors)
     weights = constant_weights and (weakref.ref(module), places)
     key = (function, code_of(module), weights)
