@@ -214,15 +214,15 @@ def unresumable_checkpoint(error: BaseException) -> Optional[str]:
     loading = _trainers_loading()
     if loading is None or not str(error).startswith("Cannot load model parameters"):
         return None
-    for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code is loading:
-            return _why_not_resumable(
-                frame.f_locals["filename"],
-                frame.f_locals["state"]["cfg"]["model"],
-                frame.f_locals["self"].cfg.model,
-                error.__context__,
-            )
-    return None
+    given = errors.locals_where(error, loading)
+    if given is None:
+        return None
+    return _why_not_resumable(
+        given["filename"],
+        given["state"]["cfg"]["model"],
+        given["self"].cfg.model,
+        error.__context__,
+    )
 
 
 def _trainers_loading() -> Optional[types.CodeType]:

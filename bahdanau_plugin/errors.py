@@ -8,6 +8,8 @@ explain (``EXPLANATIONS``: an unreadable checkpoint, fairseq-generate's --replac
 
 import re
 import sys
+import traceback
+import types
 from typing import Callable, List, Optional
 
 
@@ -39,6 +41,15 @@ def plugin_error_of_a_worker(error: BaseException) -> Optional[str]:
         return None
     found = _WORKER_PLUGIN_ERROR.match(str(error).strip().splitlines()[-1])
     return found.group(1) if found else None
+
+
+def locals_where(error: BaseException, code: types.CodeType) -> Optional[dict]:
+    """The local variables of the first frame of error's traceback that ran code (a function's
+    __code__: what a library's failed call was given), None where none did."""
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is code:
+            return frame.f_locals
+    return None
 
 
 # Each takes an exception raised by another library and returns its one-line explanation, or None;

@@ -4,7 +4,6 @@ not hold, an empty split, a --finetune-from-model that names no file, half preci
 
 import os
 import re
-import traceback
 from typing import List, Optional
 
 from fairseq.data import Dictionary
@@ -24,18 +23,16 @@ def missing_split(error: BaseException) -> Optional[str]:
     """fairseq's "Dataset not found: valid (DATA)"."""
     if not isinstance(error, FileNotFoundError) or "Dataset not found" not in str(error):
         return None
-    loading = translation.load_langpair_dataset.__code__
-    for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code is loading:
-            split, data = frame.f_locals["split"], frame.f_locals["data_path"]
-            pair = f"{frame.f_locals['src']}-{frame.f_locals['tgt']}"
-            held = ", ".join(splits_held(data)) or "none"
-            return (
-                f"the data-bin {data} has no '{split}' split of {pair} (splits there: {held}): "
-                "name one it holds (fairseq-train's --valid-subset, fairseq-generate's "
-                "--gen-subset), or train with --disable-validation"
-            )
-    return None
+    given = errors.locals_where(error, translation.load_langpair_dataset.__code__)
+    if given is None:
+        return None
+    split, data, pair = given["split"], given["data_path"], f"{given['src']}-{given['tgt']}"
+    held = ", ".join(splits_held(data)) or "none"
+    return (
+        f"the data-bin {data} has no '{split}' split of {pair} (splits there: {held}): "
+        "name one it holds (fairseq-train's --valid-subset, fairseq-generate's "
+        "--gen-subset), or train with --disable-validation"
+    )
 
 
 def missing_dictionary(error: BaseException) -> Optional[str]:
@@ -44,8 +41,7 @@ def missing_dictionary(error: BaseException) -> Optional[str]:
     found = re.fullmatch(r"dict\.(.+)\.txt", os.path.basename(name or ""))
     if not isinstance(error, FileNotFoundError) or found is None:
         return None
-    reading = Dictionary.add_from_file.__code__
-    if not any(frame.f_code is reading for frame, _ in traceback.walk_tb(error.__traceback__)):
+    if errors.locals_where(error, Dictionary.add_from_file.__code__) is None:
         return None
     data = os.path.dirname(name) or "."
     held = sorted(f for f in os.listdir(data) if re.fullmatch(r"dict\..+\.txt", f))
@@ -61,17 +57,16 @@ def empty_split(error: BaseException) -> Optional[str]:
     reads a split by mapping its .bin file into memory, and an empty file cannot be mapped."""
     if not isinstance(error, ValueError) or str(error) != "cannot mmap an empty file":
         return None
-    opening = MMapIndexedDataset._do_init.__code__
-    for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code is opening:
-            prefix = frame.f_locals["path"]
-            return (
-                f"the split {prefix} holds no sentence ({prefix}.bin is empty: it was binarized "
-                "from an empty text file), and fairseq cannot read an empty split: binarize it "
-                "from text with sentences, or name a split that has some (--train-subset, "
-                "--valid-subset or --disable-validation, --gen-subset)"
-            )
-    return None
+    given = errors.locals_where(error, MMapIndexedDataset._do_init.__code__)
+    if given is None:
+        return None
+    prefix = given["path"]
+    return (
+        f"the split {prefix} holds no sentence ({prefix}.bin is empty: it was binarized from an "
+        "empty text file), and fairseq cannot read an empty split: binarize it from text with "
+        "sentences, or name a split that has some (--train-subset, --valid-subset or "
+        "--disable-validation, --gen-subset)"
+    )
 
 
 def missing_finetune_checkpoint(error: BaseException) -> Optional[str]:

@@ -18,7 +18,6 @@ the optimizer's state besides), before training.
 import atexit
 import errno
 import os
-import traceback
 from typing import Optional
 
 import torch
@@ -108,15 +107,14 @@ def unwritable_save_dir(error: BaseException) -> Optional[str]:
     None for errors of any other kind."""
     if not isinstance(error, OSError):
         return None
-    verifying = checkpoint_utils.verify_checkpoint_directory.__code__
-    for frame, _ in traceback.walk_tb(error.__traceback__):
-        if frame.f_code is verifying:
-            save_dir = frame.f_locals["save_dir"]
-            return (
-                f"cannot write checkpoints into --save-dir {save_dir}: {_cause(save_dir, error)}; "
-                "give a folder this run can write to"
-            )
-    return None
+    given = errors.locals_where(error, checkpoint_utils.verify_checkpoint_directory.__code__)
+    if given is None:
+        return None
+    save_dir = given["save_dir"]
+    return (
+        f"cannot write checkpoints into --save-dir {save_dir}: {_cause(save_dir, error)}; "
+        "give a folder this run can write to"
+    )
 
 
 def _cause(save_dir: str, error: OSError) -> str:
