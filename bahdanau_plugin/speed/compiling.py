@@ -9,7 +9,7 @@
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
 - **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
-  fails (a graph break too), under autocast or a hook, it runs eagerly after one warning.
+  fails (a graph break too), under autocast, a hook or a mode, it runs eagerly after one warning.
 """
 
 import contextlib
@@ -45,14 +45,14 @@ class Identical(tuple):
 
 def code_of(module: nn.Module) -> tuple:
     """What compiled code of ``module``'s methods depends on besides its inputs: the class of each
-    module it holds, and each function (or other attribute) those classes define."""
-    classes = dict.fromkeys(
-        cls
-        for submodule in module.modules()
-        for cls in type(submodule).__mro__
-        if cls not in (nn.Module, object)
+    module it holds, each function (or other attribute) those classes define; its mode and its
+    parameters' kinds, for which torch would otherwise compile one code anew up to its limit."""
+    classes = dict.fromkeys(c for m in module.modules() for c in type(m).__mro__[:-1])  # no object
+    kinds = (module.training, *((p.dtype, p.device, p.shape) for p in module.parameters()))
+    return (
+        kinds,
+        *((cls, Identical(vars(cls).values())) for cls in classes if cls is not nn.Module),
     )
-    return tuple((cls, Identical(vars(cls).values())) for cls in classes)
 
 
 def hooked(module: nn.Module) -> Optional[str]:
@@ -95,8 +95,7 @@ class Compilation:
         self.function = function
         self.constant_weights, self.eager_first_on_cpu = constant_weights, eager_first_on_cpu
         self.eager_seconds = 0.0  # run eagerly first, on a CPU
-        self.compiled: Optional[Callable] = None
-        self.failure: Optional[str] = None
+        self.compiled = self.failure = None  # the compiled method; why compiling it failed
 
     def __call__(self, module: nn.Module, *inputs):
         cpu_search = self.eager_first_on_cpu and inputs[0].device.type == "cpu"
@@ -108,8 +107,7 @@ class Compilation:
                 _EAGER.reset(eager)
                 self.eager_seconds += time.perf_counter() - start
         name, start = f"{type(module).__name__}.{self.function.__name__}", time.perf_counter()
-        reason = self._eager_reason(module, inputs[0])
-        if reason is not None:
+        if (reason := self._eager_reason(module, inputs[0])) is not None:
             warn_once(f"{name} runs eagerly: {reason}")
             return self.function(module, *inputs)
         import torch._inductor.exc  # where compiling fails, not the code: a graph break too
@@ -143,8 +141,7 @@ class Compilation:
         return self.compiled(module, *inputs)
 
     def _settings(self):
-        """What torch reads as it traces: sizes equal by chance not one symbol (no "duck sizing");
-        inductor's freezing (oneDNN's layout on a CPU) with the weights as constants, never else."""
+        """No "duck sizing"; inductor's freezing (oneDNN's layout) for constant weights alone."""
         from torch._inductor import config
         from torch.fx.experimental import _config as shapes
 
@@ -158,6 +155,9 @@ class Compilation:
         hook = hooked(module)
         if hook is not None:
             return f"a hook is on {hook or type(module).__name__} (while it is there)"
+        modes = [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()]
+        if any(mode != "DeviceContext" for mode in modes):  # not torch's default device's
+            return f"a TorchFunctionMode is on ({modes[-1]}; while it is, as for a hook)"
         if torch.is_autocast_enabled(first_input.device.type):  # traced, autocast stays on in
             # the backward pass where the alignment model turns it off: v_a's gradient underflows
             return "under autocast (--amp) the alignment model's gradients would lose float32"

@@ -16,6 +16,7 @@ import weakref
 import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator
+from torch.overrides import TorchFunctionMode
 
 from bahdanau_plugin.modules.attention import BahdanauAttention
 from bahdanau_plugin.speed import compiling
@@ -146,6 +147,38 @@ def test_while_a_forward_hook_is_on_the_decoder_the_step_runs_eagerly_with_one_w
         "RNNsearchDecoder.step runs eagerly: a hook is on attention (while it is there)"
     ]
     assert calls  # compiled again once the hook is gone
+
+
+class Tanhs(TorchFunctionMode):
+    """Counts the calls of torch.tanh made inside: a researcher's look at the step's operations."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += func is torch.tanh
+        return func(*args, **(kwargs or {}))
+
+
+def test_while_a_torch_function_mode_is_on_the_step_runs_eagerly_with_one_warning(
+    monkeypatch, caplog
+):
+    """Compiled code would not call the mode, and compiling under it fails: a failure that must
+    not keep the step eager once the mode is gone."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
+        with Tanhs() as tanhs:
+            _results(model)
+        assert calls == []
+        _results(model)
+    assert tanhs.count >= max(map(len, TARGETS)) + 1  # e_ij's tanh at every position
+    assert messages(caplog, logging.WARNING) == [
+        "RNNsearchDecoder.step runs eagerly: a TorchFunctionMode is on (Tanhs; while it is, as "
+        "for a hook)"
+    ]
+    assert calls  # compiled once the mode is gone
 
 
 @pytest.mark.cpu_only
