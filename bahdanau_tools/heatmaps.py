@@ -28,8 +28,10 @@ def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Te
     height = 1.5 + 0.4 * len(target)
     figure, axes = plt.subplots(figsize=(width, height))
     image = axes.imshow(alpha.numpy(), cmap="gray", vmin=0.0, vmax=1.0, aspect="equal")
-    axes.set_xticks(range(len(source)), labels=source, rotation=90)
-    axes.set_yticks(range(len(target)), labels=target)
+    # words as written: a word with two $ would otherwise be read as mathematics, and drawn as
+    # such, or end the drawing in matplotlib's parse error
+    axes.set_xticks(range(len(source)), labels=source, rotation=90, parse_math=False)
+    axes.set_yticks(range(len(target)), labels=target, parse_math=False)
     axes.xaxis.tick_top()
     figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02, label="alpha")
     figure.tight_layout()

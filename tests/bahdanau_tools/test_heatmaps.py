@@ -28,6 +28,15 @@ def test_heatmap_has_one_grayscale_cell_per_target_and_source_word_and_a_colour_
     assert colour_bar.get_ylabel() == "alpha"
 
 
+def test_words_with_dollar_signs_are_labels_as_written_not_mathematics(tmp_path):
+    source, target = ["$x$", "costs", "$^$", "<end>"], ["a_b", "$5$", "<end>"]
+    figure = draw_alignment(source, target, attention(len(target), len(source)))
+    heatmap = figure.axes[0]
+    labels = heatmap.get_xticklabels() + heatmap.get_yticklabels()
+    assert [label.get_text() for label in labels] == source + target
+    assert not any(label.get_parse_math() for label in labels)
+
+
 def test_heatmap_is_written_as_png(tmp_path):
     path = tmp_path / "alignment.png"
     assert save_heatmap(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)), path) == TARGET_WORDS
