@@ -7,9 +7,10 @@ a GPU the recurrence's time is its launches (docs/gpu.md), and a graph replays t
   padded rows are rows of their own: every gradient the padding receives is 0.
 - **Memory.** A device's graphs copy their inputs in and results out of one buffer (``Arena``);
   what autograd keeps between the passes lies in one pool per device.
-- **When.** With gradients on a GPU, autocast off, no hook on the decoder, the fast path not
-  plain; per bucket, code (``compiling.code_of``), parameters' and buffers' places. Each recording
-  is logged with its time; where one fails, the loop runs without graphs, after one warning.
+- **When.** With gradients on a GPU, autocast off, no hook or mode (``compiling.interposed``),
+  the fast path not plain; per bucket, code (``compiling.code_of``), parameters' and buffers'
+  places. Each recording is logged with its time; where one fails, the loop runs without graphs,
+  after one warning.
 """
 
 import contextlib
@@ -41,14 +42,6 @@ def bucket(size: int, coarse: bool = True) -> int:
     multiple of 4 up to 32, of 8 up to 64, ...): few distinct values."""
     step = max(4, 1 << max(size.bit_length() - 3, 0)) if coarse else 4
     return -(-size // step) * step
-
-
-def tf32_in_products() -> bool:
-    """Whether a GPU's float32 products may run in TF32, set by either of torch's two ways."""
-    try:
-        return torch.backends.cuda.matmul.allow_tf32
-    except RuntimeError:
-        return torch.backends.cuda.matmul.fp32_precision == "tf32"
 
 
 class Arena:
@@ -300,7 +293,7 @@ class Captures:
             tuple((n, t.dtype, t.shape[2:], t.requires_grad) for n, t in zip(names, inputs)),
             tuple(t.data_ptr() for t in (*decoder.parameters(), *decoder.buffers())),
             compiling.code_of(decoder),
-            tf32_in_products(),
+            torch.backends.cuda.matmul.fp32_precision,  # TF32 or not, by either API
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
         )
@@ -340,10 +333,10 @@ def applies(input_drives: Tensor) -> bool:
 
 def captured(recur: Callable) -> Callable:
     """``recur``, a decoder's bound method, replayed from CUDA graphs where ``applies`` and no
-    hook, forward or backward, is on the decoder (it runs at every call, not at a recording)."""
+    hook or mode would miss a replay's operations (``compiling.interposed``)."""
 
     def run(input_drives, encoder_out, cache):
-        if applies(input_drives) and compiling.hooked(recur.__self__) is None:
+        if applies(input_drives) and compiling.interposed(recur.__self__) is None:
             captures = _CAPTURES.setdefault(recur.__self__, Captures())
             if not captures.failed:
                 return captures.run(recur, input_drives, encoder_out, cache)

@@ -26,6 +26,8 @@ from typing import Callable, Dict, Optional
 
 import torch
 from torch import nn
+from torch.utils import _python_dispatch
+from torch.utils._device import DeviceContext
 
 from . import setting
 
@@ -49,18 +51,27 @@ def code_of(module: nn.Module) -> tuple:
     parameters' kinds, for which torch would otherwise compile one code anew up to its limit."""
     classes = dict.fromkeys(c for m in module.modules() for c in type(m).__mro__[:-1])  # no object
     kinds = (module.training, *((p.dtype, p.device, p.shape) for p in module.parameters()))
-    return (
-        kinds,
-        *((cls, Identical(vars(cls).values())) for cls in classes if cls is not nn.Module),
-    )
+    defined = ((c, Identical(vars(c).values())) for c in classes if c is not nn.Module)
+    return (kinds, *defined)
 
 
-def hooked(module: nn.Module) -> Optional[str]:
-    """The name of a submodule of ``module`` with a forward or backward hook, if any ("" for it)."""
+def interposed(module: nn.Module) -> Optional[str]:
+    """What would miss ``module``'s operations in compiled code or a replay, while it is there: a
+    hook on a module of it, or a TorchFunctionMode or TorchDispatchMode (torch's own apart; under
+    a dispatch mode a compiled step finds nothing to compile)."""
     kinds = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-    if any(getattr(nn.modules.module, "_global" + kind) for kind in kinds):
-        return "every module"
-    return next((n for n, m in module.named_modules() if any(map(m.__dict__.get, kinds))), None)
+    named = module.named_modules()
+    hooked = ["every module"] * any(getattr(nn.modules.module, "_global" + k) for k in kinds)
+    hooked += [n or type(m).__name__ for n, m in named if any(map(vars(m).get, kinds))]
+    if hooked:
+        return f"a hook is on {hooked[0]} (while it is there)"
+    functions = torch.overrides._get_current_function_mode_stack()
+    dispatches = _python_dispatch._get_current_dispatch_mode_stack()
+    modes = [m for m in functions if not isinstance(m, DeviceContext)]
+    modes += [m for m in dispatches if not m.is_infra_mode()]
+    if modes:
+        return f"a mode is on ({type(modes[-1]).__name__}; while it is, as for a hook)"
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -152,12 +163,8 @@ class Compilation:
         return settings
 
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
-        hook = hooked(module)
-        if hook is not None:
-            return f"a hook is on {hook or type(module).__name__} (while it is there)"
-        modes = [type(m).__name__ for m in torch.overrides._get_current_function_mode_stack()]
-        if any(mode != "DeviceContext" for mode in modes):  # not torch's default device's
-            return f"a TorchFunctionMode is on ({modes[-1]}; while it is, as for a hook)"
+        if (reason := interposed(module)) is not None:
+            return reason
         if torch.is_autocast_enabled(first_input.device.type):  # traced, autocast stays on in
             # the backward pass where the alignment model turns it off: v_a's gradient underflows
             return "under autocast (--amp) the alignment model's gradients would lose float32"

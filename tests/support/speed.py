@@ -1,9 +1,13 @@
-"""What the tests of the fast path share: the plain modules as the reference, and the compiled
-step's runs counted."""
+"""What the tests of the fast path share: the plain modules as the reference, the compiled
+step's runs counted, and modes that look at each operation, as a researcher's would."""
 
 import contextlib
 import functools
 from unittest import mock
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from bahdanau_plugin.speed import compiling, setting
 
@@ -52,3 +56,30 @@ def messages(caplog, level) -> list:
         for record in caplog.records
         if record.name.startswith("bahdanau_plugin") and record.levelno >= level
     ]
+
+
+class Tanhs(TorchFunctionMode):
+    """Counts the calls of torch.tanh made inside: a researcher's look at the step's operations."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += func is torch.tanh
+        return func(*args, **(kwargs or {}))
+
+
+class TanhKernels(TorchDispatchMode):
+    """Counts the tanh kernels run inside (forward only), as torch's own FLOP counter counts."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.count += func is torch.ops.aten.tanh.default
+        return func(*args, **(kwargs or {}))
+
+
+MODES = {"TorchFunctionMode": Tanhs, "TorchDispatchMode": TanhKernels}

@@ -17,7 +17,7 @@ from bahdanau_plugin.speed import capture
 from bahdanau_plugin.speed.capture import bucket
 
 from ...support.models import build_tiny_model, randomize_
-from ...support.speed import compiled_calls, messages, plain_modules
+from ...support.speed import MODES, compiled_calls, messages, plain_modules
 
 
 class Rerun:
@@ -362,6 +362,44 @@ def test_while_a_hook_is_on_a_module_of_the_decoder_nothing_is_replayed(
     assert recorder.recorded == 0
     assert len(calls) == len(plain_calls) > 0
     _assert_same(ours, plain)
+
+
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+def test_while_a_mode_is_on_nothing_is_replayed(mode, recorder, monkeypatch):
+    """A replay of CUDA's graphs would not reach a mode: it sees every operation, as it expects."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 3, 6, 5)
+    with mode() as seen:
+        ours = _results(model, batch)
+    with plain_modules(monkeypatch), mode() as plain_seen:
+        plain = _results(model, batch)
+    assert recorder.recorded == 0
+    assert seen.count == plain_seen.count > 0
+    _assert_same(ours, plain)
+
+
+@pytest.fixture
+def tf32_setting():
+    """torch's setting of TF32 in a GPU's float32 products, as it was before the test."""
+    matmul = torch.backends.cuda.matmul
+    before = matmul.fp32_precision
+    yield matmul
+    matmul.fp32_precision = before
+
+
+def test_switching_tf32_records_the_loop_again_by_either_of_torch_s_settings(
+    recorder, tf32_setting
+):
+    """TF32 is recorded into a graph's products, whichever of torch's two ways switched it."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 4, 4, 4)
+    for tf32 in ("ieee", "legacy", "ieee", "tf32"):
+        if tf32 == "legacy":
+            tf32_setting.allow_tf32 = True
+        else:
+            tf32_setting.fp32_precision = tf32
+        _results(model, batch)
+    assert recorder.recorded == 2 * 2  # float32, then TF32 (the same by either way)
 
 
 def test_without_gradients_under_autocast_or_set_to_plain_nothing_is_replayed(

@@ -4,9 +4,9 @@ constants once the model only translates, compiled anew when a weight changes, o
 model of an ensemble, dropped with a freed model), and with weights that change never frozen,
 whatever torch's own setting; each compilation is logged once with its time (one row singular);
 edits to the modules' classes are compiled as edited (a buffer changed in place too); a hook on the
-decoder makes the step run eagerly while it is there; where nothing can compile, or compiling
-fails (an edit that breaks the graph, or that torch compiles anew at every call), the step runs
-eagerly after one warning."""
+decoder or a mode makes the step run eagerly while it is there; where nothing can compile, or
+compiling fails (an edit that breaks the graph, or that torch compiles anew at every call), the
+step runs eagerly after one warning."""
 
 import gc
 import logging
@@ -16,13 +16,12 @@ import weakref
 import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator
-from torch.overrides import TorchFunctionMode
 
 from bahdanau_plugin.modules.attention import BahdanauAttention
 from bahdanau_plugin.speed import compiling
 
 from ...support.models import build_tiny_model, randomize_
-from ...support.speed import compiled_calls, messages, plain_modules
+from ...support.speed import MODES, compiled_calls, messages, plain_modules
 from ..models.batches import SOURCES, TARGETS, prev_output_batch, source_batch
 
 LOGGER = "bahdanau_plugin.speed"
@@ -149,34 +148,21 @@ def test_while_a_forward_hook_is_on_the_decoder_the_step_runs_eagerly_with_one_w
     assert calls  # compiled again once the hook is gone
 
 
-class Tanhs(TorchFunctionMode):
-    """Counts the calls of torch.tanh made inside: a researcher's look at the step's operations."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.count += func is torch.tanh
-        return func(*args, **(kwargs or {}))
-
-
-def test_while_a_torch_function_mode_is_on_the_step_runs_eagerly_with_one_warning(
-    monkeypatch, caplog
-):
-    """Compiled code would not call the mode, and compiling under it fails: a failure that must
-    not keep the step eager once the mode is gone."""
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+def test_while_a_mode_is_on_the_step_runs_eagerly_with_one_warning(mode, monkeypatch, caplog):
+    """Compiled code would not call the mode, and compiling under it fails (under a dispatch mode,
+    torch finds nothing to compile): a failure that must not keep the step eager once it is gone."""
     monkeypatch.setattr(compiling, "_COMPILATIONS", {})
     model = randomize_(build_tiny_model("rnnsearch"))
     with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
-        with Tanhs() as tanhs:
+        with mode() as tanhs:
             _results(model)
         assert calls == []
         _results(model)
     assert tanhs.count >= max(map(len, TARGETS)) + 1  # e_ij's tanh at every position
     assert messages(caplog, logging.WARNING) == [
-        "RNNsearchDecoder.step runs eagerly: a TorchFunctionMode is on (Tanhs; while it is, as "
-        "for a hook)"
+        f"RNNsearchDecoder.step runs eagerly: a mode is on ({mode.__name__}; while it is, as for "
+        "a hook)"
     ]
     assert calls  # compiled once the mode is gone
 
