@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
+from fairseq.models import ARCH_CONFIG_REGISTRY
 from omegaconf import II
 
 from ..errors import ConfigurationError
@@ -77,6 +78,22 @@ def apply_architecture(cfg, config_class, **architecture):
         if getattr(cfg, option.name, None) is not None:
             continue
         setattr(cfg, option.name, architecture.get(option.name, option.default))
+
+
+def other_length_limit(cfg) -> Optional[str]:
+    """A line for a run whose length limit is not the one its architecture's name says (a recipe
+    with another ``model._name``, or a limit set to suit BPE units), whose checkpoints keep that
+    name: rnnsearch_30 trained on pairs of 50 tokens is not the paper's RNNsearch-30."""
+    name = getattr(cfg, "_name", None) or getattr(cfg, "arch", None)
+    named = argparse.Namespace()
+    ARCH_CONFIG_REGISTRY.get(name, lambda _: None)(named)
+    limit = getattr(named, "max_train_length", None)
+    if limit is None or cfg.max_train_length == limit:
+        return None
+    return (
+        f"{name} trains on pairs of at most {cfg.max_train_length} tokens a side "
+        f"(max_train_length), not the {limit} of its name"
+    )
 
 
 def checked_fields(config_class):

@@ -8,6 +8,8 @@ checkpoints record the fingerprints of its dictionaries and of the parameters it
 from (``fingerprints.py``), and it refuses to load a checkpoint of other dictionaries.
 """
 
+import logging
+
 from fairseq import hub_utils
 from fairseq.models import FairseqEncoderDecoderModel
 from torch import nn
@@ -17,8 +19,10 @@ from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
 from ..speed import setting
 from . import inference_setup, pretrained_paths, training_setup
-from .config import add_checked_options, check_options
+from .config import add_checked_options, check_options, other_length_limit
 from .language_pair import check_language_pair
+
+logger = logging.getLogger(__name__)
 
 
 def check_right_padded_targets(task) -> None:
@@ -81,6 +85,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         # handling (which would save a crash checkpoint): checked once, at the first.
         if mode and not self._training_setup_checked:
             training_setup.check(self.cfg)
+            if (limit := other_length_limit(self.cfg)) is not None:
+                logger.info(limit)
             if self.initial_parameters is None:  # neither resumed nor restored from a checkpoint
                 self.initial_parameters = fingerprints.of_parameters(self)
             self._training_setup_checked = True

@@ -1,5 +1,7 @@
 """The four named architectures: the paper's sizes, their length limits, command-line overrides."""
 
+import logging
+
 import pytest
 from fairseq import options
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
@@ -108,3 +110,31 @@ def test_the_length_limit_applies_to_training_and_not_to_translation(model_name)
     assert model.max_positions() == (31, 31)  # the end-of-sentence token counts in fairseq's sizes
     model.make_generation_fast_()
     assert min(model.max_positions()) >= 100_000
+
+
+def _first_training_lines(model, caplog) -> list:
+    with caplog.at_level(logging.INFO, logger="bahdanau_plugin"):
+        model.train()
+    return [r.getMessage() for r in caplog.records if r.name.startswith("bahdanau_plugin")]
+
+
+def test_a_run_whose_limit_is_not_its_architecture_s_says_so_as_it_first_trains(caplog):
+    """A recipe given another model._name keeps its own limit: rnnsearch_30 trained on pairs of
+    50 tokens, whose checkpoints say rnnsearch_30."""
+    model = build_tiny_model("rnnsearch", max_train_length=50)
+    model.cfg._name = "rnnsearch_30"
+    assert _first_training_lines(model, caplog) == [
+        "rnnsearch_30 trains on pairs of at most 50 tokens a side (max_train_length), not the 30 "
+        "of its name"
+    ]
+    model.train()  # once
+    assert len(caplog.records) == 1
+
+
+@pytest.mark.parametrize("arch, limit", [("rnnencdec_50", 50), ("rnnsearch", 80)])
+def test_a_run_with_its_architecture_s_limit_or_of_an_unnamed_one_says_nothing_of_it(
+    arch, limit, caplog
+):
+    model = build_tiny_model(arch.split("_")[0], max_train_length=limit)
+    model.cfg._name = arch
+    assert _first_training_lines(model, caplog) == []
