@@ -39,10 +39,12 @@ def soft_alignment(
 def translate_with_alignment(
     translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200
 ):
-    """Returns (source tokens, target tokens, alpha: target x source), end-of-sentence included.
+    """Returns (target tokens, alpha: target x source), end of sentence included.
 
     source_ids are binarized, end of sentence included, as translator.encode returns them; the
-    translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b."""
+    translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b. No source
+    tokens: the dictionary's would say <unk> for every word it lacks, and the caller has the words
+    it binarized."""
     hypothesis = translator.generate([source_ids], beam=beam, max_len_b=max_len_b)[0][0]
     alpha = soft_alignment(hypothesis, len(source_ids))
     if alpha is None:
@@ -50,8 +52,4 @@ def translate_with_alignment(
             "the model returned no attention to draw (RNNencdec has none: it translates from one "
             "fixed context)"
         )
-    return (
-        symbols(translator.src_dict, source_ids),
-        symbols(translator.tgt_dict, hypothesis["tokens"]),
-        alpha,
-    )
+    return symbols(translator.tgt_dict, hypothesis["tokens"]), alpha

@@ -1,7 +1,8 @@
 """Figure 3 of the paper: the soft alignment alpha_ij of one translation, as a grayscale heatmap.
 
 Heatmaps are for people, so the labels are words (words.py): BPE pieces merged back into words,
-Moses escapes undone.
+Moses' tokens detokenized. bahdanau-plot-alignment and bahdanau-evaluate draw them alike
+(draw_translation).
 """
 
 from pathlib import Path
@@ -11,7 +12,7 @@ import torch
 
 from bahdanau_plugin.errors import PluginError
 
-from .alignment import translate_with_alignment
+from .alignment import END_OF_SENTENCE, translate_with_alignment
 from .figures import pyplot, save_png
 from .hub import load_translator
 from .words import merge_subwords
@@ -67,6 +68,25 @@ def source_pieces(translator, sentences: List[str]) -> List[List[str]]:
     return pieces
 
 
+def source_ids(translator, tokens: Sequence[str]) -> torch.Tensor:
+    """tokens (tokenized, BPE applied) binarized for the model. A translator that replaces unknown
+    words first gives those its dictionary lacks ids of their own, which the model reads as <unk>,
+    so that its translation can copy them as fairseq-generate's --replace-unk does."""
+    line = " ".join(tokens)
+    if translator.task.replaces_unknown_words:
+        translator.task.keep_source_words([line])
+    return translator.binarize(line)
+
+
+def draw_translation(translator, tokens: List[str], path: Path, **search) -> List[str]:
+    """Translate tokens (tokenized, BPE applied) and draw the alignment as a PNG; return the target
+    words, end of sentence included. The source is labelled with the tokens as given, not the
+    dictionary's symbols: <unk> would lose a piece's @@ and split its word; the target with the
+    translation's tokens, the words that replaced <unk> included. search: beam, max_len_b."""
+    target, alpha = translate_with_alignment(translator, source_ids(translator, tokens), **search)
+    return save_heatmap(tokens + [END_OF_SENTENCE], target, alpha, path)
+
+
 def alignment_heatmaps(
     checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
 ):
@@ -75,9 +95,6 @@ def alignment_heatmaps(
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):
         path = out_dir / f"alignment_{number}.png"
-        ids = translator.binarize(" ".join(tokens))
-        source, target, alpha = translate_with_alignment(translator, ids)
-        # labelled with the pieces as read, not the dictionary's: <unk> would lose a piece's @@
-        target_words = save_heatmap(tokens + source[-1:], target, alpha, path)
+        target_words = draw_translation(translator, tokens, path)
         paths.append((path, " ".join(target_words[:-1])))
     return paths

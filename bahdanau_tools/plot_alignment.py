@@ -2,8 +2,9 @@
 
 Translates each sentence and draws its soft alignment alpha_ij as a heatmap, as the paper's
 Figure 3 does. Sentences are raw text: they are tokenized with fairseq's Moses tokenizer and,
-given --bpe-codes, segmented as the training data was. The heatmap shows words: BPE pieces merged
-back (a source word's attention summed over its pieces, a target word's averaged over its pieces).
+given --bpe-codes, segmented as the training data was. The heatmap shows words, as the translation
+prints them: BPE pieces merged back, and a word split at its dash ("t @-@ shirt") joined again (a
+source word's attention summed over its pieces, a target word's averaged over its pieces).
 
 example:
   bahdanau-plot-alignment --checkpoint checkpoints/checkpoint_best.pt --data prepared/data-bin \\

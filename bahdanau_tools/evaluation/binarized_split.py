@@ -78,6 +78,12 @@ def load_source_text(path: Path, source: Side) -> Optional[List[str]]:
                 f"line {number + 1} of {path} has {len(line.split())} tokens but sentence "
                 f"{number} of the binarized split has {tokens}: " + redo
             )
+        # the words too: Figure 3 translates the text's line where it is there
+        if not torch.equal(source.dictionary.encode_line(line, add_if_not_exist=False), sentence):
+            raise EvaluationError(
+                f"line {number + 1} of {path} holds other words than sentence {number} of the "
+                "binarized split: " + redo
+            )
     return lines
 
 

@@ -52,9 +52,9 @@ from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
 
-from ..alignment import NoAttentionError, translate_with_alignment
+from ..alignment import NoAttentionError
 from ..errors import EvaluationError
-from ..heatmaps import save_heatmap
+from ..heatmaps import draw_translation
 from ..hub import ensemble_members, load_translator
 from .binarized_split import (
     BinarizedSplit,
@@ -62,6 +62,7 @@ from .binarized_split import (
     load_split,
     sentences_without_unknown_words,
     source_lengths_in_words,
+    source_tokens,
 )
 from .bleu import DETOKENIZED as DETOKENIZED_BLEU
 from .bleu import TOKENIZED as TOKENIZED_BLEU
@@ -432,22 +433,25 @@ def format_table1(report: dict) -> str:
 
 
 def draw_heatmaps(arguments, split: BinarizedSplit) -> None:
-    """Figure 3 for the chosen sentences, from the soft attention of each model that has one."""
+    """Figure 3 for the chosen sentences, from the soft attention of each model that has one,
+    labelled as the scores read the sentences: the source with the text the binaries were made
+    from where it is beside them (source_tokens: the binaries say <unk> for an unknown BPE piece,
+    without its @@), the target with the translation, <unk> replaced as --replace-unk asks."""
     if not arguments.heatmaps:  # none asked for: no model to load again
         return
+    sources = source_tokens(split)
     for name, checkpoint in tqdm(arguments.model, desc="heatmaps", unit="model"):
-        translator = load_translator(checkpoint, arguments.data)
+        translator = load_translator(checkpoint, arguments.data, replace_unk=arguments.replace_unk)
         translator.eval()
         try:
             for sentence in arguments.heatmaps:
-                path = heatmap_file(arguments.out_dir, name, sentence)
-                alignment = translate_with_alignment(
+                draw_translation(
                     translator,
-                    split.source.sentences[sentence],
-                    arguments.beam,
-                    arguments.max_len_b,
+                    sources[sentence].split(),
+                    heatmap_file(arguments.out_dir, name, sentence),
+                    beam=arguments.beam,
+                    max_len_b=arguments.max_len_b,
                 )
-                save_heatmap(*alignment, path)
         except NoAttentionError as error:
             print(f"{name}: no heatmaps, {error}", file=sys.stderr)
 

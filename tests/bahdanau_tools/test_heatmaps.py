@@ -69,3 +69,18 @@ def test_the_source_axis_holds_the_pieces_as_read_so_a_piece_the_dictionary_lack
     unknown = translator.src_dict.unk()
     assert any(translator.src_dict.index(piece) == unknown for piece in pieces)  # the case
     assert drawn == [pieces + ["<end>"]] and translator.src_dict.unk_word not in drawn[0]
+
+
+def test_a_word_moses_splits_at_its_dash_is_one_label_as_the_detokenized_text_has_it(
+    checkpoints, data_bin, tmp_path, monkeypatch
+):
+    drawn = []
+    monkeypatch.setattr(
+        heatmaps,
+        "draw_alignment",
+        lambda source, *rest: drawn.append(source) or draw_alignment(source, *rest),
+    )
+    alignment_heatmaps(
+        checkpoints["rnnsearch_50"], data_bin, ["a t-shirt"], tmp_path, tokenizer="moses"
+    )
+    assert drawn == [["a", "t-shirt", "<end>"]]

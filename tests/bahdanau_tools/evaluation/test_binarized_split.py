@@ -75,6 +75,19 @@ def test_a_source_text_that_is_not_the_binaries_is_an_error_saying_to_write_it_a
     )
 
 
+def test_a_source_text_of_other_words_as_many_is_an_error_saying_to_write_it_again(tmp_path):
+    """Figure 3 translates the text's sentence: another of as many tokens would be drawn."""
+    write_data_bin(tmp_path, side(PIECES, "two dogs"), side("x", "y"))
+    text = source_text_path(tmp_path, "test", "en", "fr")
+    text.write_text(f"{PIECES}\ntwo cats\n")
+    with pytest.raises(EvaluationError) as raised:
+        load_split(tmp_path, "test", "en", "fr")
+    assert str(raised.value).startswith(
+        f"line 2 of {text} holds other words than sentence 1 of the binarized split: it must be "
+        "the text the binaries beside it were made from: write it again"
+    )
+
+
 def test_a_source_text_of_another_number_of_sentences_is_an_error(tmp_path):
     write_data_bin(tmp_path, side(PIECES, "two dogs"), side("x", "y"))
     text = source_text_path(tmp_path, "test", "en", "fr")
