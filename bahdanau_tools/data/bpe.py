@@ -3,7 +3,6 @@ codes read as UTF-8 as the plugin reads them at translation (bahdanau_plugin/sub
 """
 
 import functools
-import os
 from collections import Counter
 from pathlib import Path
 from typing import List, Sequence
@@ -13,6 +12,7 @@ from subword_nmt import learn_bpe
 
 from bahdanau_plugin.subword_nmt_codes import SubwordNMTBPEReadInUTF8
 
+from .digests import Version, file_version
 from .parallel import map_line_chunks
 
 
@@ -40,15 +40,16 @@ def learned_merges(codes: Path) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def subword_nmt_bpe(codes: str, modified_ns: int) -> SubwordNMTBPEReadInUTF8:
+def subword_nmt_bpe(codes: str, version: Version) -> SubwordNMTBPEReadInUTF8:
     """fairseq's `--bpe subword_nmt --bpe-codes codes`, so training text is segmented exactly like
     the input of fairseq-interactive (separator `@@`, no vocabulary filter). Loaded once per
-    process and per version of the file (modified_ns)."""
+    process and per version of the file (digests.py: its modification time alone would keep
+    other codes copied over it with `cp -p`)."""
     return SubwordNMTBPEReadInUTF8(SubwordNMTBPEConfig(bpe_codes=codes))
 
 
 def segment_lines(lines: List[str], codes: str) -> List[str]:
-    bpe = subword_nmt_bpe(codes, os.stat(codes).st_mtime_ns)
+    bpe = subword_nmt_bpe(codes, file_version(Path(codes)))
     return [bpe.encode(line) for line in lines]
 
 

@@ -136,8 +136,16 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
         remove_bpe_outputs(out)
     summary = stages.run(
         "summary",
-        # what it reports besides the files' counts
-        [corpus, asdict(settings.vocabulary), settings.max_len, settings.max_ratio],
+        # what it reports besides the files' counts: its inputs are told apart by content, and
+        # the same text can come from files in another folder (its origin) or from other rules
+        [
+            corpus,
+            [split.origin for split in splits],
+            cleaning,
+            asdict(settings.vocabulary),
+            settings.max_len,
+            settings.max_ratio,
+        ],
         texts + [data_bin],
         summary_files(out),
         functools.partial(

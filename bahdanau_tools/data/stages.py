@@ -1,13 +1,13 @@
 """Stages that a rerun does not redo: each finished stage leaves a record, OUT/stages/NAME.json.
 
 A stage writes its outputs under temporary names and renames them when they are complete; only
-then is its record written, holding the settings it ran with, the size and modification time of
-its input and output files, and its result (counts the summary needs). A rerun keeps a stage whose
+then is its record written, holding the settings it ran with, the content digest of its input and
+output files (digests.py) and its result (counts the summary needs). A rerun keeps a stage whose
 record matches all of these, and reruns it otherwise: after a crash inside it, after a change of
-its options or of an input file (an earlier stage that ran again rewrites its outputs, so every
-later stage runs again too), or when an output was deleted or changed since. A record that is not
-one (not JSON, or without a record's fields: a file damaged, or edited by hand) counts as none,
-with a warning: the stage runs again.
+its options or of an input's content (one line names the input then; an earlier stage that ran
+again and wrote other outputs makes every later stage run again too), or when an output was
+deleted or changed since. A record that is not one (not JSON, or without a record's fields: a file
+damaged, or edited by hand) counts as none, with a warning: the stage runs again.
 """
 
 import json
@@ -16,23 +16,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
-Fingerprints = Dict[str, List[int]]
+from .digests import HASH, DigestCache
+
+Fingerprints = Dict[str, Optional[str]]
 RECORD_FIELDS = ("key", "outputs", "result")
 
 
-def fingerprints(paths: Sequence[Path]) -> Fingerprints:
-    """Size and modification time of each file, or of each file inside a folder; [] if missing."""
-    files = {}
-    for path in paths:
-        members = (
+def files_in(paths: Sequence[Path]) -> List[Path]:
+    """Each path that is not a folder, and the files inside each folder."""
+    return [
+        member
+        for path in paths
+        for member in (
             sorted(member for member in path.rglob("*") if member.is_file())
             if path.is_dir()
             else [path]
         )
-        for member in members:
-            status = member.stat() if member.exists() else None
-            files[str(member)] = [status.st_size, status.st_mtime_ns] if status else []
-    return files
+    ]
 
 
 def _as_json(value: Any) -> Any:
@@ -40,9 +40,34 @@ def _as_json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def changed_inputs(recorded_key: Any, key: dict) -> List[str]:
+    """The inputs whose digest differs from the record's; none for a record whose inputs were not
+    told apart by the same hash (an earlier version of this tool's), which cannot say which did."""
+    if not isinstance(recorded_key, dict) or recorded_key.get("hash") != HASH:
+        return []
+    recorded = recorded_key.get("inputs")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    return [path for path, digest in key["inputs"].items() if recorded.get(path) != digest]
+
+
+def changed_inputs_line(name: str, changed: Sequence[str]) -> str:
+    more = f" and {len(changed) - 1} more of its inputs" if len(changed) > 1 else ""
+    return f"{name}: {changed[0]}{more} changed since the earlier run: the stage runs again"
+
+
 class Stages:
     def __init__(self, out: Path):
         self.directory = out / "stages"
+        self.digests = DigestCache(self.directory / "digests.json")
+
+    def fingerprints(self, paths: Sequence[Path]) -> Fingerprints:
+        """The content digest of each file, or of each file inside a folder; None if missing."""
+        found = {
+            str(file): self.digests.digest(file) if file.exists() else None
+            for file in files_in(paths)
+        }
+        self.digests.save()
+        return found
 
     def run(
         self,
@@ -55,25 +80,53 @@ class Stages:
         """work()'s result, or the result recorded by an earlier run of the same stage on the same
         inputs."""
         record_path = self.directory / f"{name}.json"
-        key = _as_json({"settings": settings, "inputs": fingerprints(inputs)})
+        key = _as_json({"hash": HASH, "settings": settings, "inputs": self.fingerprints(inputs)})
         record = read_record(record_path)
-        if (
+        legacy = record is not None and is_legacy_record(record, settings, inputs, outputs)
+        if legacy or (
             record is not None
             and record["key"] == key
-            and record["outputs"] == fingerprints(outputs)
+            and record["outputs"] == self.fingerprints(outputs)
         ):
             print(f"{name}: finished by an earlier run, kept", file=sys.stderr, flush=True)
+            if legacy:  # its files told apart by their content from now on
+                self._write_record(record_path, key, outputs, record["result"])
             return record["result"]
+        changed = changed_inputs(record["key"], key) if record is not None else []
+        if changed:
+            print(changed_inputs_line(name, changed), file=sys.stderr, flush=True)
         record_path.unlink(missing_ok=True)
         result = work()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        partial = record_path.with_name(record_path.name + ".part")
-        partial.write_text(
-            json.dumps({"key": key, "outputs": fingerprints(outputs), "result": result}, indent=1),
-            encoding="utf-8",
-        )
-        partial.replace(record_path)
+        self._write_record(record_path, key, outputs, result)
         return _as_json(result)
+
+    def _write_record(self, path: Path, key: dict, outputs: Sequence[Path], result: Any) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".part")
+        record = {"key": key, "outputs": self.fingerprints(outputs), "result": result}
+        partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
+        partial.replace(path)
+
+
+def sizes_and_times(paths: Sequence[Path]) -> Dict[str, List[int]]:
+    """Size and modification time of each file, or of each file inside a folder ([] if missing):
+    how records told files apart before their content's digests."""
+    return {
+        str(file): [file.stat().st_size, file.stat().st_mtime_ns] if file.exists() else []
+        for file in files_in(paths)
+    }
+
+
+def is_legacy_record(record: dict, settings: Any, inputs, outputs) -> bool:
+    """Whether a record of an earlier version of this tool, without digests, still matches the
+    stage by its files' sizes and modification times, as that version checked it: kept once, so
+    that a folder prepared before (hours of WMT'14) is not prepared again for the upgrade."""
+    key = record["key"]
+    return (
+        not (isinstance(key, dict) and "hash" in key)
+        and key == _as_json({"settings": settings, "inputs": sizes_and_times(inputs)})
+        and record["outputs"] == sizes_and_times(outputs)
+    )
 
 
 def read_record(path: Path) -> Optional[dict]:

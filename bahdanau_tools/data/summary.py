@@ -2,7 +2,6 @@
 
 import functools
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -10,6 +9,7 @@ from typing import Dict, List, Tuple
 from fairseq.data import Dictionary
 
 from .cleaning import STEPS
+from .digests import Version, file_version
 from .parallel import map_line_chunks
 
 STEP_LABELS = {
@@ -23,14 +23,14 @@ STEP_LABELS = {
 
 
 @functools.lru_cache(maxsize=None)
-def load_dictionary(path: str, modified_ns: int) -> Dictionary:
-    """Loaded once per process and per version of the file (modified_ns)."""
+def load_dictionary(path: str, version: Version) -> Dictionary:
+    """Loaded once per process and per version of the file (digests.py)."""
     return Dictionary.load(path)
 
 
 def count_unknown(lines: List[str], dictionary_path: str) -> Counter:
     """Tokens, and tokens the dictionary maps to <unk>, split as fairseq's binarizer splits them."""
-    dictionary = load_dictionary(dictionary_path, os.stat(dictionary_path).st_mtime_ns)
+    dictionary = load_dictionary(dictionary_path, file_version(Path(dictionary_path)))
     counts = Counter()
     for line in lines:
         for token in line.split():

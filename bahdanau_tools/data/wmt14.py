@@ -133,8 +133,8 @@ def fetch_archives(from_dir: Optional[Path], download_dir: Path) -> Path:
 def extract_release(archive_dir: Path, out: Path) -> Path:
     """Copy the members the splits need out of the archives into out/orig, flat; return it. Each
     archive is a stage (stages.py) whose input is the archive: a rerun keeps what it extracted while
-    the archive is the same file, and extracts it again from an archive replaced since (fetched
-    again, or another --from-dir), whose members might differ."""
+    the archive's content is the same, and extracts it again from an archive replaced since (fetched
+    again, copied over it, or another --from-dir), whose members might differ."""
     destination = out / "orig"
     stages = Stages(out)
     for archive in ARCHIVES:

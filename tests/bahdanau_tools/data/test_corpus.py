@@ -5,11 +5,13 @@ import re
 import shutil
 
 import pytest
+from fairseq.data import Dictionary
 
 from bahdanau_tools.data import pipeline
 from bahdanau_tools.data.command_line import main
 from bahdanau_tools.errors import DataError
 
+from .copying import overwrite_keeping_size_and_times
 from .corpora import sentence_pairs, write_corpus
 from .scripts import binarized_sentences, read_summary, run_command
 
@@ -162,6 +164,29 @@ def test_a_rerun_with_another_option_redoes_the_stages_it_changes(
         "tokenize-test1",
     ]
     assert read_summary(tmp_path)["splits"]["train"]["cleaning"]["too_long"] == 12
+
+
+def test_a_corpus_file_overwritten_with_the_same_size_and_times_is_prepared_again(corpus, tmp_path):
+    """`cp -p` of another file of the same size: its modification time is the old file's, and the
+    data-bin stayed that of the old file."""
+    files = shutil.copytree(corpus, tmp_path / "corpus")
+    out = tmp_path / "out"
+    main(corpus_arguments(files, out))
+    train = files / f"train.{LANGUAGES[0]}"
+    overwrite_keeping_size_and_times(train, train.read_bytes().replace(b"The ", b"Our "))
+    main(corpus_arguments(files, out))
+    assert "Our" in Dictionary.load(str(out / "data-bin" / f"dict.{LANGUAGES[0]}.txt"))
+
+
+def test_a_rerun_on_the_same_files_in_another_folder_names_that_folder_in_the_summary(
+    corpus, tmp_path
+):
+    """The text it makes has the same content (the same digests) as before, so the stages after
+    tokenization are kept: the summary, whose key holds the origins too, is not."""
+    main(corpus_arguments(corpus, tmp_path))
+    moved = shutil.copytree(corpus, tmp_path / "moved")
+    main(corpus_arguments(moved, tmp_path))
+    assert read_summary(tmp_path)["splits"]["train"]["origin"] == str(moved / "train")
 
 
 def test_sides_with_different_line_counts_are_a_one_line_error_naming_both_files(corpus, tmp_path):

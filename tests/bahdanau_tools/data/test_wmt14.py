@@ -2,6 +2,7 @@
 formats."""
 
 import shutil
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -10,6 +11,7 @@ from bahdanau_tools.data.download import file_md5
 from bahdanau_tools.data.wmt14 import Archive, extract_members, extract_release, fetch_archives
 from bahdanau_tools.errors import DataError
 
+from .copying import overwrite_keeping_size_and_times
 from .corpora import TEST_PAIRS, release_members, write_tar
 from .scripts import binarized_sentences, read_summary, text_lines
 
@@ -99,6 +101,22 @@ def test_an_archive_replaced_since_the_last_run_is_extracted_again(wmt14_release
     write_tar(release / "dev.tgz", {**members, "dev/newstest2012.en": b"Replaced.\n"})
     extract_release(release, tmp_path)
     assert (tmp_path / "orig" / "newstest2012.en").read_bytes() == b"Replaced.\n"
+
+
+def test_an_archive_copied_over_with_the_same_size_and_times_is_extracted_again(
+    wmt14_release, tmp_path
+):
+    """`cp -p` of another release file of the same size: it has the old one's modification time,
+    and its members would have been kept from the old one."""
+    release = shutil.copytree(wmt14_release, tmp_path / "release")
+    extract_release(release, tmp_path)
+    archive, member = "training-giga-fren.tar", wmt14.TRAIN[-1].english  # a plain tar
+    members = release_members()[archive]
+    other = {**members, member: members[member][::-1]}  # as many bytes: as long an archive
+    write_tar(tmp_path / archive, other)
+    overwrite_keeping_size_and_times(release / archive, (tmp_path / archive).read_bytes())
+    extract_release(release, tmp_path)
+    assert (tmp_path / "orig" / PurePosixPath(member).name).read_bytes() == other[member]
 
 
 def test_every_corpus_comes_from_an_archive_of_the_release_table():
