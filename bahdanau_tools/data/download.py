@@ -6,7 +6,7 @@ import re
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import BinaryIO, Optional
+from typing import BinaryIO, Optional, Tuple
 
 from ..errors import DataError
 from .progress import byte_progress_bar
@@ -23,13 +23,16 @@ def download(url: str, destination: Path, md5: Optional[str] = None) -> Path:
     Bytes go to `destination.part` first, so that a run that was interrupted resumes where it
     stopped (an HTTP Range request); the file gets its final name only once it is complete. The
     size the server announced is kept beside it in `destination.part.size`, so that a part that a
-    killed run had already completed is checked and renamed without asking the server again.
+    killed run had already completed is checked and renamed without asking the server again, with
+    what names that version of the file (its ETag or date): a resumption asks for the rest of that
+    version only (If-Range), and the server sends the whole file if it has changed since, where
+    the part's head and another version's tail would make a file that is neither.
     """
     if destination.exists():
         return destination
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_name(destination.name + ".part")
-    expected_size = _recorded_size(partial)
+    expected_size, _ = _recorded(partial)
     if expected_size is None or _size(partial) != expected_size:
         print(f"downloading {url} -> {destination}", flush=True)
         expected_size = _fetch_rest(url, partial)
@@ -46,6 +49,9 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
     """Append to partial what it lacks; return the whole file's size if the server announced it."""
     offset = _size(partial)
     headers = {"Range": f"bytes={offset}-"} if offset else {}
+    version = _recorded(partial)[1] if offset else ""
+    if version:  # the rest of this version, or the whole file if it changed (RFC 9110, If-Range)
+        headers["If-Range"] = version
     try:
         with urllib.request.urlopen(
             urllib.request.Request(url, headers=headers), timeout=TIMEOUT_S
@@ -54,9 +60,8 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
                 offset = 0  # the server sends the whole file, whatever we asked for
             length = response.headers.get("Content-Length")
             size = offset + int(length) if length is not None else None
-            _record_size(
-                partial, size
-            )  # before the long copy: a run killed after it knows the size
+            # before the long copy: a run killed after it knows the size, and the version
+            _record(partial, size, _version(response.headers))
             with partial.open("ab" if offset else "wb") as out:
                 copy_with_progress(response, out, partial.stem, size, offset)
     except urllib.error.HTTPError as error:
@@ -111,17 +116,24 @@ def _size_record(partial: Path) -> Path:
     return partial.with_name(partial.name + ".size")
 
 
-def _record_size(partial: Path, size: Optional[int]) -> None:
-    if size is None:
-        _size_record(partial).unlink(missing_ok=True)
-    else:
-        _size_record(partial).write_text(f"{size}\n")
+def _version(headers) -> str:
+    """What names the version of the file a response sent, for If-Range: its strong ETag, else its
+    Last-Modified date ("" where the server gives neither: a resumption then cannot be checked)."""
+    etag = headers.get("ETag") or ""
+    return etag if etag and not etag.startswith("W/") else headers.get("Last-Modified") or ""
 
 
-def _recorded_size(partial: Path) -> Optional[int]:
+def _record(partial: Path, size: Optional[int], version: str) -> None:
+    """The whole file's size (a line, empty if unknown) and its version, beside the part."""
+    _size_record(partial).write_text(f"{'' if size is None else size}\n{version}\n")
+
+
+def _recorded(partial: Path) -> Tuple[Optional[int], str]:
+    """The size and version recorded beside the part: (None, "") for what is not (a record of an
+    earlier version of this tool holds the size alone)."""
     record = _size_record(partial)
-    text = record.read_text().strip() if record.exists() else ""
-    return int(text) if text.isdigit() else None
+    size, version, *_ = (record.read_text().splitlines() if record.exists() else []) + ["", ""]
+    return (int(size) if size.strip().isdigit() else None), version.strip()
 
 
 def _discard(partial: Path) -> None:

@@ -16,21 +16,27 @@ CONTENT_MD5 = hashlib.md5(CONTENT).hexdigest()
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
-    """Serves CONTENT, honours `Range: bytes=N-` (416 past the end, as real servers answer), and
-    cuts the first `server.cut_after` bytes short."""
+    """Serves `server.content` (CONTENT) with its ETag, honours `Range: bytes=N-` (416 past the
+    end, as real servers answer) where `If-Range` names the content served, and cuts the first
+    `server.cut_after` bytes short."""
 
     def do_GET(self):  # noqa: N802  (http.server's naming)
         self.server.ranges.append(self.headers.get("Range"))
+        content = self.server.content
+        etag = f'"{hashlib.md5(content).hexdigest()}"'
         start = int(self.headers["Range"][len("bytes=") : -1]) if self.headers.get("Range") else 0
-        if start >= len(CONTENT):
+        if self.headers.get("If-Range", etag) != etag:  # another version: the whole file
+            start = 0
+        if start >= len(content):
             self.send_response(416)
-            self.send_header("Content-Range", f"bytes */{len(CONTENT)}")
+            self.send_header("Content-Range", f"bytes */{len(content)}")
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body = CONTENT[start:]
+        body = content[start:]
         self.send_response(206 if start else 200)
         self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
         self.end_headers()
         cut_after = self.server.cut_after
         self.server.cut_after = None
@@ -43,7 +49,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 @contextmanager
 def serving(cut_after=None):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
-    server.ranges, server.cut_after = [], cut_after
+    server.ranges, server.cut_after, server.content = [], cut_after, CONTENT
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
@@ -65,6 +71,19 @@ def test_an_interrupted_download_is_a_one_line_error_and_the_next_run_resumes_it
     assert server.ranges == [None, "bytes=1000-"]
     assert destination.read_bytes() == CONTENT
     assert list(tmp_path.iterdir()) == [destination]
+
+
+def test_a_download_resumed_after_the_file_changed_on_the_server_is_fetched_whole(tmp_path):
+    """The part's head and the other version's tail (of the same size: no check of the size
+    could tell) would make a file that is neither."""
+    destination, changed = tmp_path / "file.bin", bytes(reversed(CONTENT))
+    with serving(cut_after=1000) as (server, url):
+        with pytest.raises(DataError, match="run again to resume"):
+            download(url, destination)
+        server.content = changed
+        download(url, destination)
+    assert server.ranges == [None, "bytes=1000-"]
+    assert destination.read_bytes() == changed
 
 
 def test_a_download_shows_the_bytes_fetched_of_the_announced_size_and_the_rate(tmp_path, capsys):
