@@ -41,11 +41,20 @@ def file_version(path: Path) -> Version:
     )
 
 
+def file_hash(path: Path, algorithm: str) -> str:
+    """The file's hash by hashlib's ``algorithm``, read in blocks of a MiB (hashlib.file_digest
+    does the same from Python 3.11 on only)."""
+    hashed = hashlib.new(algorithm)
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            hashed.update(block)
+    return hashed.hexdigest()
+
+
 def content_digest(path: Path) -> Tuple[Version, str]:
     """The file's digest, and the version of the file it is the digest of."""
     version = file_version(path)
-    with path.open("rb") as stream:
-        digest = hashlib.file_digest(stream, HASH).hexdigest()
+    digest = file_hash(path, HASH)
     if file_version(path) != version:
         raise DataError(
             f"{path} changed while it was read; run again once whatever writes it has finished"

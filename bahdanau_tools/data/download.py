@@ -1,6 +1,5 @@
 """Resumable downloads, checked against the server's announced size and a published MD5 sum."""
 
-import hashlib
 import http.client
 import re
 import urllib.error
@@ -9,6 +8,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Tuple
 
 from ..errors import DataError
+from .digests import file_hash
 from .progress import byte_progress_bar
 
 BLOCK_BYTES = 1 << 20
@@ -165,8 +165,4 @@ def _check_md5(url: str, partial: Path, expected: str) -> None:
 
 
 def file_md5(path: Path) -> str:
-    digest = hashlib.md5()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(BLOCK_BYTES), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_hash(path, "md5")
