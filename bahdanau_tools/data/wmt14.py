@@ -5,6 +5,7 @@ development: newstest2012 + newstest2013; test: newstest2014, full version (3,00
 """
 
 import functools
+import sys
 import tarfile
 import zlib
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, List, Optional
 
 from ..errors import DataError
-from .download import copy_with_progress, download
+from .download import copy_with_progress, download, file_md5
 from .pipeline import Split
 from .reading import ParallelFiles, require_file
 from .stages import Stages
@@ -144,9 +145,26 @@ def extract_release(archive_dir: Path, out: Path) -> Path:
             members,
             [path],
             [destination / PurePosixPath(member).name for member in members],
-            functools.partial(extract_members, path, members, destination),
+            functools.partial(extract_checked, path, archive, members, destination),
         )
     return destination
+
+
+def extract_checked(path: Path, archive: Archive, members: List[str], destination: Path) -> None:
+    """extract_members, after a word where the archive is not the published release file (a copy
+    given with --from-dir: another version, or a damaged one, whose data would differ unsaid).
+    Checked when it is extracted, so once per archive's content: a rerun that keeps it reads it
+    not again."""
+    actual = file_md5(path)
+    if actual != archive.md5:
+        print(
+            f"warning: {path} has MD5 {actual}, not the published {archive.md5} of {archive.url}: "
+            "another version of the WMT'14 release file, or a damaged copy; its members are "
+            "extracted as they are",
+            file=sys.stderr,
+            flush=True,
+        )
+    extract_members(path, members, destination)
 
 
 def _members_of(archive_name: str) -> List[str]:

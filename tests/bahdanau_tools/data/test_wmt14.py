@@ -140,3 +140,39 @@ def test_without_from_dir_every_archive_is_downloaded_and_checked(
     assert sorted(path.name for path in folder.iterdir()) == sorted(
         archive.name for archive in published
     )
+
+
+def published_as(release, monkeypatch) -> None:
+    """From now on in the test: the release's archives are the published ones (their MD5s)."""
+    published = [
+        Archive(archive.name, archive.url, file_md5(release / archive.name))
+        for archive in wmt14.ARCHIVES
+    ]
+    monkeypatch.setattr(wmt14, "ARCHIVES", tuple(published))
+
+
+def test_an_archive_given_that_is_not_the_published_file_is_extracted_after_a_warning(
+    wmt14_release, tmp_path, monkeypatch, capsys
+):
+    """Another version, or a damaged copy, from --from-dir: its data would differ unsaid."""
+    published_as(wmt14_release, monkeypatch)
+    release = shutil.copytree(wmt14_release, tmp_path / "release")
+    write_tar(release / "dev.tgz", {**release_members()["dev.tgz"], "dev/extra": b"x\n"})
+    extract_release(release, tmp_path)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    dev = next(archive for archive in wmt14.ARCHIVES if archive.name == "dev.tgz")
+    assert warnings == [
+        f"warning: {release / 'dev.tgz'} has MD5 {file_md5(release / 'dev.tgz')}, not the "
+        f"published {dev.md5} of {dev.url}: another version of the WMT'14 release file, or a "
+        "damaged copy; its members are extracted as they are"
+    ]
+    assert (tmp_path / "orig" / "newstest2012.en").exists()
+
+
+def test_the_published_files_are_checked_once_per_content(wmt14_release, tmp_path, monkeypatch):
+    published_as(wmt14_release, monkeypatch)
+    checked = []
+    monkeypatch.setattr(wmt14, "file_md5", lambda path: checked.append(path) or file_md5(path))
+    extract_release(wmt14_release, tmp_path)
+    extract_release(wmt14_release, tmp_path)
+    assert sorted(checked) == sorted(wmt14_release / archive.name for archive in wmt14.ARCHIVES)
