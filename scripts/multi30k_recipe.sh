@@ -43,6 +43,9 @@ if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501 )); then  # for wait -p, b
   refuse "this script needs bash 5.1 or later, and this is bash $BASH_VERSION"
 fi
 declare -A training_name=() training_log=()  # of each training still running, by PID
+# Seconds a training has to end after Ctrl+C before it gets SIGTERM: one started just before has
+# not always given Ctrl+C back yet (below), and would train on for its whole budget.
+STOP_SECONDS=5
 
 start_training() {  # NAME LOG COMMAND...
   # A shell starts background commands with SIGINT ignored; give it back, so that Ctrl+C reaches
@@ -55,6 +58,10 @@ start_training() {  # NAME LOG COMMAND...
 stop_trainings() {
   if (( ${#training_name[@]} )); then
     kill -INT "${!training_name[@]}" 2> /dev/null || true  # some may have ended just now
+    ( sleep "$STOP_SECONDS"; kill -TERM "${!training_name[@]}" 2> /dev/null || true ) &
+    local last_resort=$!
+    wait "${!training_name[@]}" 2> /dev/null || true
+    kill "$last_resort" 2> /dev/null || true
   fi
   wait
 }

@@ -153,6 +153,20 @@ def test_a_failed_training_stops_the_others_at_once(driver):
     assert not any(running(pid) for pid in driver.run.calls("fairseq-train"))
 
 
+def test_a_training_that_does_not_end_on_ctrl_c_is_stopped_all_the_same(driver):
+    """One started just before the other failed can still ignore Ctrl+C, as a shell starts its
+    background commands: it gets SIGTERM a few seconds later, rather than train on."""
+    failing = "rnnencdec" if driver.run.script == EXPERIMENT else "--seed 2"
+    ignores_ctrl_c = f"{RECORD}\ntrap '' INT\nexec sleep 60"
+    driver.run.stand_in(
+        "fairseq-train", f'case "$*" in *"{failing} "*) {FAILS};; esac\n{ignores_ctrl_c}'
+    )
+    settings = {**driver.settings, "SYSTEMS": "rnnsearch rnnencdec", "JOBS": "2"}
+    completed = driver.run(driver.out, **settings)  # within DONE, not the budget of the other
+    assert completed.returncode == 1
+    assert not any(running(pid) for pid in driver.run.calls("fairseq-train"))
+
+
 @pytest.mark.parametrize(
     "signal_number, to_the_group",
     [(signal.SIGINT, True), (signal.SIGTERM, False)],
