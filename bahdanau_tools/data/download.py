@@ -60,8 +60,9 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
                 offset = 0  # the server sends the whole file, whatever we asked for
             length = response.headers.get("Content-Length")
             size = offset + int(length) if length is not None else None
-            # before the long copy: a run killed after it knows the size, and the version
-            _record(partial, size, _version(response.headers))
+            # before the long copy: a run killed after it knows the size, and the version (a
+            # part sent without its validator is of the version asked for)
+            _record(partial, size, _version(response.headers) or (version if offset else ""))
             with partial.open("ab" if offset else "wb") as out:
                 copy_with_progress(response, out, partial.stem, size, offset)
     except urllib.error.HTTPError as error:
