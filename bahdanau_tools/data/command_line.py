@@ -113,7 +113,7 @@ def wmt14_corpus(arguments: argparse.Namespace) -> Corpus:
     return (
         "WMT'14",
         WMT14_LANGUAGES,
-        wmt14_splits(extract_release(archives, arguments.out)),
+        wmt14_splits(extract_release(archives, arguments.out, arguments.from_dir is not None)),
     )
 
 

@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Dict, Tuple
 
+from bahdanau_plugin.output_folder import written_whole
+
 from ..errors import DataError
 
 HASH = "sha256"  # with SHA instructions, faster than blake2b and md5 (0.8, 1.4, 1.6 s per GiB)
@@ -82,14 +84,12 @@ class DigestCache:
         return digest
 
     def save(self) -> None:
-        """Written under a temporary name, then renamed: a run stopped meanwhile leaves the old
-        file whole."""
+        """Written whole: a run stopped meanwhile leaves the old file as it was."""
         if not self.unsaved:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_name(self.path.name + ".part")
-        partial.write_text(json.dumps(self.entries, indent=1), encoding="utf-8")
-        partial.replace(self.path)
+        with written_whole(str(self.path)) as file:
+            file.write(json.dumps(self.entries, indent=1).encode("utf-8"))
         self.unsaved = False
 
 

@@ -102,18 +102,18 @@ class Stages:
 
     def _write_record(self, path: Path, key: dict, outputs: Sequence[Path], result: Any) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".part")
         record = {"key": key, "outputs": self.fingerprints(outputs), "result": result}
-        partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
-        partial.replace(path)
+        with written_whole([path]) as [partial]:
+            partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
 
 
 def sizes_and_times(paths: Sequence[Path]) -> Dict[str, List[int]]:
     """Size and modification time of each file, or of each file inside a folder ([] if missing):
     how records told files apart before their content's digests."""
+    statuses = {str(file): file.stat() if file.exists() else None for file in files_in(paths)}
     return {
-        str(file): [file.stat().st_size, file.stat().st_mtime_ns] if file.exists() else []
-        for file in files_in(paths)
+        file: [status.st_size, status.st_mtime_ns] if status else []
+        for file, status in statuses.items()
     }
 
 

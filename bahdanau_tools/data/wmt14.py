@@ -10,7 +10,7 @@ import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional
 
 from ..errors import DataError
 from .download import copy_with_progress, download, file_md5
@@ -131,30 +131,33 @@ def fetch_archives(from_dir: Optional[Path], download_dir: Path) -> Path:
     return download_dir
 
 
-def extract_release(archive_dir: Path, out: Path) -> Path:
+def extract_release(archive_dir: Path, out: Path, given: bool = True) -> Path:
     """Copy the members the splits need out of the archives into out/orig, flat; return it. Each
     archive is a stage (stages.py) whose input is the archive: a rerun keeps what it extracted while
     the archive's content is the same, and extracts it again from an archive replaced since (fetched
-    again, copied over it, or another --from-dir), whose members might differ."""
+    again, copied over it, or another --from-dir), whose members might differ. Archives ``given``
+    (--from-dir) are checked against the published MD5 as they are extracted; downloaded ones
+    were, as they were fetched."""
     destination = out / "orig"
     stages = Stages(out)
     for archive in ARCHIVES:
         path, members = archive_dir / archive.name, _members_of(archive.name)
+        extract = functools.partial(extract_members, path, members, destination)
         stages.run(
             f"extract-{archive.name}",
             members,
             [path],
             [destination / PurePosixPath(member).name for member in members],
-            functools.partial(extract_checked, path, archive, members, destination),
+            functools.partial(extract_checked, path, archive, extract) if given else extract,
         )
     return destination
 
 
-def extract_checked(path: Path, archive: Archive, members: List[str], destination: Path) -> None:
-    """extract_members, after a word where the archive is not the published release file (a copy
-    given with --from-dir: another version, or a damaged one, whose data would differ unsaid).
-    Checked when it is extracted, so once per archive's content: a rerun that keeps it reads it
-    not again."""
+def extract_checked(path: Path, archive: Archive, extract: Callable[[], None]) -> None:
+    """extract(), after a word where the archive is not the published release file (a copy given
+    with --from-dir: another version, or a damaged one, whose data would differ unsaid). Checked
+    when it is extracted, so once per archive's content: a rerun that keeps it reads it not
+    again."""
     actual = file_md5(path)
     if actual != archive.md5:
         print(
@@ -164,7 +167,7 @@ def extract_checked(path: Path, archive: Archive, members: List[str], destinatio
             file=sys.stderr,
             flush=True,
         )
-    extract_members(path, members, destination)
+    extract()
 
 
 def _members_of(archive_name: str) -> List[str]:

@@ -176,3 +176,12 @@ def test_the_published_files_are_checked_once_per_content(wmt14_release, tmp_pat
     extract_release(wmt14_release, tmp_path)
     extract_release(wmt14_release, tmp_path)
     assert sorted(checked) == sorted(wmt14_release / archive.name for archive in wmt14.ARCHIVES)
+
+
+def test_downloaded_archives_checked_as_fetched_are_not_read_again_to_extract(
+    wmt14_release, tmp_path, monkeypatch
+):
+    checked = []
+    monkeypatch.setattr(wmt14, "file_md5", lambda path: checked.append(path) or file_md5(path))
+    extract_release(wmt14_release, tmp_path, given=False)
+    assert checked == [] and (tmp_path / "orig" / "newstest2012.en").exists()
