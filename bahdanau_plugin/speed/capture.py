@@ -170,8 +170,7 @@ class Bucket:
         with GRAPHS.side_stream(device):
             self.forward_graph = GRAPHS.record(self._record_forward, device)
             self.backward_graph = GRAPHS.record(self._record_backward, device)
-        self._live = None  # what autograd kept goes back to the pool, for the other buckets
-        self.ticket = -1
+        self._live, self.ticket = None, -1  # what autograd kept back to the pool, for the others
 
     def _first_pass(self, like, inputs):
         """``recur`` forward and backward on zeros of the bucket's shapes, outside any graph: its
@@ -318,8 +317,7 @@ def _named_inputs(input_drives, encoder_out, cache) -> Tuple[List[str], List[Ten
     named = [("drives", input_drives)]
     for prefix, entries in (("e.", encoder_out), ("c.", cache)):
         named += [(prefix + k, v) for k, v in sorted(entries.items()) if isinstance(v, Tensor)]
-    names, inputs = zip(*named)
-    return list(names), list(inputs)
+    return [name for name, _ in named], [tensor for _, tensor in named]
 
 
 _CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDictionary()

@@ -32,6 +32,7 @@ from torch.utils._device import DeviceContext
 from . import setting
 
 logger = logging.getLogger(__name__)
+FAKE_TENSORS = logging.getLogger("torch._subclasses.fake_tensor")
 _EAGER = contextvars.ContextVar("within a method run eagerly first", default=False)
 
 
@@ -94,9 +95,7 @@ def missing_compiler(device_type: str) -> Optional[str]:
     return f"torch.compile is not used on {device_type}"
 
 
-@functools.lru_cache(maxsize=None)  # each reason to run eagerly given once per process
-def warn_once(message: str) -> None:
-    logger.warning(message)
+warn_once = functools.lru_cache(maxsize=None)(logger.warning)  # each reason once per process
 
 
 class Compilation:
@@ -132,9 +131,10 @@ class Compilation:
             cause = getattr(error, "inner_exception", None) or error.__cause__ or error
             first = (str(cause).strip().splitlines() or [""])[0]
             self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
+        if self.failure:  # run outside the handler: a bug in an edit raises alone, as eagerly
+            result = self.function(module, *inputs)
             warn_once(f"{name} runs eagerly: {self.failure}")
-            return self.function(module, *inputs)
-        if torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
+        elif torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
             what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
             what += ", weights as constants" * self.constant_weights + f", first for {rows} row"
@@ -156,7 +156,9 @@ class Compilation:
         from torch._inductor import config
         from torch.fx.experimental import _config as shapes
 
-        settings = contextlib.ExitStack()
+        settings = contextlib.ExitStack()  # fake tensors' traceback of a bug in an edit kept out:
+        settings.callback(setattr, FAKE_TENSORS, "disabled", FAKE_TENSORS.disabled)  # the eager
+        FAKE_TENSORS.disabled = True  # run after the failure raises the bug itself, alone
         settings.enter_context(shapes.patch(use_duck_shape=False))
         settings.enter_context(torch._dynamo.config.patch(specialize_float=True))
         settings.enter_context(config.patch(freezing=self.constant_weights))

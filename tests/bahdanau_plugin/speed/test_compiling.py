@@ -6,7 +6,7 @@ whatever torch's own setting; each compilation is logged once with its time (one
 edits to the modules' classes are compiled as edited (a buffer changed in place too); a hook on the
 decoder or a mode makes the step run eagerly while it is there; where nothing can compile, or
 compiling fails (an edit that breaks the graph, or that torch compiles anew at every call), the
-step runs eagerly after one warning."""
+step runs eagerly after one warning; a bug in an edit raises its own error alone."""
 
 import gc
 import logging
@@ -263,6 +263,31 @@ def test_an_edit_torch_cannot_compile_whole_runs_eagerly_after_one_warning(
     [warning] = messages(caplog, logging.WARNING)
     assert warning.startswith(f"RNNsearchDecoder.step runs eagerly: compiling it failed ({reason}")
     assert _relative_difference(ours, plain) < 1e-5
+
+
+def with_a_bug(energies):
+    """e_ij multiplied by a matrix of the wrong shape: a researcher's mistake in an edit."""
+
+    def edited(self, *inputs):
+        return energies(self, *inputs) @ torch.ones(3, 3)
+
+    return edited
+
+
+def test_a_bug_in_an_edit_raises_its_own_error_alone_as_it_would_eagerly(
+    monkeypatch, caplog, capfd
+):
+    """Not after torch's traceback of its fake tensors, a warning that compiling failed, and torch's
+    compile error chained before it."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    monkeypatch.setattr(BahdanauAttention, "energies", with_a_bug(BahdanauAttention.energies))
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch), caplog.at_level(logging.WARNING):
+        with pytest.raises(RuntimeError, match="shapes cannot be multiplied") as raised:
+            _results(model)
+    assert raised.value.__context__ is None and raised.value.__cause__ is None
+    assert [record.getMessage() for record in caplog.records] == []
+    assert capfd.readouterr().err == ""
 
 
 def test_where_compiling_a_search_fails_it_is_not_tried_again_at_every_step(monkeypatch):
