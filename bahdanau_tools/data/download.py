@@ -26,7 +26,8 @@ def download(url: str, destination: Path, md5: Optional[str] = None) -> Path:
     killed run had already completed is checked and renamed without asking the server again, with
     what names that version of the file (its ETag or date): a resumption asks for the rest of that
     version only (If-Range), and the server sends the whole file if it has changed since, where
-    the part's head and another version's tail would make a file that is neither.
+    the part's head and another version's tail would make a file that is neither. Where the server
+    names no version and no MD5 is published, nothing could tell: the part is fetched again whole.
     """
     if destination.exists():
         return destination
@@ -35,7 +36,7 @@ def download(url: str, destination: Path, md5: Optional[str] = None) -> Path:
     expected_size, _ = _recorded(partial)
     if expected_size is None or _size(partial) != expected_size:
         print(f"downloading {url} -> {destination}", flush=True)
-        expected_size = _fetch_rest(url, partial)
+        expected_size = _fetch_rest(url, partial, checked=md5 is not None)
     if expected_size is not None:
         _check_size(url, partial, expected_size)
     if md5 is not None:
@@ -45,11 +46,15 @@ def download(url: str, destination: Path, md5: Optional[str] = None) -> Path:
     return destination
 
 
-def _fetch_rest(url: str, partial: Path) -> Optional[int]:
-    """Append to partial what it lacks; return the whole file's size if the server announced it."""
+def _fetch_rest(url: str, partial: Path, checked: bool) -> Optional[int]:
+    """Append to partial what it lacks, if its version is known or the result ``checked`` (by an
+    MD5 sum), else fetch it whole; return the whole file's size if the server announced it."""
     offset = _size(partial)
-    headers = {"Range": f"bytes={offset}-"} if offset else {}
     version = _recorded(partial)[1] if offset else ""
+    if offset and not (version or checked):
+        print(f"{partial.name}: no version named, no MD5 to check a resumption: fetched whole")
+        offset = 0
+    headers = {"Range": f"bytes={offset}-"} if offset else {}
     if version:  # the rest of this version, or the whole file if it changed (RFC 9110, If-Range)
         headers["If-Range"] = version
     try:
@@ -68,7 +73,7 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
     except urllib.error.HTTPError as error:
         if error.code != HTTP_RANGE_NOT_SATISFIABLE or not offset:
             raise _download_error(url, error) from error
-        return _after_unsatisfiable_range(url, partial, error.headers.get("Content-Range"))
+        return _after_unsatisfiable_range(url, partial, error.headers.get("Content-Range"), checked)
     except (
         OSError,
         http.client.HTTPException,
@@ -78,7 +83,7 @@ def _fetch_rest(url: str, partial: Path) -> Optional[int]:
 
 
 def _after_unsatisfiable_range(
-    url: str, partial: Path, content_range: Optional[str]
+    url: str, partial: Path, content_range: Optional[str], checked: bool
 ) -> Optional[int]:
     """A 416 to `Range: bytes=N-`: the server has nothing after the part's end. If its
     `Content-Range: bytes */SIZE` says the file is as long as the part, the part is whole (a run
@@ -88,7 +93,7 @@ def _after_unsatisfiable_range(
     if announced and int(announced.group(1)) == _size(partial):
         return _size(partial)
     _discard(partial)
-    return _fetch_rest(url, partial)
+    return _fetch_rest(url, partial, checked)
 
 
 def copy_with_progress(

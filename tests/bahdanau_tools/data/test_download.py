@@ -16,7 +16,7 @@ CONTENT_MD5 = hashlib.md5(CONTENT).hexdigest()
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
-    """Serves `server.content` (CONTENT) with its ETag, honours `Range: bytes=N-` (416 past the
+    """Serves `server.content` (CONTENT) with its ETag (unless not `server.names_versions`), honours `Range: bytes=N-` (416 past the
     end, as real servers answer) where `If-Range` names the content served, and cuts the first
     `server.cut_after` bytes short."""
 
@@ -36,7 +36,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
         body = content[start:]
         self.send_response(206 if start else 200)
         self.send_header("Content-Length", str(len(body)))
-        if not (start and self.server.parts_without_etag):
+        if self.server.names_versions and not (start and self.server.parts_without_etag):
             self.send_header("ETag", etag)
         self.end_headers()
         cuts = self.server.cut_after if isinstance(self.server.cut_after, list) else []
@@ -52,7 +52,7 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
 def serving(cut_after=None):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
     server.ranges, server.cut_after, server.content = [], cut_after, CONTENT
-    server.parts_without_etag = False
+    server.parts_without_etag, server.names_versions = False, True
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
@@ -102,6 +102,33 @@ def test_a_part_sent_without_its_etag_keeps_the_version_for_the_next_resumption(
     assert destination.read_bytes() == changed
 
 
+def test_a_part_of_a_version_the_server_does_not_name_is_fetched_again_whole(tmp_path, capsys):
+    """Without an MD5 sum either, nothing could tell the part's head and a changed file's tail."""
+    destination, changed = tmp_path / "file.bin", bytes(reversed(CONTENT))
+    with serving(cut_after=1000) as (server, url):
+        server.names_versions = False
+        with pytest.raises(DataError, match="run again to resume"):
+            download(url, destination)
+        server.content = changed
+        download(url, destination)
+    assert server.ranges == [None, None]
+    assert destination.read_bytes() == changed
+    assert (
+        "file.bin.part: no version named, no MD5 to check a resumption" in capsys.readouterr().out
+    )
+
+
+def test_a_part_of_a_version_the_server_does_not_name_resumes_where_an_md5_checks_it(tmp_path):
+    destination = tmp_path / "file.bin"
+    with serving(cut_after=1000) as (server, url):
+        server.names_versions = False
+        with pytest.raises(DataError, match="run again to resume"):
+            download(url, destination, md5=CONTENT_MD5)
+        download(url, destination, md5=CONTENT_MD5)
+    assert server.ranges == [None, "bytes=1000-"]
+    assert destination.read_bytes() == CONTENT
+
+
 def test_a_download_shows_the_bytes_fetched_of_the_announced_size_and_the_rate(tmp_path, capsys):
     with serving() as (_, url):
         download(url, tmp_path / "file.bin")
@@ -144,7 +171,7 @@ def test_a_complete_part_without_its_recorded_size_is_finished_when_the_server_a
 def test_a_part_longer_than_the_file_is_downloaded_again_from_the_start(tmp_path):
     (tmp_path / "file.bin.part").write_bytes(CONTENT + b"stale bytes")
     with serving() as (server, url):
-        download(url, tmp_path / "file.bin")
+        download(url, tmp_path / "file.bin", md5=CONTENT_MD5)
     assert server.ranges == [f"bytes={len(CONTENT) + len(b'stale bytes')}-", None]
     assert (tmp_path / "file.bin").read_bytes() == CONTENT
 
