@@ -264,8 +264,7 @@ class Captures:
     """The recorded buckets of one decoder, least recently used first."""
 
     def __init__(self):
-        self.buckets: "OrderedDict[tuple, Bucket]" = OrderedDict()
-        self.failed = False
+        self.buckets, self.failed = OrderedDict(), ""  # why recording failed
 
     def run(self, recur, input_drives: Tensor, encoder_out: dict, cache: dict):
         decoder = recur.__self__
@@ -277,11 +276,12 @@ class Captures:
         try:
             found = self._bucket(recur, names, inputs, parameters, shape)
         except RuntimeError as error:  # recording failed: without graphs from now on
-            cause = str(error).strip().splitlines()[0]
+            self.failed = (str(error).strip() or type(error).__name__).splitlines()[0]
+        if self.failed:  # outside the handler, then warned: a bug in an edit raises alone
+            self.buckets, result = OrderedDict(), recur(input_drives, encoder_out, cache)
             what = f"{type(decoder).__name__}'s recurrence could not be recorded as a CUDA graph"
-            logger.warning("%s (%s): it runs without graphs", what, cause)
-            self.failed, self.buckets = True, OrderedDict()
-            return recur(input_drives, encoder_out, cache)
+            logger.warning("%s (%s): it runs without graphs", what, self.failed)
+            return result
         states, contexts, *alphas = Replayed.apply(found, positions, sources, *inputs, *parameters)
         return states[:, :positions], contexts, (alphas or [None])[0], states[:, positions]
 

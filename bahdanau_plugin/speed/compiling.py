@@ -52,8 +52,7 @@ def code_of(module: nn.Module) -> tuple:
     parameters' kinds, for which torch would otherwise compile one code anew up to its limit."""
     classes = dict.fromkeys(c for m in module.modules() for c in type(m).__mro__[:-1])  # no object
     kinds = (module.training, *((p.dtype, p.device, p.shape) for p in module.parameters()))
-    defined = ((c, Identical(vars(c).values())) for c in classes if c is not nn.Module)
-    return (kinds, *defined)
+    return (kinds, *((c, Identical(vars(c).values())) for c in classes if c is not nn.Module))
 
 
 def interposed(module: nn.Module) -> Optional[str]:
@@ -118,8 +117,9 @@ class Compilation:
                 self.eager_seconds += time.perf_counter() - start
         name, start = f"{type(module).__name__}.{self.function.__name__}", time.perf_counter()
         if (reason := self._eager_reason(module, inputs[0])) is not None:
+            result = self.function(module, *inputs)  # first: a bug in an edit raises alone
             warn_once(f"{name} runs eagerly: {reason}")
-            return self.function(module, *inputs)
+            return result
         import torch._inductor.exc  # where compiling fails, not the code: a graph break too
 
         graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
@@ -131,7 +131,7 @@ class Compilation:
             cause = getattr(error, "inner_exception", None) or error.__cause__ or error
             first = (str(cause).strip().splitlines() or [""])[0]
             self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
-        if self.failure:  # run outside the handler: a bug in an edit raises alone, as eagerly
+        if self.failure:  # outside the handler, then warned: a bug in an edit raises alone
             result = self.function(module, *inputs)
             warn_once(f"{name} runs eagerly: {self.failure}")
         elif torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:

@@ -1,8 +1,9 @@
 """speed/capture.py: the decoder's loop replayed from graphs recorded per bucket of shapes gives
 the values and gradients of the modules' own loop, whatever the padding of its bucket, the order of
-the calls, the graphs recorded before and the edits made since. On a GPU (--device cuda) the
-graphs are CUDA's; on a CPU a recorder that runs the recorded function again at each replay stands
-in for them, so that everything but CUDA's recording is tested here too."""
+the calls, the graphs recorded before and the edits made since; a bug in an edit raises its own
+error alone. On a GPU (--device cuda) the graphs are CUDA's; on a CPU a recorder that runs the
+recorded function again at each replay stands in for them, so that everything but CUDA's
+recording is tested here too."""
 
 import contextlib
 import logging
@@ -277,6 +278,21 @@ def test_where_recording_fails_the_loop_runs_without_graphs_with_one_warning(
         "operation not permitted when stream is capturing): it runs without graphs"
     ]
     _assert_same(ours, plain)
+
+
+def test_a_bug_in_an_edit_raises_its_own_error_alone_not_as_a_failed_recording(
+    recorder, monkeypatch, caplog
+):
+    energies = BahdanauAttention.energies
+    monkeypatch.setattr(
+        BahdanauAttention, "energies", lambda self, *inputs: energies(self, *inputs) @ torch.eye(2)
+    )
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with compiled_calls(monkeypatch), caplog.at_level(logging.WARNING, logger="bahdanau_plugin"):
+        with pytest.raises(RuntimeError, match="shapes cannot be multiplied") as raised:
+            _results(model, _batch(model, 3, 6, 5))
+    assert raised.value.__context__ is None and raised.value.__cause__ is None
+    assert messages(caplog, logging.WARNING) == []
 
 
 class Graph:
