@@ -1,19 +1,23 @@
 """The binarized test set, read back: which sentences hold <unk>, how long each source is, and
 whether the data is in BPE units."""
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import torch
 from fairseq.data import Dictionary, data_utils
 
 from bahdanau_plugin.unknown_words import source_text_path
 
+from ..data.bpe import segment_lines
 from ..errors import EvaluationError
 from .text import read_lines
 
 BPE_CONTINUATION = "@@"  # subword-nmt's mark of a piece the next one continues: "ter@@ rier"
+# a piece the next one continues, inside a line: no word of a text ends so
+BPE_PIECE = re.compile(rf"\S{BPE_CONTINUATION} \S")
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,25 @@ def load_split(data_bin: Path, subset: str, source_lang: str, target_lang: str) 
         load_side(data_bin, subset, languages, target_lang),
         load_source_text(source_text_path(data_bin, subset, source_lang, target_lang), source),
     )
+
+
+def check_target_text(
+    lines: Sequence[str], target: Side, codes: Optional[Path], named: str
+) -> None:
+    """Each line of the text (named: its option and file), segmented with the data's BPE codes
+    where it has some, binarizes as the target sentence of the split it stands beside: the
+    references that tokenized BLEU scores each translation against, and whose <unk> choose the
+    No UNK sentences. Those of another split of as many sentences, in another order, of the source
+    side or untokenized would score every translation against another sentence, without a word."""
+    segmented = segment_lines(list(lines), str(codes)) if codes is not None else lines
+    for number, (line, sentence) in enumerate(zip(segmented, target.sentences)):
+        if not torch.equal(target.dictionary.encode_line(line, add_if_not_exist=False), sentence):
+            raise EvaluationError(
+                f"line {number + 1} of {named} is not the reference of sentence {number} of the "
+                "binarized split: give the references the split's target side was binarized "
+                "from, Moses-tokenized, before BPE and in its order (bahdanau-prepare-data "
+                "writes them to OUT/tok/)"
+            )
 
 
 def has_unknown_word(side: Side, index: int) -> bool:

@@ -57,7 +57,9 @@ from ..errors import EvaluationError
 from ..heatmaps import draw_translation
 from ..hub import ensemble_members, load_translator
 from .binarized_split import (
+    BPE_PIECE,
     BinarizedSplit,
+    check_target_text,
     holds_bpe_units,
     load_split,
     sentences_without_unknown_words,
@@ -84,6 +86,8 @@ HYPOTHESES = {"detokenized": "hyp", "tokenized": "tok.hyp"}  # kind -> suffix of
 ORDINARY, WITHOUT_UNK = "all", "no_unk"
 DECODINGS = {ORDINARY: "", WITHOUT_UNK: ".no-unk"}
 HEATMAP_FILE = re.compile(r"sentence_\d+\.png")  # heatmap_file's names
+# the folders of --out of bahdanau-prepare-data that hold the references, by the option they go to
+REFERENCE_FOLDERS = {"--references": "raw", "--tokenized-references": "tok"}
 
 
 def generate_output(out_dir: Path, name: str, subset: str, decoding: str) -> Path:
@@ -223,11 +227,12 @@ def fill_defaults(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
     """References and, for data in BPE units, BPE codes where bahdanau-prepare-data puts them,
     beside the data-bin folder. Codes there beside data in words are not the data's."""
     prepared = prepared_folder(arguments.data)
+    references = f"{arguments.subset}.{arguments.target_lang}"
     if arguments.references is None:
-        arguments.references = prepared / "raw" / f"{arguments.subset}.{arguments.target_lang}"
+        arguments.references = prepared / REFERENCE_FOLDERS["--references"] / references
     if arguments.tokenized_references is None:
         arguments.tokenized_references = (
-            prepared / "tok" / f"{arguments.subset}.{arguments.target_lang}"
+            prepared / REFERENCE_FOLDERS["--tokenized-references"] / references
         )
     codes = default_bpe_codes(arguments.data)
     if arguments.bpe_codes is None and holds_bpe_units(split.target.dictionary) and codes.is_file():
@@ -243,6 +248,35 @@ def read_references(path: Path, sentences: int, option: str = "--references") ->
             f"{path} has {len(references)} lines but the test set has {sentences} sentences: give "
             f"the references of the same split ({option})"
         )
+    check_no_bpe_pieces(path, references, option)
+    return references
+
+
+def check_no_bpe_pieces(path: Path, references: Sequence[str], option: str) -> None:
+    """References in BPE pieces ("ter@@ rier", OUT/bpe/ of bahdanau-prepare-data) would be scored
+    against translations whose pieces are joined into words, and BLEU would be silently low."""
+    for number, line in enumerate(references, start=1):
+        if BPE_PIECE.search(line):
+            raise EvaluationError(
+                f"line {number} of {option} {path} holds BPE pieces (word@@), which the "
+                "translations are scored without: give the references before BPE "
+                f"(bahdanau-prepare-data writes them to OUT/{REFERENCE_FOLDERS[option]}/)"
+            )
+
+
+def read_all_references(
+    arguments: argparse.Namespace, split: BinarizedSplit
+) -> Dict[str, List[str]]:
+    """The references of each kind of translation, detokenized and tokenized; the tokenized ones
+    checked against the split's binarized target side, sentence by sentence."""
+    references = {
+        "detokenized": read_references(arguments.references, len(split)),
+        "tokenized": read_references(
+            arguments.tokenized_references, len(split), "--tokenized-references"
+        ),
+    }
+    named = f"--tokenized-references {arguments.tokenized_references}"
+    check_target_text(references["tokenized"], split.target, arguments.bpe_codes, named)
     return references
 
 
@@ -531,12 +565,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
     )
     fill_defaults(arguments, split)
     check_inputs(arguments, split)
-    references = {
-        "detokenized": read_references(arguments.references, len(split)),
-        "tokenized": read_references(
-            arguments.tokenized_references, len(split), "--tokenized-references"
-        ),
-    }
+    references = read_all_references(arguments, split)
     check_checkpoints_load(arguments)
     generation = Generation(
         arguments.subset,

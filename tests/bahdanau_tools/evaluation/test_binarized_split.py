@@ -1,6 +1,7 @@
 """The binarized test set as the evaluation reads it: source lengths counted in words, with BPE
 pieces joined back together, unknown ones too where the source text is beside the binaries;
-sentences with <unk>; dictionaries of BPE units; a split without sentences refused."""
+sentences with <unk>; dictionaries of BPE units; references that are not its target side and a
+split without sentences refused."""
 
 import pytest
 import torch
@@ -11,6 +12,7 @@ from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.evaluation.binarized_split import (
     BinarizedSplit,
     Side,
+    check_target_text,
     holds_bpe_units,
     load_split,
     sentences_without_unknown_words,
@@ -121,3 +123,38 @@ def test_a_split_without_sentences_is_an_error_saying_to_give_one_with_sentences
     message = str(raised.value)
     assert f"the 'test' split of {tmp_path} has no sentence" in message
     assert "give a split with sentences (--subset, --data)" in message
+
+
+REFERENCES = "--tokenized-references ref.fr"  # how the messages name the references checked
+
+
+def test_references_that_binarize_as_the_target_side_unknown_words_included_are_its_own():
+    target = side("un chien noir", "deux chats", unknown=("noir",))
+    check_target_text(["un chien noir", "deux chats"], target, None, REFERENCES)
+
+
+def test_references_in_another_order_are_an_error_naming_the_first_line_that_differs():
+    """Each translation would be scored against another sentence's reference."""
+    target = side("un chien", "deux chats", "un chien")
+    with pytest.raises(EvaluationError) as raised:
+        check_target_text(["un chien", "un chien", "deux chats"], target, None, REFERENCES)
+    assert str(raised.value) == (
+        "line 2 of --tokenized-references ref.fr is not the reference of sentence 1 of the "
+        "binarized split: give the references the split's target side was binarized from, "
+        "Moses-tokenized, before BPE and in its order (bahdanau-prepare-data writes them to "
+        "OUT/tok/)"
+    )
+
+
+def test_untokenized_references_are_an_error():
+    with pytest.raises(EvaluationError, match="line 1 of --tokenized-references ref.fr is not"):
+        check_target_text(["un chien."], side("un chien ."), None, REFERENCES)
+
+
+def test_references_are_segmented_with_the_data_s_bpe_codes_before_they_are_compared(tmp_path):
+    codes = tmp_path / "bpe.codes"
+    codes.write_text("#version: 0.2\nt e\n", encoding="utf-8")
+    target = side("te@@ a")
+    check_target_text(["tea"], target, codes, REFERENCES)
+    with pytest.raises(EvaluationError, match="is not the reference of sentence 0"):
+        check_target_text(["tee"], target, codes, REFERENCES)

@@ -120,6 +120,30 @@ def test_a_bpe_data_bin_away_from_its_codes_is_refused_before_anything_is_transl
     assert not (tmp_path / "out" / "m").exists()
 
 
+def test_tokenized_references_in_another_order_are_refused_before_anything_is_translated(
+    prepared_test_set, checkpoints, tmp_path
+):
+    """Tokenized BLEU would score each translation against another sentence's reference."""
+    references = (prepared_test_set / "tok" / "test.fr").read_text(encoding="utf-8").splitlines()
+    reversed_order = tmp_path / "reversed.fr"
+    reversed_order.write_text("".join(line + "\n" for line in references[::-1]), encoding="utf-8")
+    completed = run_evaluate(
+        *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path / "out"),
+        *("--model", f"m={checkpoints['rnnsearch_50']}"),
+        *("--tokenized-references", reversed_order),
+    )
+    assert completed.returncode != 0
+    assert (
+        completed.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"error: line 1 of --tokenized-references {reversed_order} is not the reference of "
+            "sentence 0 of the binarized split"
+        )
+    )
+    assert not (tmp_path / "out" / "m").exists()
+
+
 @pytest.mark.parametrize(
     "arguments, message",
     [

@@ -56,6 +56,24 @@ def test_references_in_nfd_score_as_in_nfc(tmp_path, option):
     assert bleu_against(nfd, option) == pytest.approx(100)
 
 
+@pytest.mark.parametrize(
+    "option, folder", [("--references", "raw"), ("--tokenized-references", "tok")]
+)
+def test_references_in_bpe_pieces_are_an_error_saying_to_give_them_before_bpe(
+    tmp_path, option, folder
+):
+    """The translations are scored with their pieces joined: pieces left in the references would
+    make BLEU silently low."""
+    pieces = write_references(tmp_path / "bpe.fr", ["un chien .", "deux ch@@ ats ."])
+    with pytest.raises(EvaluationError) as raised:
+        read_references(pieces, 2, option)
+    assert str(raised.value) == (
+        f"line 2 of {option} {pieces} holds BPE pieces (word@@), which the translations are "
+        f"scored without: give the references before BPE (bahdanau-prepare-data writes them to "
+        f"OUT/{folder}/)"
+    )
+
+
 @pytest.mark.parametrize("option", OPTIONS)
 def test_references_not_in_utf8_are_a_one_line_error_naming_the_file_line_and_byte(
     tmp_path, option
