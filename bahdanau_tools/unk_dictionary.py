@@ -35,6 +35,7 @@ from .errors import EvaluationError
 from .evaluation.text import read_lines
 
 Translations = Dict[str, Counter]  # source word -> target word -> how often
+INPUTS = ("--checkpoint", "--source", "--target")  # the files the command reads
 
 
 def load_model(checkpoint: Path, data: Path):
@@ -42,6 +43,18 @@ def load_model(checkpoint: Path, data: Path):
         [str(checkpoint)], arg_overrides={"data": data_bin_folder(data)}
     )
     return model.eval(), task
+
+
+def check_output_is_no_input(arguments: argparse.Namespace) -> None:
+    """The dictionary takes the place of --output's file: one the command reads (the training text
+    or the checkpoint, named by a slip of the shell's completion) would be lost."""
+    for option in INPUTS:
+        given = getattr(arguments, option[2:])
+        if arguments.output.resolve() == given.resolve():
+            raise EvaluationError(
+                f"--output {arguments.output} is the {option} file, which the dictionary would "
+                "replace: name another file"
+            )
 
 
 def read_pairs(source: Path, target: Path) -> List[Tuple[str, str]]:
@@ -187,6 +200,7 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
     check_output_file(arguments.output, "--output", "unk-dictionary.txt")
+    check_output_is_no_input(arguments)
     pairs = read_pairs(arguments.source, arguments.target)
     model, task = load_model(arguments.checkpoint, arguments.data)
     check_segmentation(task.target_dictionary, [target for _, target in pairs], arguments.target)

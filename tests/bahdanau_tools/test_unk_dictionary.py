@@ -154,6 +154,30 @@ def test_an_output_under_a_file_is_refused_naming_the_file(checkpoints, data_bin
         build(checkpoints["rnnsearch_50"], data_bin, source, target, source / "dictionary.txt")
 
 
+@pytest.mark.parametrize("option", ["--source", "--target", "--checkpoint"])
+def test_an_output_that_is_one_of_the_inputs_is_refused_leaving_it_as_it_was(
+    checkpoints, data_bin, tmp_path, option
+):
+    source, target = write_sides(tmp_path, PAIRS)
+    checkpoint = tmp_path / "checkpoint.pt"
+    checkpoint.write_bytes(checkpoints["rnnsearch_50"].read_bytes())
+    inputs = {"--source": source, "--target": target, "--checkpoint": checkpoint}
+    before = inputs[option].read_bytes()
+    with pytest.raises(EvaluationError) as raised:
+        build(
+            checkpoint,
+            data_bin,
+            source,
+            target,
+            tmp_path / ".." / tmp_path.name / inputs[option].name,
+        )
+    assert str(raised.value) == (
+        f"--output {tmp_path / '..' / tmp_path.name / inputs[option].name} is the {option} file, "
+        "which the dictionary would replace: name another file"
+    )
+    assert inputs[option].read_bytes() == before
+
+
 def test_a_write_that_fails_keeps_the_dictionary_it_would_replace_and_says_why(
     checkpoints, data_bin, tmp_path, monkeypatch
 ):
