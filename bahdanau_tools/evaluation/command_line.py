@@ -71,7 +71,7 @@ from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
 from .generate import NEVER_UNK, TOKENIZED, Generation, Progress, read_hypotheses, run_generate
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
-from .text import read_lines
+from .text import read_lines, same_sentence
 
 
 # the outputs at --out-dir's top level; each model's go to the folder OUT/NAME
@@ -277,7 +277,23 @@ def read_all_references(
     }
     named = f"--tokenized-references {arguments.tokenized_references}"
     check_target_text(references["tokenized"], split.target, arguments.bpe_codes, named)
+    check_same_sentences(arguments, references)
     return references
+
+
+def check_same_sentences(arguments: argparse.Namespace, references: Dict[str, List[str]]) -> None:
+    """The untokenized references line up with the tokenized ones, which are the split's
+    (check_target_text): line N of each the same sentence, by its letters and digits. Otherwise
+    detokenized sacreBLEU would score every translation against another sentence's reference."""
+    pairs = zip(references["detokenized"], references["tokenized"])
+    for number, (untokenized, tokenized) in enumerate(pairs, start=1):
+        if not same_sentence(untokenized, tokenized):
+            raise EvaluationError(
+                f"line {number} of --references {arguments.references} is not the sentence of "
+                f"line {number} of --tokenized-references {arguments.tokenized_references} "
+                "(other letters or digits): give the untokenized references of the split, in its "
+                "order (bahdanau-prepare-data writes them to OUT/raw/)"
+            )
 
 
 def check_model_names(names: Sequence[str]) -> None:

@@ -1,10 +1,15 @@
 """Text files the user gives the tools (references, training text), read as the data preparation
 reads text: UTF-8, the byte-order mark some editors write at the start dropped, and in the
 project's one Unicode form (NFC, bahdanau_plugin/unicode_form.py), so that a reference written
-in another form, or with that mark, scores as the same words, not as others."""
+in another form, or with that mark, scores as the same words, not as others; and whether an
+untokenized line and a tokenized one are the same sentence."""
 
+import functools
+import unicodedata
 from pathlib import Path
 from typing import List
+
+from sacremoses import MosesDetokenizer
 
 from bahdanau_plugin.unicode_form import normalized
 
@@ -25,3 +30,23 @@ def read_lines(path: Path, option: str) -> List[str]:
             wrong = not_in_encoding(path, number, line, error, UTF8, encoding_option=False)
             raise EvaluationError(f"{option} {wrong}") from None
     return text
+
+
+@functools.lru_cache(maxsize=None)
+def _unescape_xml():
+    return MosesDetokenizer().unescape_xml  # the same for every language
+
+
+def letters_and_digits(text: str, moses_escaped: bool = False) -> str:
+    """text's letters and digits, in order, as one string: what tokenizing it leaves as it was
+    (Moses splits off punctuation, and escapes "&" as "&amp;", which moses_escaped undoes); in
+    NFKC and case-folded, so that text only truecased, lowercased or written with ligatures
+    is still the same sentence."""
+    if moses_escaped:
+        text = _unescape_xml()(text)
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
+
+
+def same_sentence(untokenized: str, tokenized: str) -> bool:
+    """Whether a Moses-tokenized line (BPE undone) is the tokenization of an untokenized one."""
+    return letters_and_digits(untokenized) == letters_and_digits(tokenized, moses_escaped=True)

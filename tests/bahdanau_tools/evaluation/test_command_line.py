@@ -144,6 +144,27 @@ def test_tokenized_references_in_another_order_are_refused_before_anything_is_tr
     assert not (tmp_path / "out" / "m").exists()
 
 
+def test_untokenized_references_in_another_order_are_refused_before_anything_is_translated(
+    prepared_test_set, checkpoints, tmp_path
+):
+    """Detokenized sacreBLEU would score each translation against another sentence's reference."""
+    references = (prepared_test_set / "raw" / "test.fr").read_text(encoding="utf-8").splitlines()
+    reversed_order = tmp_path / "reversed.fr"
+    reversed_order.write_text("".join(line + "\n" for line in references[::-1]), encoding="utf-8")
+    completed = run_evaluate(
+        *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path / "out"),
+        *("--model", f"m={checkpoints['rnnsearch_50']}", "--references", reversed_order),
+    )
+    assert completed.returncode != 0
+    assert completed.stderr.strip().splitlines()[-1] == (
+        f"error: line 1 of --references {reversed_order} is not the sentence of line 1 of "
+        f"--tokenized-references {prepared_test_set / 'tok' / 'test.fr'} (other letters or "
+        "digits): give the untokenized references of the split, in its order "
+        "(bahdanau-prepare-data writes them to OUT/raw/)"
+    )
+    assert not (tmp_path / "out" / "m").exists()
+
+
 @pytest.mark.parametrize(
     "arguments, message",
     [
