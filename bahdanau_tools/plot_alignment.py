@@ -13,12 +13,40 @@ example:
 
 import argparse
 from pathlib import Path
+from typing import Optional
+
+from fairseq.data import Dictionary
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
+from .evaluation.binarized_split import holds_bpe_units
 from .heatmaps import alignment_heatmaps
+
+
+def bpe_codes_mismatch(args) -> Optional[str]:
+    """What is wrong with --bpe-codes for --data, if anything. The sentences must reach the model
+    segmented as its dictionary is: in BPE pieces for data in BPE units, in words for data in
+    words. Otherwise most of their words are <unk> to the model, and the heatmap, labelled with
+    the tokens given, draws the alignment of a sentence the model never read."""
+    dictionary = args.data / f"dict.{args.source_lang}.txt"
+    if not dictionary.is_file():  # the model's loading names what is missing
+        return None
+    bpe = holds_bpe_units(Dictionary.load(str(dictionary)))
+    if bpe and args.bpe_codes is None:
+        return (
+            f"the data-bin {args.data} holds BPE units (entries of {dictionary} end in @@): give "
+            "the codes it was segmented with, --bpe-codes (bahdanau-prepare-data writes "
+            "OUT/bpe.codes)"
+        )
+    if args.bpe_codes is not None and not bpe:
+        return (
+            f"--bpe-codes {args.bpe_codes} given, but the data-bin {args.data} holds no BPE units "
+            f"(no entry of {dictionary} ends in @@): give the --data segmented with those codes, "
+            "or no --bpe-codes"
+        )
+    return None
 
 
 def main(argv=None):
@@ -45,6 +73,9 @@ def main(argv=None):
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if path is not None and not path.exists():
             parser.error(f"{path} does not exist")
+    mismatch = bpe_codes_mismatch(args)
+    if mismatch is not None:
+        parser.error(mismatch)
     check_output_folder(args.out_dir, "--out-dir")
     options = dict(tokenizer="moses", source_lang=args.source_lang, target_lang=args.target_lang)
     if args.bpe_codes is not None:

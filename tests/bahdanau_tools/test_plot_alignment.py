@@ -1,5 +1,5 @@
 """bahdanau-plot-alignment, run as typed: every path it is given is read from where the user
-stands."""
+stands, and BPE codes are taken for data in BPE units only."""
 
 import os
 import shutil
@@ -28,3 +28,42 @@ def test_paths_are_read_from_the_current_directory_also_those_that_start_with_do
     )
     assert "figures/alignment_1.png\t" in output
     assert (work / "figures" / "alignment_1.png").stat().st_size > 0
+
+
+def refusal(checkpoint, data, tmp_path, *options) -> str:
+    """The last line bahdanau-plot-alignment ends with, which must be an error."""
+    output = run(
+        "bahdanau-plot-alignment",
+        *("--checkpoint", checkpoint, "--data", data, "--out-dir", tmp_path / "figures"),
+        *options,
+        "the dog sees a cat",
+        check=False,
+    )
+    assert not (tmp_path / "figures").exists()
+    return output.strip().splitlines()[-1]
+
+
+def test_data_in_bpe_units_without_bpe_codes_is_refused_before_the_model_is_loaded(
+    bpe_prepared, tmp_path
+):
+    """The sentence's words would reach the model as <unk>, under heatmap labels that say the
+    words."""
+    data, checkpoint = bpe_prepared / "data-bin", tmp_path / "checkpoint.pt"
+    checkpoint.touch()  # not read
+    assert refusal(checkpoint, data, tmp_path).endswith(
+        f"error: the data-bin {data} holds BPE units (entries of {data / 'dict.en.txt'} end in "
+        "@@): give the codes it was segmented with, --bpe-codes (bahdanau-prepare-data writes "
+        "OUT/bpe.codes)"
+    )
+
+
+def test_bpe_codes_given_for_data_in_words_are_refused(
+    checkpoints, bpe_prepared, data_bin, tmp_path
+):
+    codes = bpe_prepared / "bpe.codes"
+    line = refusal(checkpoints["rnnsearch_50"], data_bin, tmp_path, "--bpe-codes", codes)
+    assert line.endswith(
+        f"error: --bpe-codes {codes} given, but the data-bin {data_bin} holds no BPE units (no "
+        f"entry of {data_bin / 'dict.en.txt'} ends in @@): give the --data segmented with those "
+        "codes, or no --bpe-codes"
+    )
