@@ -15,7 +15,10 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 from fairseq.data import data_utils
 
+from bahdanau_plugin.errors import ConfigurationError
+
 from ..alignment import END_OF_SENTENCE, soft_alignment, symbols
+from ..evaluation.binarized_split import holds_bpe_units
 from ..hub import load_translator
 from ..words import merge_subwords, readable_words
 
@@ -67,6 +70,26 @@ def text_options(
     return options
 
 
+def check_segmentation(hub, data: Path, bpe_codes: Optional[Path]) -> None:
+    """Text segmented as the data-bin's words are: the hub would read every word the dictionary
+    holds only in pieces (most, with BPE), or every piece of a word dictionary, as <unk>, and the
+    server would translate a sentence of <unk> without a word of warning."""
+    dictionary = data / f"dict.{hub.cfg.task.source_lang}.txt"
+    if holds_bpe_units(hub.src_dict) and bpe_codes is None:
+        raise ConfigurationError(
+            f"the data-bin {data} holds BPE units (entries of {dictionary} end in @@), and no "
+            "--bpe was given, so most words would be read as <unk>: give --bpe subword_nmt "
+            "--bpe-codes with the codes it was segmented with (bahdanau-prepare-data writes "
+            "OUT/bpe.codes)"
+        )
+    if bpe_codes is not None and not holds_bpe_units(hub.src_dict):
+        raise ConfigurationError(
+            f"--bpe-codes {bpe_codes} given, but the data-bin {data} holds no BPE units (no entry "
+            f"of {dictionary} ends in @@), so the pieces of every word split would be read as "
+            "<unk>: give the --data segmented with those codes, or no --bpe"
+        )
+
+
 class Translator:
     """fairseq's hub interface for one checkpoint: tokenize() and apply_bpe() from any thread,
     translate() from one thread only (batching.py says which)."""
@@ -96,6 +119,7 @@ class Translator:
             # fairseq's translation task refuses longer sources (1,024 tokens by default)
             max_source_positions=max_source_tokens + 1,  # + the end of sentence
         )
+        check_segmentation(hub, data, text_option_values.get("bpe_codes"))
         hub.eval()
         if torch.cuda.is_available() and not cpu:
             hub.cuda()

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_tools.serving.translator import Sentence, Translator, text_options
 
 SHORT, LONG = "the dog sees a cat", "the blue free happy book watches a small man"
@@ -40,3 +41,26 @@ def test_the_languages_default_to_those_of_the_data_folder(data_bin):
         "target_lang": "fr",
         "tokenizer": "moses",
     }
+
+
+def test_a_data_bin_of_bpe_units_without_bpe_is_refused_naming_the_options(
+    bpe_checkpoint, bpe_prepared
+):
+    """Its words would be read whole, most of them <unk>: the server translated them so."""
+    data = bpe_prepared / "data-bin"
+    with pytest.raises(ConfigurationError, match=f"the data-bin {data} holds BPE units .*--bpe "):
+        Translator.load(bpe_checkpoint, data, cpu=True, tokenizer="moses")
+
+
+def test_bpe_codes_for_a_data_bin_of_words_are_refused(serving_checkpoint, data_bin, bpe_prepared):
+    """Every word split into pieces the dictionary lacks, <unk> each."""
+    codes = bpe_prepared / "bpe.codes"
+    with pytest.raises(ConfigurationError, match=f"--bpe-codes {codes} given, but the data-bin "):
+        Translator.load(
+            serving_checkpoint,
+            data_bin,
+            cpu=True,
+            tokenizer="moses",
+            bpe="subword_nmt",
+            bpe_codes=codes,
+        )
