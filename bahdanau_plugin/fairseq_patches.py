@@ -16,6 +16,7 @@ import codecs
 import functools
 import importlib.util
 import io
+import itertools
 import logging
 import os
 import sys
@@ -114,6 +115,43 @@ def decode_standard_input_leniently() -> None:
     except io.UnsupportedOperation:  # something has read from it already: too late for the mark
         if codecs.lookup(stdin.encoding).name == "utf-8":
             stdin.reconfigure(errors="replace")
+
+
+INTERACTIVE = "fairseq_cli.interactive"
+INPUT_WRAPPER = "__bahdanau_reads_input_as_standard_input__"
+
+
+def read_an_input_file_as_standard_input() -> None:
+    """fairseq-interactive --input FILE reads FILE through fileinput, as strict UTF-8 with universal
+    newlines: a stray carriage return inside a line (corpora hold them) ends a line there, so the
+    line is translated as two and every translation after it has the number of the line before
+    it; one invalid byte ends the session in a traceback, losing the lines before it in the same
+    8 KB block too; and a byte-order mark is kept, glued to the first word, which then reads
+    <unk>. Where fairseq-interactive runs, a file given with --input is read as its standard input
+    is (decode_standard_input_leniently), and as bahdanau-prepare-data read the training text:
+    lines end at \n only, UTF-8 with the mark dropped, undecodable bytes U+FFFD. fairseq opens it
+    in fairseq_cli.interactive.buffered_read, which no option or task reaches; standard input
+    ("-", the default) is still read there."""
+    if running_fairseq_tool() != "fairseq-interactive":
+        return
+    for module in _loaded_copies(INTERACTIVE):
+        if not getattr(module.buffered_read, INPUT_WRAPPER, False):
+            module.buffered_read = _reading_a_file_as_standard_input(module.buffered_read)
+
+
+def _reading_a_file_as_standard_input(buffered_read):
+    @functools.wraps(buffered_read)
+    def wrapper(input, buffer_size):
+        if input == "-":
+            yield from buffered_read(input, buffer_size)
+            return
+        with open(input, encoding="utf-8-sig", errors="replace", newline="\n") as text:
+            lines = (line.strip() for line in text)  # stripped as fairseq strips them
+            while buffer := list(itertools.islice(lines, buffer_size)):
+                yield buffer
+
+    setattr(wrapper, INPUT_WRAPPER, True)
+    return wrapper
 
 
 def write_standard_output_in_utf8() -> None:
@@ -345,6 +383,9 @@ CHANGES = (
     load_checkpoints_weights_only_in_commands,
     # sys.stdin's decoding, where fairseq-interactive runs: utf-8-sig, errors="replace".
     decode_standard_input_leniently,
+    # fairseq_cli.interactive.buffered_read, where fairseq-interactive runs: a file given with
+    # --input is read as standard input is (lines at \n only, utf-8-sig, errors="replace").
+    read_an_input_file_as_standard_input,
     # sys.stdout's encoding, where fairseq-interactive or fairseq-generate runs: UTF-8.
     write_standard_output_in_utf8,
     # glibc's mmap and trim thresholds (mallopt), where fairseq-train runs.

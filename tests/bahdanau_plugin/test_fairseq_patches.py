@@ -124,6 +124,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "allow_fairseq_checkpoint_types",
         "load_checkpoints_weights_only_in_commands",
         "decode_standard_input_leniently",
+        "read_an_input_file_as_standard_input",
         "write_standard_output_in_utf8",
         "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",

@@ -109,6 +109,55 @@ def test_interactive_does_not_glue_a_byte_order_mark_to_the_first_word(data_bin,
     assert re.findall(r"^S-0\t(.*)$", stdout, flags=re.M) == [NORMAL]
 
 
+def _interactive_on_a_file(data_bin, checkpoints, path, lines):
+    """fairseq-interactive --input path, path holding lines (bytes): fairseq opened it as strict
+    UTF-8 with universal newlines."""
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return _interactive(data_bin, checkpoints, b"", "--input", path)
+
+
+def test_interactive_translates_each_line_of_an_input_file_once_stray_carriage_returns_included(
+    data_bin, checkpoints, tmp_path
+):
+    """Read with universal newlines, the line was translated as two, and the translations after it
+    had the numbers of the lines before them."""
+    lines = [b"the big dog\rsees a small cat", b"a small red car"]
+    returncode, stdout, stderr = _interactive_on_a_file(
+        data_bin, checkpoints, tmp_path / "input.en", lines
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert re.findall(r"^S-(\d+)\t(.*)$", stdout, flags=re.M) == [
+        ("0", "the big dog sees a small cat"),
+        ("1", "a small red car"),
+    ]
+
+
+def test_interactive_translates_an_input_file_with_invalid_utf8_past_its_bad_bytes(
+    data_bin, checkpoints, tmp_path
+):
+    """Read as strict UTF-8, the file ended the session in a traceback before any translation."""
+    lines = [NORMAL.encode(), b"the red \xff\xfe car sees a \xc3( dog", b"a small red car"]
+    returncode, stdout, stderr = _interactive_on_a_file(
+        data_bin, checkpoints, tmp_path / "input.en", lines
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert re.findall(r"^S-\d+\t(.*)$", stdout, flags=re.M) == [
+        NORMAL,
+        "the red <unk> car sees a <unk> dog",
+        "a small red car",
+    ]
+
+
+def test_interactive_does_not_glue_an_input_file_s_byte_order_mark_to_the_first_word(
+    data_bin, checkpoints, tmp_path
+):
+    returncode, stdout, stderr = _interactive_on_a_file(
+        data_bin, checkpoints, tmp_path / "input.en", [b"\xef\xbb\xbf" + NORMAL.encode()]
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert re.findall(r"^S-0\t(.*)$", stdout, flags=re.M) == [NORMAL]
+
+
 def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(
     data_bin, checkpoints, tmp_path
 ):
