@@ -89,7 +89,8 @@ def parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=5,
         help="seconds a connection may stay open without sending a request, after it opens or "
-        "after its last response (default: %(default)s, uvicorn's keep-alive timeout)",
+        "after its last response, or without sending more of a request's body "
+        "(default: %(default)s, uvicorn's keep-alive timeout)",
     )
     limits = parser.add_argument_group(
         "what one request may ask (over a limit it is refused with 413, saying which)"

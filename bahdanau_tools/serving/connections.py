@@ -7,6 +7,10 @@ uvicorn serves the HTTP; what it does not do, and this module does:
   was opened, or since its last response, or only part of a request's headers. uvicorn's keep-alive
   timeout covers only the time after a response, and ends when any byte arrives; a connection that
   never sends a request, or sends its headers a byte at a time, was held for ever.
+- So is a connection whose request's body stops coming: no byte of it for --idle-timeout seconds.
+  uvicorn waits for a body without a limit, and such a request counts as under way: a crowd of
+  clients that stalled mid-body (or one per connection the server holds) had every other request
+  answered 503 for ever, and the server's shutdown waited on them for ever.
 - At most max_connections are open (file_limit.py: within the process's file limit). asyncio's
   server accepts every connection waiting, up to uvicorn's backlog (2,048) at a time, before the
   application hears of any; past the file limit, accept() fails, and asyncio logged the error with
@@ -70,6 +74,11 @@ class Connection(H11Protocol):
         self.on_made(self)
         self._wait_for_a_request()
 
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._waiting_for_its_body:  # it came on: its wait starts again
+            self._close_after_idle_timeout()
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing():
@@ -92,8 +101,17 @@ class Connection(H11Protocol):
         """Closed as uvicorn closes a keep-alive connection that its timeout ends."""
         self.timeout_keep_alive_handler()
 
+    @property
+    def _waiting_for_its_body(self) -> bool:
+        """A request under way whose body has not all come."""
+        cycle = self.cycle
+        return cycle is not None and cycle.more_body and not cycle.response_complete
+
     def _wait_for_a_request(self) -> None:
         self.idle_since = self.loop.time()
+        self._close_after_idle_timeout()
+
+    def _close_after_idle_timeout(self) -> None:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         self._idle_timer = self.loop.call_later(self.idle_timeout_s, self._close_if_idle)
@@ -101,6 +119,13 @@ class Connection(H11Protocol):
     def _close_if_idle(self) -> None:
         if self.idle:  # else the end of its response starts the wait again
             self.close()
+        elif self._waiting_for_its_body and self.flow.read_paused:
+            # uvicorn stopped reading until the application takes the body it holds: not the
+            # client's wait
+            self._close_after_idle_timeout()
+        elif self._waiting_for_its_body:  # none of it came since: the client stalled
+            # not as an idle one: h11 sends no ConnectionClosed in the middle of a request
+            self.transport.close()
 
 
 class Acceptor:

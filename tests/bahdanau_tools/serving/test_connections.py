@@ -3,9 +3,12 @@ most as many connections as its file limit leaves room for, makes room for a new
 connection idle longest, answers 503 when every connection has a request under way, closes a
 connection idle for --idle-timeout seconds, and logs each of these once a minute, not once each."""
 
+import contextlib
+import json
 import re
 import select
 import socket
+import threading
 import time
 from urllib.parse import urlsplit
 
@@ -50,6 +53,26 @@ def _request_under_way(server) -> socket.socket:
         b"Content-Length: 100\r\n\r\n" + b'{"text": "the'
     )
     return connection
+
+
+@contextlib.contextmanager
+def _bodies_coming(connections):
+    """The connections' bodies keep coming, a space of the text every quarter of the idle
+    timeout, while in the block."""
+    done = threading.Event()
+
+    def send() -> None:
+        while not done.wait(IDLE_TIMEOUT_S / 4):
+            for connection in connections:
+                connection.sendall(b" ")
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sender.join()
 
 
 def assert_still_serving(server) -> None:
@@ -139,16 +162,49 @@ def test_a_connection_past_the_limit_is_answered_503_when_every_one_has_a_reques
 ):
     busy = [_request_under_way(two_connection_server) for _ in range(2)]
     try:
-        time.sleep(0.5)  # their headers read: under way, and never idle
-        response = two_connection_server.post(GOOD)
-        assert response.status_code == 503, response.text
-        message = response.json()["error"]
-        assert "\n" not in message
-        assert message.startswith("all 2 connections this server holds are busy with requests")
-        assert "--max-connections" in message
-        assert _closed_by_the_server(busy, within_s=2 * IDLE_TIMEOUT_S) == []
+        with _bodies_coming(busy):
+            time.sleep(0.5)  # their headers read: under way, and never idle
+            response = two_connection_server.post(GOOD)
+            assert response.status_code == 503, response.text
+            message = response.json()["error"]
+            assert "\n" not in message
+            assert message.startswith("all 2 connections this server holds are busy with requests")
+            assert "--max-connections" in message
+            assert _closed_by_the_server(busy, within_s=2 * IDLE_TIMEOUT_S) == []
     finally:
         for connection in busy:
             connection.close()
     assert two_connection_server.output().count("answered a connection 503") == 1
     assert_still_serving(two_connection_server)
+
+
+def test_a_connection_whose_body_stops_coming_is_closed_after_the_idle_timeout(
+    two_connection_server,
+):
+    """Its request counted as under way for ever: two such held this server's two connections,
+    every other request was answered 503, and the server's shutdown waited on them."""
+    stalled = [_request_under_way(two_connection_server) for _ in range(2)]
+    try:
+        started = time.monotonic()
+        assert _closed_by_the_server(stalled, within_s=10) == stalled
+        assert IDLE_TIMEOUT_S * 0.9 <= time.monotonic() - started < IDLE_TIMEOUT_S + 3
+    finally:
+        for connection in stalled:
+            connection.close()
+    assert_still_serving(two_connection_server)
+
+
+def test_a_body_that_keeps_coming_is_read_whole_however_long_it_takes(two_connection_server):
+    body = json.dumps(GOOD).encode()
+    with _connect(two_connection_server) as slow:
+        slow.settimeout(60)
+        slow.sendall(
+            b"POST /translate HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        )
+        for byte in body[:12]:  # 3 idle timeouts
+            time.sleep(IDLE_TIMEOUT_S / 4)
+            slow.sendall(bytes([byte]))
+        slow.sendall(body[12:])
+        answer = slow.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
