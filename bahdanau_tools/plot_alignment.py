@@ -21,32 +21,18 @@ import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
-from .evaluation.binarized_split import holds_bpe_units
+from .bpe_units import codes_mismatch
 from .heatmaps import alignment_heatmaps
 
 
 def bpe_codes_mismatch(args) -> Optional[str]:
-    """What is wrong with --bpe-codes for --data, if anything. The sentences must reach the model
-    segmented as its dictionary is: in BPE pieces for data in BPE units, in words for data in
-    words. Otherwise most of their words are <unk> to the model, and the heatmap, labelled with
-    the tokens given, draws the alignment of a sentence the model never read."""
+    """What is wrong with --bpe-codes for --data, if anything: the sentences must reach the model
+    segmented as its dictionary is. Otherwise most of their words are <unk> to the model, and the
+    heatmap, labelled with the tokens given, draws the alignment of a sentence it never read."""
     dictionary = args.data / f"dict.{args.source_lang}.txt"
     if not dictionary.is_file():  # the model's loading names what is missing
         return None
-    bpe = holds_bpe_units(Dictionary.load(str(dictionary)))
-    if bpe and args.bpe_codes is None:
-        return (
-            f"the data-bin {args.data} holds BPE units (entries of {dictionary} end in @@): give "
-            "the codes it was segmented with, --bpe-codes (bahdanau-prepare-data writes "
-            "OUT/bpe.codes)"
-        )
-    if args.bpe_codes is not None and not bpe:
-        return (
-            f"--bpe-codes {args.bpe_codes} given, but the data-bin {args.data} holds no BPE units "
-            f"(no entry of {dictionary} ends in @@): give the --data segmented with those codes, "
-            "or no --bpe-codes"
-        )
-    return None
+    return codes_mismatch(Dictionary.load(str(dictionary)), dictionary, args.bpe_codes)
 
 
 def main(argv=None):

@@ -11,11 +11,11 @@ from fairseq.data import Dictionary, data_utils
 
 from bahdanau_plugin.unknown_words import source_text_path
 
+from ..bpe_units import BPE_CONTINUATION
 from ..data.bpe import segment_lines
 from ..errors import EvaluationError
 from .text import read_lines
 
-BPE_CONTINUATION = "@@"  # subword-nmt's mark of a piece the next one continues: "ter@@ rier"
 # a piece the next one continues, inside a line: no word of a text ends so
 BPE_PIECE = re.compile(rf"\S{BPE_CONTINUATION} \S")
 
@@ -149,9 +149,3 @@ def source_lengths_in_words(split: BinarizedSplit) -> List[int]:
     return [
         len(data_utils.post_process(line, "subword_nmt").split()) for line in source_tokens(split)
     ]
-
-
-def holds_bpe_units(dictionary: Dictionary) -> bool:
-    """Whether a dictionary is of BPE units, subword-nmt's: those that the next one continues end
-    in @@, which a word hardly ever does."""
-    return any(symbol.endswith(BPE_CONTINUATION) for symbol in dictionary.symbols)

@@ -54,13 +54,13 @@ from bahdanau_plugin.unicode_form import normalized
 
 from ..alignment import NoAttentionError
 from ..errors import EvaluationError
+from ..bpe_units import codes_mismatch, holds_bpe_units
 from ..heatmaps import draw_translation
 from ..hub import ensemble_members, load_translator
 from .binarized_split import (
     BPE_PIECE,
     BinarizedSplit,
     check_target_text,
-    holds_bpe_units,
     load_split,
     sentences_without_unknown_words,
     source_lengths_in_words,
@@ -359,23 +359,14 @@ def check_bpe_codes(arguments: argparse.Namespace, split: BinarizedSplit) -> Non
     """Codes for data in BPE units, and only for it: without them fairseq-generate would leave the
     translations in pieces ("n@@ our@@ rit@@ ure"), and they would be scored so; codes for data in
     words are another data's, a sign of the wrong --data."""
-    codes, data = arguments.bpe_codes, arguments.data
-    dictionary = data / f"dict.{arguments.target_lang}.txt"
-    bpe = holds_bpe_units(split.target.dictionary)
+    codes = arguments.bpe_codes
     if codes is not None and not codes.is_file():
         raise EvaluationError(f"BPE codes {codes} not found")
-    if bpe and codes is None:
-        raise EvaluationError(
-            f"the data-bin {data} holds BPE units (entries of {dictionary} end in @@), and no BPE "
-            f"codes were found at {default_bpe_codes(data)}: give them with --bpe-codes "
-            "(bahdanau-prepare-data writes OUT/bpe.codes)"
-        )
-    if codes is not None and not bpe:
-        raise EvaluationError(
-            f"--bpe-codes {codes} given, but the data-bin {data} holds no BPE units (no entry of "
-            f"{dictionary} ends in @@): give the --data segmented with those codes, or no "
-            "--bpe-codes"
-        )
+    dictionary = arguments.data / f"dict.{arguments.target_lang}.txt"
+    looked_at = str(default_bpe_codes(arguments.data))
+    mismatch = codes_mismatch(split.target.dictionary, dictionary, codes, not_found=looked_at)
+    if mismatch is not None:
+        raise EvaluationError(mismatch)
 
 
 def check_checkpoints_load(arguments: argparse.Namespace) -> None:

@@ -18,7 +18,7 @@ from fairseq.data import data_utils
 from bahdanau_plugin.errors import ConfigurationError
 
 from ..alignment import END_OF_SENTENCE, soft_alignment, symbols
-from ..evaluation.binarized_split import holds_bpe_units
+from ..bpe_units import codes_mismatch
 from ..hub import load_translator
 from ..words import merge_subwords, readable_words
 
@@ -71,23 +71,14 @@ def text_options(
 
 
 def check_segmentation(hub, data: Path, bpe_codes: Optional[Path]) -> None:
-    """Text segmented as the data-bin's words are: the hub would read every word the dictionary
-    holds only in pieces (most, with BPE), or every piece of a word dictionary, as <unk>, and the
-    server would translate a sentence of <unk> without a word of warning."""
+    """Text segmented as the data-bin's words are: otherwise most words would be read as <unk>,
+    and the server would translate a sentence of <unk> without a word of warning."""
     dictionary = data / f"dict.{hub.cfg.task.source_lang}.txt"
-    if holds_bpe_units(hub.src_dict) and bpe_codes is None:
-        raise ConfigurationError(
-            f"the data-bin {data} holds BPE units (entries of {dictionary} end in @@), and no "
-            "--bpe was given, so most words would be read as <unk>: give --bpe subword_nmt "
-            "--bpe-codes with the codes it was segmented with (bahdanau-prepare-data writes "
-            "OUT/bpe.codes)"
-        )
-    if bpe_codes is not None and not holds_bpe_units(hub.src_dict):
-        raise ConfigurationError(
-            f"--bpe-codes {bpe_codes} given, but the data-bin {data} holds no BPE units (no entry "
-            f"of {dictionary} ends in @@), so the pieces of every word split would be read as "
-            "<unk>: give the --data segmented with those codes, or no --bpe"
-        )
+    mismatch = codes_mismatch(
+        hub.src_dict, dictionary, bpe_codes, give="--bpe subword_nmt --bpe-codes"
+    )
+    if mismatch is not None:
+        raise ConfigurationError(mismatch)
 
 
 class Translator:

@@ -52,8 +52,8 @@ def test_data_in_bpe_units_without_bpe_codes_is_refused_before_the_model_is_load
     checkpoint.touch()  # not read
     assert refusal(checkpoint, data, tmp_path).endswith(
         f"error: the data-bin {data} holds BPE units (entries of {data / 'dict.en.txt'} end in "
-        "@@): give the codes it was segmented with, --bpe-codes (bahdanau-prepare-data writes "
-        "OUT/bpe.codes)"
+        "@@), and no BPE codes were given: give the codes it was segmented with, --bpe-codes "
+        "(bahdanau-prepare-data writes OUT/bpe.codes)"
     )
 
 

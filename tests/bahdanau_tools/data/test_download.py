@@ -16,9 +16,9 @@ CONTENT_MD5 = hashlib.md5(CONTENT).hexdigest()
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
-    """Serves `server.content` (CONTENT) with its ETag (unless not `server.names_versions`), honours `Range: bytes=N-` (416 past the
-    end, as real servers answer) where `If-Range` names the content served, and cuts the first
-    `server.cut_after` bytes short."""
+    """Serves `server.content` (CONTENT) with its ETag (none where not `server.names_versions`),
+    honours `Range: bytes=N-` (416 past the end, as real servers answer) where `If-Range` names
+    the content served, and cuts the first `server.cut_after` bytes short."""
 
     def do_GET(self):  # noqa: N802  (http.server's naming)
         self.server.ranges.append(self.headers.get("Range"))

@@ -1,6 +1,6 @@
 """The binarized test set as the evaluation reads it: source lengths counted in words, with BPE
 pieces joined back together, unknown ones too where the source text is beside the binaries;
-sentences with <unk>; dictionaries of BPE units; references that are not its target side and a
+sentences with <unk>; references that are not its target side and a
 split without sentences refused."""
 
 import pytest
@@ -13,7 +13,6 @@ from bahdanau_tools.evaluation.binarized_split import (
     BinarizedSplit,
     Side,
     check_target_text,
-    holds_bpe_units,
     load_split,
     sentences_without_unknown_words,
     source_lengths_in_words,
@@ -96,14 +95,6 @@ def test_a_source_text_of_another_number_of_sentences_is_an_error(tmp_path):
     text.write_text(f"{PIECES}\n")
     with pytest.raises(EvaluationError, match="has 1 lines but the split has 2 sentences: it must"):
         load_split(tmp_path, "test", "en", "fr")
-
-
-def test_a_dictionary_with_pieces_ending_in_at_at_is_of_bpe_units():
-    assert holds_bpe_units(side(PIECES).dictionary)
-
-
-def test_a_dictionary_of_words_is_not_of_bpe_units():
-    assert not holds_bpe_units(side("a terrier runs").dictionary)
 
 
 def test_a_sentence_with_an_unknown_word_on_either_side_is_not_in_no_unk():

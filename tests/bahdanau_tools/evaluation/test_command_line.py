@@ -114,54 +114,38 @@ def test_a_bpe_data_bin_away_from_its_codes_is_refused_before_anything_is_transl
     assert completed.returncode != 0
     assert completed.stderr.strip().splitlines()[-1] == (
         f"error: the data-bin {moved} holds BPE units (entries of {moved / 'dict.fr.txt'} end in "
-        f"@@), and no BPE codes were found at {tmp_path / 'moved' / 'bpe.codes'}: give them with "
-        "--bpe-codes (bahdanau-prepare-data writes OUT/bpe.codes)"
+        f"@@), and no BPE codes were found at {tmp_path / 'moved' / 'bpe.codes'}: give the codes "
+        "it was segmented with, --bpe-codes (bahdanau-prepare-data writes OUT/bpe.codes)"
     )
     assert not (tmp_path / "out" / "m").exists()
 
 
-def test_tokenized_references_in_another_order_are_refused_before_anything_is_translated(
-    prepared_test_set, checkpoints, tmp_path
+# references in another order, by the folder of the prepared data they come from and the option
+# that takes them: what the error says of line 1
+REVERSED_REFERENCES = {
+    "tokenized": ("tok", "--tokenized-references", "is not the reference of sentence 0 of the"),
+    "untokenized": ("raw", "--references", "is not the sentence of line 1 of --tokenized-ref"),
+}
+
+
+@pytest.mark.parametrize(
+    "folder, option, what", REVERSED_REFERENCES.values(), ids=REVERSED_REFERENCES.keys()
+)
+def test_references_in_another_order_are_refused_before_anything_is_translated(
+    folder, option, what, prepared_test_set, checkpoints, tmp_path
 ):
-    """Tokenized BLEU would score each translation against another sentence's reference."""
-    references = (prepared_test_set / "tok" / "test.fr").read_text(encoding="utf-8").splitlines()
+    """BLEU, tokenized or detokenized, would score each translation against another sentence's
+    reference."""
+    references = (prepared_test_set / folder / "test.fr").read_text(encoding="utf-8").splitlines()
     reversed_order = tmp_path / "reversed.fr"
     reversed_order.write_text("".join(line + "\n" for line in references[::-1]), encoding="utf-8")
     completed = run_evaluate(
         *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path / "out"),
-        *("--model", f"m={checkpoints['rnnsearch_50']}"),
-        *("--tokenized-references", reversed_order),
+        *("--model", f"m={checkpoints['rnnsearch_50']}", option, reversed_order),
     )
     assert completed.returncode != 0
-    assert (
-        completed.stderr.strip()
-        .splitlines()[-1]
-        .startswith(
-            f"error: line 1 of --tokenized-references {reversed_order} is not the reference of "
-            "sentence 0 of the binarized split"
-        )
-    )
-    assert not (tmp_path / "out" / "m").exists()
-
-
-def test_untokenized_references_in_another_order_are_refused_before_anything_is_translated(
-    prepared_test_set, checkpoints, tmp_path
-):
-    """Detokenized sacreBLEU would score each translation against another sentence's reference."""
-    references = (prepared_test_set / "raw" / "test.fr").read_text(encoding="utf-8").splitlines()
-    reversed_order = tmp_path / "reversed.fr"
-    reversed_order.write_text("".join(line + "\n" for line in references[::-1]), encoding="utf-8")
-    completed = run_evaluate(
-        *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path / "out"),
-        *("--model", f"m={checkpoints['rnnsearch_50']}", "--references", reversed_order),
-    )
-    assert completed.returncode != 0
-    assert completed.stderr.strip().splitlines()[-1] == (
-        f"error: line 1 of --references {reversed_order} is not the sentence of line 1 of "
-        f"--tokenized-references {prepared_test_set / 'tok' / 'test.fr'} (other letters or "
-        "digits): give the untokenized references of the split, in its order "
-        "(bahdanau-prepare-data writes them to OUT/raw/)"
-    )
+    last_line = completed.stderr.strip().splitlines()[-1]
+    assert last_line.startswith(f"error: line 1 of {option} {reversed_order} {what}")
     assert not (tmp_path / "out" / "m").exists()
 
 

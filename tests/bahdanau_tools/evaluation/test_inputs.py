@@ -209,8 +209,8 @@ def test_data_in_bpe_units_without_codes_is_an_error_saying_to_give_bpe_codes(tm
     data = tmp_path / "prepared" / "data-bin"
     assert str(raised.value) == (
         f"the data-bin {data} holds BPE units (entries of {data / 'dict.fr.txt'} end in @@), and "
-        f"no BPE codes were found at {tmp_path / 'prepared' / 'bpe.codes'}: give them with "
-        "--bpe-codes (bahdanau-prepare-data writes OUT/bpe.codes)"
+        f"no BPE codes were found at {tmp_path / 'prepared' / 'bpe.codes'}: give the codes it was "
+        "segmented with, --bpe-codes (bahdanau-prepare-data writes OUT/bpe.codes)"
     )
 
 
