@@ -14,6 +14,7 @@ import logging
 from . import models  # noqa: F401  (registers rnnsearch, rnnencdec and their architectures)
 from . import tasks  # noqa: F401  (registers translation_with_source_words)
 from . import fairseq_errors  # noqa: F401  (explains fairseq's errors for common mistakes)
+from . import resuming  # noqa: F401  (explains fairseq-train's errors for a resume it cannot make)
 from .fairseq_patches import apply_all
 from .log_level import fairseqs_log_level
 

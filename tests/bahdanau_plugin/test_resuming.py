@@ -1,0 +1,62 @@
+"""fairseq-train resuming under options that cannot take the checkpoint's state is one line that
+says what to give (bahdanau_plugin/resuming.py), not a traceback; nothing is written."""
+
+import shutil
+
+import pytest
+
+from ..support.assertions import assert_one_line_error
+from ..support.tools import tool_on_bytes
+from ..support.training import train_command
+
+pytestmark = pytest.mark.long  # run first: tests/conftest.py
+
+
+@pytest.fixture
+def resume(data_bin, checkpoints, tmp_path):
+    """fairseq-train, with options added (and some of its own left out), into a --save-dir whose
+    checkpoint_last.pt is a tiny rnnsearch_50 stopped after 4 updates, mid-epoch; (return code,
+    stderr, the checkpoint)."""
+    save_dir = tmp_path / "save"
+    save_dir.mkdir()
+    checkpoint = save_dir / "checkpoint_last.pt"
+    shutil.copy(checkpoints["rnnsearch_50"], checkpoint)
+
+    def run(*options, leaving_out=()):
+        command = train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "8", *options)
+        for flag in leaving_out:  # with its value
+            at = command.index(flag)
+            del command[at : at + 2]
+        returncode, _, stderr = tool_on_bytes("fairseq-train", *command)
+        return returncode, stderr, checkpoint
+
+    return run
+
+
+def test_resuming_with_another_optimizer_is_one_line_naming_both_and_nothing_is_written(
+    resume, checkpoints
+):
+    returncode, stderr, checkpoint = resume(
+        "--optimizer", "adam", leaving_out=("--adadelta-rho", "--adadelta-eps")
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"cannot resume from {checkpoint}: it was trained with --optimizer adadelta and this "
+        "run's is adam",
+        "give --optimizer adadelta",
+        f"a new --save-dir and --finetune-from-model {checkpoint}",
+    )
+    assert checkpoint.read_bytes() == checkpoints["rnnsearch_50"].read_bytes()
+    assert sorted(path.name for path in checkpoint.parent.iterdir()) == ["checkpoint_last.pt"]
+
+
+def test_resuming_with_another_criterion_is_one_line_naming_both(resume):
+    returncode, stderr, _ = resume("--criterion", "label_smoothed_cross_entropy")
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "it was trained with --criterion cross_entropy and this run's is "
+        "label_smoothed_cross_entropy",
+        "give --criterion cross_entropy",
+    )
