@@ -2,13 +2,20 @@
 
 fairseq resumes a training under the options of the command that resumes it. Some cannot take the
 checkpoint's state: another --optimizer or --criterion, whose state fairseq refuses in an
-assertion, explained in one line here.
+assertion, and a batching of the epoch (--batch-size, --max-tokens, the data) that has fewer
+batches than the checkpoint had gone through, which fairseq asks to be reported to its developers:
+each is explained in one line here.
 
-fairseq's advice, --reset-optimizer, is read at every launch of the command, as --restore-file is:
-each rerun after a stop would reset the optimizer again. The line says what does not.
+fairseq's advice for the first two, --reset-optimizer and --reset-dataloader, is read at every
+launch of the command, as --restore-file is: each rerun after a stop would reset them again (the
+dataloader to epoch 1). The lines say what does not.
 """
 
+import inspect
 from typing import Optional
+
+from fairseq import checkpoint_utils
+from fairseq.data.iterators import EpochBatchIterator
 
 from . import errors
 from .checkpoint_safety import _trainers_loading
@@ -49,4 +56,26 @@ def other_optimizer(error: BaseException) -> Optional[str]:
     )
 
 
-errors.EXPLANATIONS.append(other_optimizer)
+def fewer_batches_in_the_epoch(error: BaseException) -> Optional[str]:
+    """One line for fairseq-train's "Cannot resume training due to dataloader mismatch": the
+    checkpoint was saved after batch N of its epoch, and this run's epoch has no batch after N
+    (another batch size, length limit, number of workers or training data)."""
+    if not isinstance(error, RuntimeError) or "dataloader mismatch" not in str(error):
+        return None
+    iterator = errors.locals_where(error, EpochBatchIterator.load_state_dict.__code__)
+    # fairseq's own function, under the wrapper that holds the --save-dir (fairseq_patches.py)
+    fairseqs_loading = inspect.unwrap(checkpoint_utils.load_checkpoint).__code__
+    resuming = errors.locals_where(error, fairseqs_loading)
+    if iterator is None or resuming is None:
+        return None
+    epoch, done = iterator["self"].epoch, iterator["itr_pos"]
+    return (
+        f"cannot resume from {resuming['checkpoint_path']}: it was saved after batch {done} of "
+        f"epoch {epoch}, and this run's epoch {epoch} has {len(iterator['self'])} batches: it "
+        "batches the training data otherwise (another --batch-size, --max-tokens, "
+        "--max-train-length, number of workers, or other data); resume it with those it was "
+        "trained with (--reset-dataloader would start again from epoch 1 at every launch)"
+    )
+
+
+errors.EXPLANATIONS.extend([other_optimizer, fewer_batches_in_the_epoch])

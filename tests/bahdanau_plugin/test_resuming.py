@@ -60,3 +60,16 @@ def test_resuming_with_another_criterion_is_one_line_naming_both(resume):
         "label_smoothed_cross_entropy",
         "give --criterion cross_entropy",
     )
+
+
+def test_resuming_mid_epoch_into_an_epoch_of_fewer_batches_is_one_line_saying_why(resume):
+    """The checkpoint stopped after batch 4 of its epoch; in batches of 1,000 the epoch has 2."""
+    returncode, stderr, checkpoint = resume("--batch-size", "1000")
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"cannot resume from {checkpoint}: it was saved after batch 4 of epoch 1, and this "
+        "run's epoch 1 has 2 batches",
+        "--batch-size",
+        "resume it with those it was trained with",
+    )
