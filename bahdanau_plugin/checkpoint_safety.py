@@ -233,12 +233,13 @@ def _trainers_loading() -> Optional[types.CodeType]:
 
 
 class Loading(NamedTuple):
-    """A checkpoint that fairseq is loading, the task whose data-bin it is loaded with, and
-    whether fairseq-train resumes from it."""
+    """A checkpoint that fairseq is loading, the task whose data-bin it is loaded with, whether
+    fairseq-train resumes from it, and then the model's configuration the checkpoint holds."""
 
     checkpoint: Optional[str]
     task: object
     resuming: bool
+    trained: object = None
 
 
 def being_loaded() -> Loading:
@@ -252,7 +253,11 @@ def being_loaded() -> Loading:
         if frame.f_code is ensemble:
             return Loading(frame.f_locals.get("filename"), frame.f_locals.get("task"), False)
         if frame.f_code is resuming:
-            return Loading(frame.f_locals.get("filename"), frame.f_locals["self"].task, True)
+            state = frame.f_locals.get("state") or {}
+            trained = (state.get("cfg") or {}).get("model")
+            return Loading(
+                frame.f_locals.get("filename"), frame.f_locals["self"].task, True, trained
+            )
         frame = frame.f_back
     return Loading(None, None, False)
 

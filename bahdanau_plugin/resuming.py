@@ -4,7 +4,9 @@ fairseq resumes a training under the options of the command that resumes it. Som
 checkpoint's state: another --optimizer or --criterion, whose state fairseq refuses in an
 assertion, and a batching of the epoch (--batch-size, --max-tokens, the data) that has fewer
 batches than the checkpoint had gone through, which fairseq asks to be reported to its developers:
-each is explained in one line here.
+each is explained in one line here. The models' own options load under any value that fits the
+parameters (the dropout, the length limit, an architecture's name of the same sizes): the models
+say which differ in a warning line as they resume (models/recurrent_translation.py).
 
 fairseq's advice for the first two, --reset-optimizer and --reset-dataloader, is read at every
 launch of the command, as --restore-file is: each rerun after a stop would reset them again (the

@@ -4,7 +4,7 @@ architecture (``rnnsearch_30`` ... ``rnnencdec_50``, beside its model) fills tho
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import List, Optional
 
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import ARCH_CONFIG_REGISTRY
@@ -94,6 +94,28 @@ def other_length_limit(cfg) -> Optional[str]:
         f"{name} trains on pairs of at most {cfg.max_train_length} tokens a side "
         f"(max_train_length), not the {limit} of its name"
     )
+
+
+def options_differing(trained, run, config_class) -> List[str]:
+    """The model's options whose value in this run is not the one a checkpoint was trained with
+    (its configuration, trained), the architecture's name first, as "NAME is TRAINED there and RUN
+    here". An option the checkpoint does not record (saved before it) is left out, and so are
+    fairseq's own options that the models read: a run may change those."""
+    names = ["_name"] + [
+        option.name
+        for option in dataclasses.fields(config_class)
+        if not option.name.startswith("_") and not is_run_option(option)
+    ]
+    return [
+        f"{'--arch' if name == '_name' else name} is {_value(getattr(trained, name))} there and "
+        f"{_value(getattr(run, name, None))} here"
+        for name in names
+        if hasattr(trained, name) and getattr(trained, name) != getattr(run, name, None)
+    ]
+
+
+def _value(value) -> str:
+    return "none" if value is None else str(value)
 
 
 def checked_fields(config_class):

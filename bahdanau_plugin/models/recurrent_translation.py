@@ -19,7 +19,7 @@ from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface
 from ..speed import setting
 from . import inference_setup, pretrained_paths, training_setup
-from .config import add_checked_options, check_options, other_length_limit
+from .config import add_checked_options, check_options, options_differing, other_length_limit
 from .language_pair import check_language_pair
 
 logger = logging.getLogger(__name__)
@@ -145,7 +145,24 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
                 state_dict, side, module, recorded.get(fingerprints.DICTIONARIES[side])
             )
         self.initial_parameters = recorded.get(fingerprints.INITIAL_PARAMETERS)
-        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+        loaded = super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+        self._say_options_changed_on_resuming()
+        return loaded
+
+    def _say_options_changed_on_resuming(self) -> None:
+        """fairseq-train resumes a checkpoint under the command's model options, where they fit its
+        parameters: a dropout, a length limit or an architecture's name left out of the command
+        that resumes a training (or given anew) would change it without a word."""
+        loading = checkpoint_safety.being_loaded()
+        if not loading.resuming or loading.trained is None:
+            return
+        differing = options_differing(loading.trained, self.cfg, self.config_class)
+        if differing:
+            logger.warning(
+                f"{loading.checkpoint} was trained with other options than this run's "
+                f"({', '.join(differing)}): this run trains under its own; to continue that "
+                "training as it was, give the options it was trained with"
+            )
 
     def max_positions(self):
         """The paper's length limit filters training (and validation) pairs only.
