@@ -48,14 +48,14 @@ def as_hydra_overrides(flags):
     ]
 
 
-def recipe_configuration(arch):
-    """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA` trains
-    with, built as fairseq_cli/hydra_train.py builds it, without training."""
+def recipe_configuration(arch, *overrides):
+    """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA
+    [OVERRIDES]` trains with, built as fairseq_cli/hydra_train.py builds it, without training."""
     hydra_init(arch)  # fairseq's schema under the recipe's name
     # version 1.1, as fairseq's @hydra.main (which names none); fairseq's own compose, used to read
     # fairseq-train's flags, refuses to run under a later version base
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.1"):
-        cfg = compose(config_name=arch, overrides=["task.data=DATA"])
+        cfg = compose(config_name=arch, overrides=["task.data=DATA", *overrides])
     add_defaults(cfg)  # the defaults of the model, task and optimizer that hydra does not know
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
 
@@ -176,6 +176,13 @@ def test_each_recipe_is_the_papers_training(arch):
     assert cfg.optimization.clip_norm == 1.0
     assert cfg.dataset.batch_size == 80
     assert cfg.model.max_train_length == int(arch.split("_")[1])
+
+
+@pytest.mark.parametrize("override", ["optimizer.lr=[0.5]", "optimization.lr=[0.5]"])
+def test_either_learning_rate_the_paper_recipe_names_overridden_is_the_one_trained_with(override):
+    """fairseq's lr_scheduler sets its lr (optimization.lr) at every epoch, over the one adadelta
+    was built with (optimizer.lr)."""
+    assert recipe_configuration("rnnsearch_50", override).lr_scheduler.lr == [0.5]
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
