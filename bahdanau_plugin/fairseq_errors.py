@@ -1,11 +1,14 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
-not hold, an empty split, a --finetune-from-model that names no file, half precision on a CPU."""
+not hold, an empty split, a --finetune-from-model that names no file or comes with another start
+(--restore-file, --reset-*), half precision on a CPU."""
 
+import inspect
 import os
 import re
 from typing import List, Optional
 
+from fairseq import checkpoint_utils
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.tasks import translation
@@ -77,6 +80,42 @@ def missing_finetune_checkpoint(error: BaseException) -> Optional[str]:
     return None
 
 
+def fairseqs_load_checkpoint():
+    """The code of fairseq's checkpoint_utils.load_checkpoint, where fairseq-train resumes: its
+    own, under the wrapper that holds the --save-dir (fairseq_patches.py)."""
+    return inspect.unwrap(checkpoint_utils.load_checkpoint).__code__
+
+
+RESETS = ("reset_optimizer", "reset_lr_scheduler", "reset_meters", "reset_dataloader")
+
+
+def finetuning_with_another_start(error: BaseException) -> Optional[str]:
+    """fairseq-train's refusal of --finetune-from-model beside a --restore-file or a --reset-*
+    flag, a traceback that prints the whole checkpoint configuration: --finetune-from-model
+    already starts from the checkpoint's parameters alone, at the first launch only."""
+    message = str(error)
+    if not isinstance(error, ValueError) or not message.startswith("--finetune-from-model "):
+        return None
+    if "together" not in message:  # not these refusals
+        return None
+    given = errors.locals_where(error, fairseqs_load_checkpoint())
+    if given is None:
+        return None
+    cfg, start = given["cfg"], f"--finetune-from-model {given['cfg'].finetune_from_model}"
+    if cfg.restore_file != "checkpoint_last.pt":
+        return (
+            f"{start} and --restore-file {cfg.restore_file} both name the checkpoint to start "
+            "from: give one (--finetune-from-model takes its parameters alone, at the first "
+            "launch; --restore-file its optimizer and position too, at every launch)"
+        )
+    resets = " ".join("--" + flag.replace("_", "-") for flag in RESETS if getattr(cfg, flag))
+    return (
+        f"{start} starts from its parameters alone, resetting the optimizer, the learning-rate "
+        f"schedule, the meters and the data position already, and fairseq refuses {resets} "
+        "beside it: drop them"
+    )
+
+
 def half_precision_on_a_cpu(error: BaseException) -> Optional[str]:
     if isinstance(error, AssertionError) and str(error) == "Torch not compiled with CUDA enabled":
         return (
@@ -92,6 +131,7 @@ errors.EXPLANATIONS.extend(
         missing_dictionary,
         empty_split,
         missing_finetune_checkpoint,
+        finetuning_with_another_start,
         half_precision_on_a_cpu,
     ]
 )

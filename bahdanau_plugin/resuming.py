@@ -13,14 +13,13 @@ launch of the command, as --restore-file is: each rerun after a stop would reset
 dataloader to epoch 1). The lines say what does not.
 """
 
-import inspect
 from typing import Optional
 
-from fairseq import checkpoint_utils
 from fairseq.data.iterators import EpochBatchIterator
 
 from . import errors
 from .checkpoint_safety import _trainers_loading
+from .fairseq_errors import fairseqs_load_checkpoint
 
 # fairseq's assertions in Trainer.load_checkpoint: their start, and the group of the configuration
 # whose choice differs, with the option that sets it.
@@ -65,9 +64,7 @@ def fewer_batches_in_the_epoch(error: BaseException) -> Optional[str]:
     if not isinstance(error, RuntimeError) or "dataloader mismatch" not in str(error):
         return None
     iterator = errors.locals_where(error, EpochBatchIterator.load_state_dict.__code__)
-    # fairseq's own function, under the wrapper that holds the --save-dir (fairseq_patches.py)
-    fairseqs_loading = inspect.unwrap(checkpoint_utils.load_checkpoint).__code__
-    resuming = errors.locals_where(error, fairseqs_loading)
+    resuming = errors.locals_where(error, fairseqs_load_checkpoint())
     if iterator is None or resuming is None:
         return None
     epoch, done = iterator["self"].epoch, iterator["itr_pos"]

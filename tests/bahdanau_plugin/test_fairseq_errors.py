@@ -73,3 +73,33 @@ def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
 )
 def test_fairseqs_one_line_errors_say_what_to_give(error, words):
     assert words in one_line(error)
+
+
+def test_finetune_from_model_with_a_reset_flag_is_one_line_naming_the_flags_to_drop(
+    data_bin, checkpoints, tmp_path
+):
+    start = checkpoints["rnnsearch_50"]
+    returncode, _, stderr = training(
+        data_bin, tmp_path, "--finetune-from-model", start, "--reset-optimizer", "--reset-meters"
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--finetune-from-model {start} starts from its parameters alone",
+        "refuses --reset-optimizer --reset-meters beside it: drop them",
+    )
+
+
+def test_finetune_from_model_with_a_restore_file_is_one_line_asking_for_one(
+    data_bin, checkpoints, tmp_path
+):
+    start, restore = checkpoints["rnnsearch_50"], checkpoints["rnnsearch_30"]
+    returncode, _, stderr = training(
+        data_bin, tmp_path, "--finetune-from-model", start, "--restore-file", restore
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--finetune-from-model {start} and --restore-file {restore} both name the checkpoint "
+        "to start from: give one",
+    )
