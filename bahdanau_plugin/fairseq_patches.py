@@ -289,7 +289,8 @@ DEFAULT_RESTORE_FILE = "checkpoint_last.pt"  # fairseq's: --save-dir's, where th
 def own_the_save_dir_in_training() -> None:
     """Where fairseq-train runs, for these models: the run holds its --save-dir, which is checked
     to have room for a checkpoint, and a --restore-file must name a checkpoint file, before it
-    resumes or trains (save_dir.py, checkpoint_safety.py), and its checkpoints
+    resumes or trains, and be of no point before a numbered checkpoint there, once loaded
+    (save_dir.py, checkpoint_safety.py), and its checkpoints
     are written whole, a full disk one line (checkpoint_writing.py). fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
     at every save: the wrappers do their part there for these models and call fairseq's own, which
@@ -310,17 +311,38 @@ def _trains_these_models(trainer) -> bool:
 def _holding_the_save_dir(load_checkpoint):
     @functools.wraps(load_checkpoint)
     def wrapper(cfg, trainer, **passthrough_args):
+        if not _trains_these_models(trainer):
+            return load_checkpoint(cfg, trainer, **passthrough_args)
         # the process that saves (rank 0), where the run saves at all
-        if _trains_these_models(trainer) and trainer.is_data_parallel_master:
+        saves, suffix = trainer.is_data_parallel_master, trainer.checkpoint_suffix
+        if saves:
             if not cfg.no_save:
                 save_dir.hold(cfg.save_dir)
                 save_dir.check_room(cfg.save_dir, trainer.get_model())
             if cfg.restore_file != DEFAULT_RESTORE_FILE:  # the one rank that reads it
-                check_restore_file(cfg.restore_file, trainer.checkpoint_suffix)
-        return load_checkpoint(cfg, trainer, **passthrough_args)
+                check_restore_file(cfg.restore_file, suffix)
+        extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
+        # where the run starts is known once it is loaded
+        if saves and not cfg.no_save and _starts_from_another_checkpoint(cfg, suffix):
+            save_dir.check_no_later_checkpoints(
+                cfg.save_dir, suffix, epoch_itr.epoch, trainer.get_num_updates()
+            )
+        return extra_state, epoch_itr
 
     setattr(wrapper, SAVE_DIR_WRAPPER, True)
     return wrapper
+
+
+def _starts_from_another_checkpoint(cfg, suffix: str) -> bool:
+    """Whether fairseq-train starts from a checkpoint other than its --save-dir's
+    checkpoint_last.pt: --restore-file, or --finetune-from-model or --continue-once where there is
+    no checkpoint_last.pt. Its own, older than a numbered checkpoint beside it where a run was
+    stopped while copying a save to it, continues the training that wrote them."""
+    if cfg.restore_file != DEFAULT_RESTORE_FILE:
+        return True
+    last = os.path.join(cfg.save_dir, f"checkpoint_last{suffix}.pt")
+    given = cfg.finetune_from_model or getattr(cfg, "continue_once", None)
+    return bool(given) and not os.path.exists(last)
 
 
 def _writing_whole(save_checkpoint):
@@ -401,8 +423,9 @@ CHANGES = (
     # warnings about how fairseq calls them (DEPENDENCY_WARNINGS), one filter per message.
     hide_dependency_warnings,
     # fairseq.checkpoint_utils.load_checkpoint and save_checkpoint, where fairseq-train runs: for
-    # these models, the run holds its --save-dir and checks its room before training, and writes
-    # every checkpoint whole; for other models, fairseq's own.
+    # these models, the run holds its --save-dir and checks its room before training (and, from a
+    # --restore-file, that no checkpoint there is of a later point), and writes every checkpoint
+    # whole; for other models, fairseq's own.
     own_the_save_dir_in_training,
     # fairseq.tasks.translation.TranslationTask.setup_task, where a fairseq tool runs: the task
     # records the languages the command gave, which fairseq overwrites where one is left out;

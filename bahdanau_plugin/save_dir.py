@@ -12,13 +12,17 @@ fairseq checks that it can write a file into --save-dir before anything else: a 
 a file or read-only fails there in a traceback, explained in one line by ``unwritable_save_dir``.
 A disk too full for a checkpoint fails only when the first one is saved: ``check_room`` reserves
 the room for the model's parameters as a checkpoint stores them (every checkpoint holds them, and
-the optimizer's state besides), before training.
+the optimizer's state besides), before training. A --save-dir that holds checkpoints of a point of
+training past the --restore-file (or --finetune-from-model) the run starts from is refused
+(``check_no_later_checkpoints``): the run would overwrite them, and fairseq's --keep-last-epochs
+delete its own.
 """
 
 import atexit
 import errno
 import os
-from typing import Optional
+import re
+from typing import List, Optional
 
 import torch
 from fairseq import checkpoint_utils
@@ -99,6 +103,37 @@ def check_room(save_dir: str, model: torch.nn.Module) -> None:
             f"alone take {size:,} bytes there): {error.strerror}; make room on its disk, or give "
             "another --save-dir"
         ) from None
+
+
+def later_checkpoints(save_dir: str, suffix: str, epoch: int, updates: int) -> List[str]:
+    """The numbered checkpoints in save_dir that a run starting at epoch (after updates) would
+    write again: fairseq's checkpointE.pt of epoch E or later, checkpoint_E_U.pt of more updates."""
+    epochs = re.compile(rf"checkpoint(\d+){re.escape(suffix)}\.pt")
+    steps = re.compile(rf"checkpoint_\d+_(\d+){re.escape(suffix)}\.pt")
+    later = []
+    for name in os.listdir(save_dir):
+        of_epoch, of_step = epochs.fullmatch(name), steps.fullmatch(name)
+        if (of_epoch and int(of_epoch.group(1)) >= epoch) or (
+            of_step and int(of_step.group(1)) > updates
+        ):
+            later.append(name)
+    return sorted(later, key=lambda name: [int(n) for n in re.findall(r"\d+", name)])
+
+
+def check_no_later_checkpoints(save_dir: str, suffix: str, epoch: int, updates: int) -> None:
+    """A SaveDirError where save_dir holds checkpoints of a training past the point this run starts
+    from (a --restore-file or --finetune-from-model of an earlier point): fairseq would write its
+    own over them, mixing two trainings under one folder's names, and --keep-last-epochs
+    (--keep-interval-updates) would delete the run's new checkpoints, ranked under those."""
+    later = later_checkpoints(save_dir, suffix, epoch, updates)
+    if later:
+        shown = ", ".join(later[:3]) + (f" and {len(later) - 3} more" if len(later) > 3 else "")
+        raise SaveDirError(
+            f"--save-dir {save_dir} holds checkpoints saved past the point this run starts from "
+            f"(epoch {epoch}, {updates} updates): {shown}, which it would overwrite (and "
+            "--keep-last-epochs delete its own checkpoints, ranked under them): move them aside, "
+            "or give this run another --save-dir"
+        )
 
 
 def unwritable_save_dir(error: BaseException) -> Optional[str]:

@@ -264,6 +264,32 @@ def test_a_restore_file_that_is_not_a_checkpoint_file_is_one_line_and_nothing_is
     assert (save_dir / "checkpoint_last.pt").read_bytes() == saved
 
 
+def test_a_restore_file_of_a_point_before_the_save_dir_s_checkpoints_is_one_line_keeping_them(
+    data_bin, tmp_path
+):
+    """fairseq would write the run's checkpoints over those of the training past it, and
+    --keep-interval-updates (--keep-last-epochs) delete its new ones, ranked under them."""
+    save_dir = tmp_path / "checkpoints"
+    command = train_command(data_bin, save_dir, "rnnsearch_50", "--save-interval-updates", "2")
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-update", "6")
+    assert returncode == 0, stderr[-2000:]
+    before = {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)}
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *command,
+        *("--max-update", "8", "--keep-interval-updates", "1", "--lr", "0.5"),
+        *("--restore-file", save_dir / "checkpoint_1_2.pt"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--save-dir {save_dir} holds checkpoints saved past the point this run starts from "
+        "(epoch 1, 2 updates): checkpoint_1_4.pt, checkpoint_1_6.pt, which it would overwrite",
+        "move them aside, or give this run another --save-dir",
+    )
+    assert {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)} == before
+
+
 def test_a_second_training_in_one_process_into_a_save_dir_it_holds_is_refused(tmp_path):
     """hydra's multirun runs its jobs in one process: a second job would resume the first's
     checkpoints as its own and overwrite them."""
