@@ -136,14 +136,15 @@ def unresumable_incomplete_checkpoint(path) -> str:
     return f"cannot resume from {path}: {INCOMPLETE}; {fix}"
 
 
-def check_restore_file(restore_file: str, suffix: str) -> None:
-    """A --restore-file that names no checkpoint file: fairseq would log that it found none and
-    train from scratch, saving over the --save-dir's checkpoints."""
+def check_restore_file(restore_file: str, suffix: str, option: str = "--restore-file") -> None:
+    """A --restore-file (or --continue-once) that names no checkpoint file: fairseq would log that
+    it found none and train from scratch, saving over the --save-dir's checkpoints (or, from
+    --continue-once, starting the training that later launches resume)."""
     path = restore_file.replace(".pt", suffix + ".pt") if suffix else restore_file
     if not os.path.isfile(path):
         what = "is a folder" if os.path.isdir(path) else "not found"
         raise errors.CheckpointError(
-            f"--restore-file {path} {what}: give a checkpoint file, such as "
+            f"{option} {path} {what}: give a checkpoint file, such as "
             f"{_example(path) if os.path.isdir(path) else 'SAVE_DIR/checkpoint_last.pt'} (without "
             "the option, fairseq-train resumes from --save-dir's checkpoint_last.pt)"
         )

@@ -321,6 +321,8 @@ def _holding_the_save_dir(load_checkpoint):
                 save_dir.check_room(cfg.save_dir, trainer.get_model())
             if cfg.restore_file != DEFAULT_RESTORE_FILE:  # the one rank that reads it
                 check_restore_file(cfg.restore_file, suffix)
+            elif _continues_once(cfg, suffix):  # fairseq reads it as it is, without the suffix
+                check_restore_file(cfg.continue_once, "", "--continue-once")
         extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
         # where the run starts is known once it is loaded
         if saves and not cfg.no_save and _starts_from_another_checkpoint(cfg, suffix):
@@ -333,6 +335,16 @@ def _holding_the_save_dir(load_checkpoint):
     return wrapper
 
 
+def _first_launch(cfg, suffix: str) -> bool:
+    """Whether --save-dir has no checkpoint_last.pt yet: fairseq reads --continue-once and
+    --finetune-from-model then only."""
+    return not os.path.exists(os.path.join(cfg.save_dir, f"checkpoint_last{suffix}.pt"))
+
+
+def _continues_once(cfg, suffix: str) -> bool:
+    return getattr(cfg, "continue_once", None) is not None and _first_launch(cfg, suffix)
+
+
 def _starts_from_another_checkpoint(cfg, suffix: str) -> bool:
     """Whether fairseq-train starts from a checkpoint other than its --save-dir's
     checkpoint_last.pt: --restore-file, or --finetune-from-model or --continue-once where there is
@@ -340,9 +352,8 @@ def _starts_from_another_checkpoint(cfg, suffix: str) -> bool:
     stopped while copying a save to it, continues the training that wrote them."""
     if cfg.restore_file != DEFAULT_RESTORE_FILE:
         return True
-    last = os.path.join(cfg.save_dir, f"checkpoint_last{suffix}.pt")
     given = cfg.finetune_from_model or getattr(cfg, "continue_once", None)
-    return bool(given) and not os.path.exists(last)
+    return bool(given) and _first_launch(cfg, suffix)
 
 
 def _writing_whole(save_checkpoint):

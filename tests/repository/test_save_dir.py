@@ -264,6 +264,19 @@ def test_a_restore_file_that_is_not_a_checkpoint_file_is_one_line_and_nothing_is
     assert (save_dir / "checkpoint_last.pt").read_bytes() == saved
 
 
+def test_a_continue_once_that_is_not_a_checkpoint_file_is_one_line_and_nothing_is_written(
+    data_bin, checkpoints, tmp_path
+):
+    """fairseq would log that it found no checkpoint and train from scratch, a start that every
+    later launch resumes: the training meant to be continued never is."""
+    save_dir, misspelt = tmp_path / "checkpoints", tmp_path / "checkpoint_lats.pt"
+    shutil.copy(checkpoints["rnnsearch_50"], tmp_path / "checkpoint_last.pt")  # the one meant
+    command = train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "8")
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--continue-once", misspelt)
+    assert_one_line_error(returncode, stderr, f"--continue-once {misspelt} not found")
+    assert not save_dir.exists() or os.listdir(save_dir) == []
+
+
 def test_a_restore_file_of_a_point_before_the_save_dir_s_checkpoints_is_one_line_keeping_them(
     data_bin, tmp_path
 ):
