@@ -37,7 +37,8 @@ def _name(node) -> Optional[str]:
 def other_optimizer(error: BaseException) -> Optional[str]:
     """One line for fairseq-train's "Optimizer does not match; please reset the optimizer" (or
     "Criterion"): the checkpoint was trained with another --optimizer (--criterion) than this
-    run's, whose state cannot continue it."""
+    run's, or in another precision, whose optimizer keeps its state otherwise, and its state
+    cannot continue it."""
     mismatch = next((m for m in MISMATCHES if str(error).startswith(m)), None)
     loading = _trainers_loading()
     if not isinstance(error, AssertionError) or mismatch is None or loading is None:
@@ -46,15 +47,30 @@ def other_optimizer(error: BaseException) -> Optional[str]:
     if given is None:
         return None
     group, option = MISMATCHES[mismatch]
-    saved = _name(given["state"]["cfg"].get(group)) or "another"
-    run = _name(getattr(given["self"].cfg, group, None)) or "another"
+    trained, run_cfg = given["state"]["cfg"], given["self"].cfg
+    saved = _name(trained.get(group)) or "another"
+    run = _name(getattr(run_cfg, group, None)) or "another"
+    there, here = f"{option} {saved}", f"{option} {run}"
+    if saved == run:  # the same optimizer, wrapped for another precision (FP16Optimizer, say)
+        there, here = _precision(trained.get("common")), _precision(run_cfg.common)
     filename = given["filename"]
     return (
-        f"cannot resume from {filename}: it was trained with {option} {saved} and this run's is "
-        f"{run}; to continue that training, give {option} {saved}; to train with {run} from its "
-        f"parameters, give this run a new --save-dir and --finetune-from-model {filename} "
-        "(--reset-optimizer would reset the optimizer again at every launch)"
+        f"cannot resume from {filename}: it was trained with {there} and this run with {here}, "
+        f"whose state cannot continue it; to continue that training, resume it with {there}; to "
+        f"train with {here} from its parameters, give this run a new --save-dir and "
+        f"--finetune-from-model {filename} (--reset-optimizer would reset the optimizer again at "
+        "every launch)"
     )
+
+
+# fairseq's precisions, each with the optimizer that keeps its own state: the flag that asks for it
+PRECISIONS = ("memory_efficient_fp16", "memory_efficient_bf16", "fp16", "bf16", "amp")
+
+
+def _precision(common) -> str:
+    """A run's precision, as the flag that asks for it (float32: none)."""
+    flag = next((f for f in PRECISIONS if common is not None and common.get(f)), None)
+    return "--" + flag.replace("_", "-") if flag else "float32 (no --fp16, --bf16 or --amp)"
 
 
 def fewer_batches_in_the_epoch(error: BaseException) -> Optional[str]:

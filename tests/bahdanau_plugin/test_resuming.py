@@ -43,8 +43,8 @@ def test_resuming_with_another_optimizer_is_one_line_naming_both_and_nothing_is_
         returncode,
         output,
         f"cannot resume from {checkpoint}: it was trained with --optimizer adadelta and this "
-        "run's is adam",
-        "give --optimizer adadelta",
+        "run with --optimizer adam",
+        "resume it with --optimizer adadelta",
         f"a new --save-dir and --finetune-from-model {checkpoint}",
     )
     assert checkpoint.read_bytes() == checkpoints["rnnsearch_50"].read_bytes()
@@ -56,9 +56,20 @@ def test_resuming_with_another_criterion_is_one_line_naming_both(resume):
     assert_one_line_error(
         returncode,
         output,
-        "it was trained with --criterion cross_entropy and this run's is "
+        "it was trained with --criterion cross_entropy and this run with --criterion "
         "label_smoothed_cross_entropy",
-        "give --criterion cross_entropy",
+        "resume it with --criterion cross_entropy",
+    )
+
+
+def test_resuming_in_another_precision_is_one_line_naming_both(resume):
+    """fairseq keeps the optimizer's state of a half-precision run in a wrapper of its own."""
+    returncode, output, _ = resume("--bf16")
+    assert_one_line_error(
+        returncode,
+        output,
+        "it was trained with float32 (no --fp16, --bf16 or --amp) and this run with --bf16",
+        "resume it with float32",
     )
 
 
