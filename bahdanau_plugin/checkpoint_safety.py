@@ -166,7 +166,7 @@ def checkpoint_problem(error: BaseException) -> Optional[str]:
     ensemble, reading, resuming = (
         checkpoint_utils.load_model_ensemble_and_task.__code__,
         checkpoint_utils.load_checkpoint_to_cpu.__code__,
-        _trainers_loading(),
+        trainers_loading(),
     )
     frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
     for frame in frames:
@@ -212,7 +212,7 @@ def unresumable_checkpoint(error: BaseException) -> Optional[str]:
     that the architectures match": F (the --save-dir's checkpoint_last.pt, or --restore-file) is
     of another architecture or sizes, read from the checkpoint and the run that the trainer's
     load_checkpoint held. None for errors of any other kind."""
-    loading = _trainers_loading()
+    loading = trainers_loading()
     if loading is None or not str(error).startswith("Cannot load model parameters"):
         return None
     given = errors.locals_where(error, loading)
@@ -226,7 +226,7 @@ def unresumable_checkpoint(error: BaseException) -> Optional[str]:
     )
 
 
-def _trainers_loading() -> Optional[types.CodeType]:
+def trainers_loading() -> Optional[types.CodeType]:
     """The code of fairseq's Trainer.load_checkpoint, where fairseq-train resumes; None where
     fairseq's trainer is not imported."""
     trainer = sys.modules.get("fairseq.trainer")
@@ -248,7 +248,7 @@ def being_loaded() -> Loading:
     load_model_ensemble_and_task (fairseq-generate, fairseq-interactive, the hub, the plugin's
     tools) or of the trainer's load_checkpoint (fairseq-train resuming) that called this;
     nothing known where neither did (a program calling load_state_dict itself)."""
-    ensemble, resuming = checkpoint_utils.load_model_ensemble_and_task.__code__, _trainers_loading()
+    ensemble, resuming = checkpoint_utils.load_model_ensemble_and_task.__code__, trainers_loading()
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code is ensemble:

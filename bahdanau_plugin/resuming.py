@@ -18,7 +18,7 @@ from typing import Optional
 from fairseq.data.iterators import EpochBatchIterator
 
 from . import errors
-from .checkpoint_safety import _trainers_loading
+from .checkpoint_safety import trainers_loading
 from .fairseq_errors import fairseqs_load_checkpoint
 
 # fairseq's assertions in Trainer.load_checkpoint: their start, and the group of the configuration
@@ -40,7 +40,7 @@ def other_optimizer(error: BaseException) -> Optional[str]:
     run's, or in another precision, whose optimizer keeps its state otherwise, and its state
     cannot continue it."""
     mismatch = next((m for m in MISMATCHES if str(error).startswith(m)), None)
-    loading = _trainers_loading()
+    loading = trainers_loading()
     if not isinstance(error, AssertionError) or mismatch is None or loading is None:
         return None
     given = errors.locals_where(error, loading)
@@ -63,7 +63,7 @@ def other_optimizer(error: BaseException) -> Optional[str]:
     )
 
 
-# fairseq's precisions, each with the optimizer that keeps its own state: the flag that asks for it
+# fairseq's half precisions, whose optimizer fairseq wraps in one of its own (FP16Optimizer, ...)
 PRECISIONS = ("memory_efficient_fp16", "memory_efficient_bf16", "fp16", "bf16", "amp")
 
 
