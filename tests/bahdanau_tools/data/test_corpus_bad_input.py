@@ -254,3 +254,30 @@ def test_a_file_whose_lines_end_in_carriage_returns_alone_is_refused(tmp_path):
     options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--test", corpus / "test")
     with pytest.raises(DataError, match="ends its lines with carriage returns alone"):
         main(options)
+
+
+def test_the_training_text_given_as_a_test_set_is_refused_before_any_work(tmp_path):
+    """Scored on the pairs it learned from, the model's BLEU would say nothing of translation."""
+    corpus = write_corpus(tmp_path / "corpus", {"train": sentence_pairs(12)}, LANGUAGES)
+    out = tmp_path / "out"
+    with pytest.raises(DataError) as refused:
+        main(arguments(corpus, out, "--bpe", 10, "--test", corpus / "train"))
+    assert str(refused.value) == (
+        f"{corpus / 'train.en'} is read as the train split's en side (--train {corpus / 'train'}) "
+        f"and as the test split's en side (--test {corpus / 'train'}): give each split and each "
+        "language a file of its own (a test split of training text would score the model on "
+        "what it learned from)"
+    )
+    assert not (out / "stages").exists()
+
+
+def test_a_test_set_given_twice_under_another_name_is_refused(tmp_path):
+    """A link to it, or another spelling of its path, is the same file."""
+    corpus = write_corpus(
+        tmp_path / "corpus", {"train": sentence_pairs(12), "test": sentence_pairs(3)}, LANGUAGES
+    )
+    for language in LANGUAGES:
+        (corpus / f"again.{language}").symlink_to(corpus / f"test.{language}")
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--test")
+    with pytest.raises(DataError, match=r"\(also named .*again.en\) is read as the test split's"):
+        main(options + [str(corpus / "test"), str(corpus / "again")])
