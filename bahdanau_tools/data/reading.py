@@ -12,6 +12,9 @@ from typing import BinaryIO, Iterator, Sequence, Tuple
 from ..errors import DataError
 
 SGML_SEGMENT = re.compile(rb"<seg[^>]*>(.*)</seg>")
+# The C1 control characters, which Latin-1 and its kin decode bytes 0x80-0x9f into: no text holds
+# them, a file from Windows (cp1252) has its quotes, dashes, ... and the euro sign there.
+C1_CONTROL = re.compile("[\x80-\x9f]")
 UTF8 = "utf-8"
 
 
@@ -89,10 +92,12 @@ def count_records(path: Path, encoding: str) -> int:
     count = 0
     for number, line in enumerate(lines(path), start=1):
         try:
-            line.decode(encoding)
+            text = line.decode(encoding)
         except UnicodeDecodeError as error:
             raise DataError(not_in_encoding(path, number, line, error, encoding)) from None
         misread.check(number, line)
+        if not misread.maybe_utf8:  # a file that is UTF-8 so far is Misreading's to tell
+            check_no_control_character(path, number, text, encoding)
         count += not sgml or SGML_SEGMENT.search(line) is not None
         carriage_returns_only = number == 1 and b"\r" in line  # so far: one line, with \r in it
     misread.finish()
@@ -121,6 +126,22 @@ def not_in_encoding(
     )
     or_name_it = ", or name its encoding with --encoding (--encoding latin-1, say)"
     return message + (or_name_it if encoding_option else "")
+
+
+def check_no_control_character(path: Path, number: int, text: str, encoding: str) -> None:
+    """A line read in an encoding the user named that holds a C1 control character is in another
+    encoding: cp1252 read as latin-1 (as the error above suggests for a file that is not UTF-8)
+    turns l'homme's apostrophe (0x92) into a token of its own, and its ellipsis (0x85) into a
+    space, without an error. UTF-8 is left out: there U+0080-U+009F take two bytes, written on
+    purpose."""
+    control = None if is_utf8(encoding) else C1_CONTROL.search(text)
+    if control:
+        raise DataError(
+            f"{path} is not {encoding} text: line {number:,}, character {control.start() + 1:,} "
+            f"is U+{ord(control.group()):04X}, a control character in {encoding}; name the "
+            "file's encoding with --encoding (cp1252 for a file from Windows), or convert the "
+            "file to UTF-8 (iconv -f ITS-ENCODING -t utf-8)"
+        )
 
 
 def is_utf8(encoding: str) -> bool:

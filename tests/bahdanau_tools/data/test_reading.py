@@ -85,6 +85,19 @@ def test_files_in_the_encoding_given_decode(tmp_path):
     assert check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1") == 1
 
 
+def test_a_cp1252_file_read_as_latin1_is_an_error_naming_the_control_character(tmp_path):
+    """Its apostrophe (0x92) would have become a token of its own, its ellipsis (0x85) a space."""
+    (tmp_path / "a.en").write_bytes(b"one\n")
+    (tmp_path / "a.fr").write_bytes("élève\nl’homme…\n".encode("cp1252"))
+    with pytest.raises(DataError) as raised:
+        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1")
+    assert str(raised.value) == (
+        f"{tmp_path / 'a.fr'} is not latin-1 text: line 2, character 2 is U+0092, a control "
+        "character in latin-1; name the file's encoding with --encoding (cp1252 for a file from "
+        "Windows), or convert the file to UTF-8 (iconv -f ITS-ENCODING -t utf-8)"
+    )
+
+
 def test_a_utf8_file_read_in_an_encoding_that_would_misread_it_is_an_error(tmp_path):
     (tmp_path / "a.en").write_bytes("the café\n".encode())
     (tmp_path / "a.fr").write_bytes("le café\n".encode("latin-1"))
@@ -95,6 +108,14 @@ def test_a_utf8_file_read_in_an_encoding_that_would_misread_it_is_an_error(tmp_p
         "misread (é as Ã©): convert the files that are not UTF-8 (iconv -f latin-1 -t utf-8) and "
         "leave --encoding out"
     )
+
+
+def test_a_utf8_file_whose_bytes_read_as_control_characters_is_told_to_be_utf8(tmp_path):
+    """’ is E2 80 99 in UTF-8: U+0080 and U+0099 in Latin-1."""
+    (tmp_path / "a.en").write_bytes(b"one\n")
+    (tmp_path / "a.fr").write_bytes("l’homme\n".encode())
+    with pytest.raises(DataError, match=r"a\.fr is UTF-8 \(line 1 is not ASCII\)"):
+        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1")
 
 
 def test_a_utf8_file_read_as_utf8_under_another_name_is_not_taken_for_a_misreading(tmp_path):
