@@ -18,6 +18,10 @@ from ..errors import DataError
 
 FAIRSEQ_SPECIALS = 4  # <s>, <pad>, </s>, <unk>
 WRITE_ERROR = re.compile(r"^\w*Error: \[Errno (\d+)\] ")  # a Python traceback's last line
+# What binarize writes into a data-bin, whatever its languages and splits (binarized_files).
+BINARIZED_NAME = re.compile(
+    r"dict\.[^.]+\.txt|preprocess\.log|[^.]+\.[^.]+-[^.]+\.[^.]+\.(bin|idx|txt)"
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,41 @@ def preprocess_command(
     return command + ["--nwordssrc", nwords, "--nwordstgt", nwords]
 
 
+def binarized_files(
+    destination: Path, split_names: Sequence[str], languages: Tuple[str, str]
+) -> List[Path]:
+    """The files binarize writes: fairseq-preprocess's dictionaries, log and binaries, and the
+    source text of every split but train. Only these are its outputs, so that a file put beside
+    them does not make the stage run again."""
+    source, target = languages
+    files = [destination / f"dict.{language}.txt" for language in languages]
+    files.append(destination / "preprocess.log")
+    for name in split_names:
+        prefix = f"{name}.{source}-{target}"
+        files += [
+            destination / f"{prefix}.{language}.{kind}"
+            for language in languages
+            for kind in ("bin", "idx")
+        ]
+        if name != "train":
+            files.append(source_text_path(destination, name, source, target))
+    return files
+
+
+def check_only_binarized_files(destination: Path) -> None:
+    """Binarizing anew replaces the whole folder (fairseq-preprocess refuses to write over its
+    dictionaries): a file or folder put there by hand (notes, an --replace-unk dictionary,
+    checkpoints) would go with it. Refused before fairseq-preprocess runs."""
+    if not destination.is_dir():
+        return
+    for path in sorted(destination.iterdir()):
+        if not (path.is_file() and BINARIZED_NAME.fullmatch(path.name)):
+            raise DataError(
+                f"{path} is in {destination}, which this command replaces as it binarizes anew: "
+                f"move it out of {destination.name}, then run the same command again"
+            )
+
+
 def binarize(
     text_dir: Path,
     split_names: Sequence[str],
@@ -78,6 +117,7 @@ def binarize(
 ) -> None:
     """fairseq binaries of every split in destination, and beside them the source text of every
     split but train: where --replace-unk finds the real words of fairseq-generate's sources."""
+    check_only_binarized_files(destination)
     partial = destination.with_name(destination.name + ".part")
     if partial.exists():
         shutil.rmtree(partial)  # fairseq-preprocess refuses to overwrite its dictionaries

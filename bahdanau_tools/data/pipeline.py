@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence, TextIO, Tuple
 
 from ..errors import DataError
-from .binarize import Vocabulary, binarize
+from .binarize import Vocabulary, binarize, binarized_files
 from .bpe import learn_joint_bpe, learned_merges, segment_file
 from .cleaning import CleaningRules, check_dropped_share, check_kept, clean_chunk
 from .parallel import chunked, ordered_map
@@ -116,11 +116,12 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
     names = [split.name for split in splits]
     texts = [path for name in names for path in text_files(text_dir, name, settings)]
     data_bin = out / "data-bin"
+    binarized = binarized_files(data_bin, names, settings.languages)
     stages.run(
         "binarize",
         [settings.languages, asdict(settings.vocabulary), names],
         texts,
-        [data_bin],
+        binarized,
         functools.partial(
             binarize,
             text_dir,
@@ -146,7 +147,7 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
             settings.max_len,
             settings.max_ratio,
         ],
-        texts + [data_bin],
+        texts + binarized,
         summary_files(out),
         functools.partial(
             summarize_and_write, corpus, splits, cleaning, text_dir, data_bin, settings, out

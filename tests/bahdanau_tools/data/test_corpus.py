@@ -118,6 +118,31 @@ def test_a_rerun_keeps_every_stage_that_finished(prepared, corpus, capsys):
     assert (out / "tok" / "train.de").stat().st_mtime_ns == tokenized
 
 
+def test_a_file_put_in_data_bin_is_kept_and_keeps_every_stage(corpus, tmp_path, capsys):
+    """Only the files the binarize stage writes are its outputs: notes beside them change
+    nothing."""
+    main(corpus_arguments(corpus, tmp_path))
+    (tmp_path / "data-bin" / "notes.txt").write_text("mine\n", encoding="utf-8")
+    capsys.readouterr()
+    main(corpus_arguments(corpus, tmp_path))
+    assert stage_messages(capsys.readouterr().err) == list(STAGES)
+    assert (tmp_path / "data-bin" / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_binarizing_anew_over_a_file_put_in_data_bin_is_refused_and_keeps_it(corpus, tmp_path):
+    """The stage replaces the whole folder, and the file with it."""
+    main(corpus_arguments(corpus, tmp_path))
+    notes = tmp_path / "data-bin" / "notes.txt"
+    notes.write_text("mine\n", encoding="utf-8")
+    with pytest.raises(DataError) as refused:
+        main(corpus_arguments(corpus, tmp_path, vocabulary=("--shortlist", "30")))
+    assert str(refused.value) == (
+        f"{notes} is in {notes.parent}, which this command replaces as it binarizes anew: move it "
+        "out of data-bin, then run the same command again"
+    )
+    assert notes.read_text(encoding="utf-8") == "mine\n"
+
+
 def test_a_rerun_after_a_crash_resumes_after_the_last_finished_stage(
     corpus, tmp_path, monkeypatch, capsys
 ):
