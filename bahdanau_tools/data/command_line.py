@@ -249,9 +249,11 @@ def pipeline_parser() -> argparse.ArgumentParser:
         "--test",
         type=Path,
         nargs="+",
+        action="extend",  # --test a --test b is both, as --test a b: stored, b alone was kept
         default=[],
         metavar="PREFIX",
-        help="test sets: they become test, test1, test2, ... in this order",
+        help="test sets: they become test, test1, test2, ... in this order (--test A B, or "
+        "--test A --test B)",
     )
     own.add_argument(
         "--source-lang",
