@@ -67,12 +67,18 @@ def test_a_byte_order_mark_is_dropped_at_the_start_of_a_file_and_kept_as_text_el
     assert list(records(path)) == [b"one", mark + b"two", b"three " + mark]
 
 
-def test_a_line_that_does_not_decode_is_an_error_naming_the_file_the_line_and_the_byte(tmp_path):
-    (tmp_path / "a.en").write_bytes(b"one\ntwo\nthree\n")
-    (tmp_path / "a.fr").write_bytes("un\ndeux\n".encode() + "trois élèves\n".encode("latin-1"))
+def refusal(tmp_path, english: bytes, french: bytes, encoding: str = "utf-8") -> str:
+    """The error that checking a.en and a.fr, of these bytes, read in ``encoding`` ends in."""
+    (tmp_path / "a.en").write_bytes(english)
+    (tmp_path / "a.fr").write_bytes(french)
     with pytest.raises(DataError) as raised:
-        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"))
-    assert str(raised.value) == (
+        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), encoding)
+    return str(raised.value)
+
+
+def test_a_line_that_does_not_decode_is_an_error_naming_the_file_the_line_and_the_byte(tmp_path):
+    french = "un\ndeux\n".encode() + "trois élèves\n".encode("latin-1")
+    assert refusal(tmp_path, b"one\ntwo\nthree\n", french) == (
         f"{tmp_path / 'a.fr'} is not UTF-8 text: line 3, byte 7 is 0xe9; convert the file to "
         "UTF-8 (iconv -f ITS-ENCODING -t utf-8), or name its encoding with --encoding "
         "(--encoding latin-1, say)"
@@ -87,11 +93,8 @@ def test_files_in_the_encoding_given_decode(tmp_path):
 
 def test_a_cp1252_file_read_as_latin1_is_an_error_naming_the_control_character(tmp_path):
     """Its apostrophe (0x92) would have become a token of its own, its ellipsis (0x85) a space."""
-    (tmp_path / "a.en").write_bytes(b"one\n")
-    (tmp_path / "a.fr").write_bytes("élève\nl’homme…\n".encode("cp1252"))
-    with pytest.raises(DataError) as raised:
-        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1")
-    assert str(raised.value) == (
+    french = "élève\nl’homme…\n".encode("cp1252")
+    assert refusal(tmp_path, b"one\n", french, "latin-1") == (
         f"{tmp_path / 'a.fr'} is not latin-1 text: line 2, character 2 is U+0092, a control "
         "character in latin-1; name the file's encoding with --encoding (cp1252 for a file from "
         "Windows), or convert the file to UTF-8 (iconv -f ITS-ENCODING -t utf-8)"
@@ -99,11 +102,8 @@ def test_a_cp1252_file_read_as_latin1_is_an_error_naming_the_control_character(t
 
 
 def test_a_utf8_file_read_in_an_encoding_that_would_misread_it_is_an_error(tmp_path):
-    (tmp_path / "a.en").write_bytes("the café\n".encode())
-    (tmp_path / "a.fr").write_bytes("le café\n".encode("latin-1"))
-    with pytest.raises(DataError) as raised:
-        check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), "latin-1")
-    assert str(raised.value) == (
+    english, french = "the café\n".encode(), "le café\n".encode("latin-1")
+    assert refusal(tmp_path, english, french, "latin-1") == (
         f"{tmp_path / 'a.en'} is UTF-8 (line 1 is not ASCII), which --encoding latin-1 would "
         "misread (é as Ã©): convert the files that are not UTF-8 (iconv -f latin-1 -t utf-8) and "
         "leave --encoding out"
