@@ -129,9 +129,11 @@ def read_an_input_file_as_standard_input() -> None:
     8 KB block too; and a byte-order mark is kept, glued to the first word, which then reads
     <unk>. Where fairseq-interactive runs, a file given with --input is read as its standard input
     is (decode_standard_input_leniently), and as bahdanau-prepare-data read the training text:
-    lines end at \n only, UTF-8 with the mark dropped, undecodable bytes U+FFFD. fairseq opens it
-    in fairseq_cli.interactive.buffered_read, which no option or task reaches; standard input
-    ("-", the default) is still read there."""
+    lines end at \n only, UTF-8 with the mark dropped, undecodable bytes U+FFFD, for these models
+    (fairseq's own reading for any other, told by the models fairseq-interactive loaded before it
+    reads). fairseq opens it in fairseq_cli.interactive.buffered_read, which no option or task
+    reaches (the task sees lines already split); standard input ("-", the default) is still read
+    there."""
     if running_fairseq_tool() != "fairseq-interactive":
         return
     for module in _loaded_copies(INTERACTIVE):
@@ -142,7 +144,9 @@ def read_an_input_file_as_standard_input() -> None:
 def _reading_a_file_as_standard_input(buffered_read):
     @functools.wraps(buffered_read)
     def wrapper(input, buffer_size):
-        if input == "-":
+        models = sys._getframe(1).f_locals.get("models") or ()  # fairseq-interactive's main's
+        ours = bool(models) and all(isinstance(m, RecurrentTranslationModel) for m in models)
+        if input == "-" or not ours:
             yield from buffered_read(input, buffer_size)
             return
         with open(input, encoding="utf-8-sig", errors="replace", newline="\n") as text:
@@ -416,8 +420,9 @@ CHANGES = (
     load_checkpoints_weights_only_in_commands,
     # sys.stdin's decoding, where fairseq-interactive runs: utf-8-sig, errors="replace".
     decode_standard_input_leniently,
-    # fairseq_cli.interactive.buffered_read, where fairseq-interactive runs: a file given with
-    # --input is read as standard input is (lines at \n only, utf-8-sig, errors="replace").
+    # fairseq_cli.interactive.buffered_read, where fairseq-interactive runs: for these models, a
+    # file given with --input is read as standard input is (lines at \n only, utf-8-sig,
+    # errors="replace"); for other models, fairseq's own.
     read_an_input_file_as_standard_input,
     # sys.stdout's encoding, where fairseq-interactive or fairseq-generate runs: UTF-8.
     write_standard_output_in_utf8,

@@ -306,6 +306,27 @@ def test_for_other_models_fairseq_train_resumes_and_saves_with_fairseq_s_own_fun
     assert os.listdir(tmp_path) == []
 
 
+def reading_as_interactive_does(input_file, models):
+    """The lines fairseq-interactive's main, having loaded ``models``, reads from --input, read
+    through the plugin's reading of fairseq's (fairseq's own given here: the lines it splits)."""
+    read = fairseq_patches._reading_a_file_as_standard_input(
+        lambda path, size: iter([open(path, encoding="utf-8").read().splitlines()])
+    )
+    lines = []
+    for buffer in read(str(input_file), 100):  # as main reads it: a comprehension is a frame
+        lines += buffer
+    return lines
+
+
+def test_for_other_models_fairseq_interactive_reads_its_input_file_as_fairseq_does(tmp_path):
+    input_file = tmp_path / "input.en"
+    input_file.write_bytes(b"the dog\rsees a cat\n")
+    assert reading_as_interactive_does(input_file, [torch.nn.Linear(2, 2)]) == [
+        "the dog",
+        "sees a cat",
+    ]
+
+
 def test_training_batches_are_fairseqs_own_last_partial_batch_left_out_included(data_bin):
     with_plugin = training_batches(data_bin, "with-plugin")
     assert with_plugin == training_batches(data_bin, "without-plugin")
