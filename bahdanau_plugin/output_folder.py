@@ -18,7 +18,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Dict, Iterable, Iterator
 
 from .errors import PluginError
 
@@ -62,6 +62,17 @@ def check_output_file(path: Path, option: str, example: str) -> Path:
         )
     check_output_folder(path.parent, f"{option}'s folder")
     return path
+
+
+def check_no_input_replaced(output: Path, inputs: Dict[str, Iterable[Path]], product: str) -> None:
+    """The file a tool writes (--output) is none of those it reads, by what each is (``inputs``),
+    compared where they resolve to (a link, another spelling of the path): the ``product`` would
+    take that file's place, and it would be lost."""
+    for what, paths in inputs.items():
+        if output.resolve() in {path.resolve() for path in paths}:
+            raise OutputFolderError(
+                f"--output {output} is {what}, which the {product} would replace: name another file"
+            )
 
 
 @contextmanager

@@ -30,7 +30,13 @@ from bahdanau_plugin.checkpoint_safety import explain_load_error
 from bahdanau_plugin.checkpoint_writing import CheckpointSaveError, os_error, replacing_whole
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
-from bahdanau_plugin.output_folder import WRITE_FAILURES, cause, check_output_file, remedy
+from bahdanau_plugin.output_folder import (
+    WRITE_FAILURES,
+    cause,
+    check_no_input_replaced,
+    check_output_file,
+    remedy,
+)
 
 from .errors import AveragingError
 
@@ -304,11 +310,9 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
     arguments = averaging_parser().parse_args(argv)
     check_output_file(arguments.output, "--output", "average.pt")
     paths = input_checkpoints(arguments)
-    if arguments.output.resolve() in {path.resolve() for path in paths}:
-        raise AveragingError(
-            f"--output {arguments.output} is one of the checkpoints to average, which the average "
-            "would replace: name another file"
-        )
+    check_no_input_replaced(
+        arguments.output, {"one of the checkpoints to average": paths}, "average"
+    )
     write_whole(averaged_checkpoint(paths), arguments.output)
     print(
         f"averaged {len(paths)} checkpoint{'s' if len(paths) > 1 else ''} into "

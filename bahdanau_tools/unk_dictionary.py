@@ -24,6 +24,7 @@ from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.models.pretrained_paths import data_bin_folder
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import (
+    check_no_input_replaced,
     check_output_file,
     write_failures_explained,
     written_whole,
@@ -43,18 +44,6 @@ def load_model(checkpoint: Path, data: Path):
         [str(checkpoint)], arg_overrides={"data": data_bin_folder(data)}
     )
     return model.eval(), task
-
-
-def check_output_is_no_input(arguments: argparse.Namespace) -> None:
-    """The dictionary takes the place of --output's file: one the command reads (the training text
-    or the checkpoint, named by a slip of the shell's completion) would be lost."""
-    for option in INPUTS:
-        given = getattr(arguments, option[2:])
-        if arguments.output.resolve() == given.resolve():
-            raise EvaluationError(
-                f"--output {arguments.output} is the {option} file, which the dictionary would "
-                "replace: name another file"
-            )
 
 
 def read_pairs(source: Path, target: Path) -> List[Tuple[str, str]]:
@@ -200,7 +189,8 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
     check_output_file(arguments.output, "--output", "unk-dictionary.txt")
-    check_output_is_no_input(arguments)
+    read = {f"the {option} file": [getattr(arguments, option[2:])] for option in INPUTS}
+    check_no_input_replaced(arguments.output, read, "dictionary")
     pairs = read_pairs(arguments.source, arguments.target)
     model, task = load_model(arguments.checkpoint, arguments.data)
     check_segmentation(task.target_dictionary, [target for _, target in pairs], arguments.target)

@@ -314,7 +314,7 @@ def test_an_output_that_is_a_folder_is_refused_before_any_checkpoint_is_read(tmp
 def test_an_output_that_is_one_of_the_inputs_is_refused_leaving_it_as_it_was(save_dir):
     first, second = save_dir / "checkpoint1.pt", save_dir / "checkpoint2.pt"
     before = second.read_bytes()
-    with pytest.raises(AveragingError, match=f"--output {second} is one of the checkpoints"):
+    with pytest.raises(OutputFolderError, match=f"--output {second} is one of the checkpoints"):
         average(first, second, output=second)
     assert second.read_bytes() == before
 

@@ -163,7 +163,7 @@ def test_an_output_that_is_one_of_the_inputs_is_refused_leaving_it_as_it_was(
     checkpoint.write_bytes(checkpoints["rnnsearch_50"].read_bytes())
     inputs = {"--source": source, "--target": target, "--checkpoint": checkpoint}
     before = inputs[option].read_bytes()
-    with pytest.raises(EvaluationError) as raised:
+    with pytest.raises(OutputFolderError) as raised:
         build(
             checkpoint,
             data_bin,
