@@ -45,6 +45,7 @@ from . import errors, fingerprints
 
 FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
 UNSAFE_LOADING = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
+DEFAULT_RESTORE_FILE = "checkpoint_last.pt"  # fairseq's: --save-dir's, where there is one
 
 
 class TorchLoadingWeightsOnly(types.ModuleType):

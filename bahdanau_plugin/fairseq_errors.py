@@ -14,6 +14,7 @@ from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.tasks import translation
 
 from . import errors
+from .checkpoint_safety import DEFAULT_RESTORE_FILE
 
 
 def splits_held(data_bin: str) -> List[str]:
@@ -102,7 +103,7 @@ def finetuning_with_another_start(error: BaseException) -> Optional[str]:
     if given is None:
         return None
     cfg, start = given["cfg"], f"--finetune-from-model {given['cfg'].finetune_from_model}"
-    if cfg.restore_file != "checkpoint_last.pt":
+    if cfg.restore_file != DEFAULT_RESTORE_FILE:
         return (
             f"{start} and --restore-file {cfg.restore_file} both name the checkpoint to start "
             "from: give one (--finetune-from-model takes its parameters alone, at the first "

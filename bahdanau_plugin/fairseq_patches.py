@@ -30,6 +30,7 @@ from fairseq.tasks.translation import TranslationTask
 
 from . import save_dir
 from .checkpoint_safety import (
+    DEFAULT_RESTORE_FILE,
     FAIRSEQ_CHECKPOINT_TYPES,
     TorchLoadingWeightsOnly,
     check_restore_file,
@@ -287,7 +288,6 @@ def _loaded_copies(module_name: str):
 # Set on the wrappers, so that importing the plugin again wraps nothing twice.
 SAVE_DIR_WRAPPER = "__bahdanau_the_run_owns_its_save_dir__"
 LANGUAGES_WRAPPER = "__bahdanau_records_the_languages_given__"
-DEFAULT_RESTORE_FILE = "checkpoint_last.pt"  # fairseq's: --save-dir's, where there is one
 
 
 def own_the_save_dir_in_training() -> None:
