@@ -89,6 +89,7 @@ def count_records(path: Path, encoding: str) -> int:
     drop pairs for the letters they hold (half of a French corpus in Latin-1)."""
     sgml = path.suffix == ".sgm"
     misread = Misreading(path, encoding)
+    controls = not is_utf8(encoding)  # where control characters are misread text: not in UTF-8
     count = 0
     for number, line in enumerate(lines(path), start=1):
         try:
@@ -96,7 +97,7 @@ def count_records(path: Path, encoding: str) -> int:
         except UnicodeDecodeError as error:
             raise DataError(not_in_encoding(path, number, line, error, encoding)) from None
         misread.check(number, line)
-        if not misread.maybe_utf8:  # a file that is UTF-8 so far is Misreading's to tell
+        if controls and not misread.maybe_utf8:  # one UTF-8 so far is Misreading's to tell
             check_no_control_character(path, number, text, encoding)
         count += not sgml or SGML_SEGMENT.search(line) is not None
         carriage_returns_only = number == 1 and b"\r" in line  # so far: one line, with \r in it
@@ -132,9 +133,9 @@ def check_no_control_character(path: Path, number: int, text: str, encoding: str
     """A line read in an encoding the user named that holds a C1 control character is in another
     encoding: cp1252 read as latin-1 (as the error above suggests for a file that is not UTF-8)
     turns l'homme's apostrophe (0x92) into a token of its own, and its ellipsis (0x85) into a
-    space, without an error. UTF-8 is left out: there U+0080-U+009F take two bytes, written on
+    space, without an error. Not for UTF-8: there U+0080-U+009F take two bytes, written on
     purpose."""
-    control = None if is_utf8(encoding) else C1_CONTROL.search(text)
+    control = C1_CONTROL.search(text)
     if control:
         raise DataError(
             f"{path} is not {encoding} text: line {number:,}, character {control.start() + 1:,} "
