@@ -32,6 +32,7 @@ from .corpus import corpus_splits
 from .multi30k import LANGUAGES as MULTI30K_LANGUAGES
 from .multi30k import REPOSITORY_URL, download_multi30k, multi30k_splits
 from .pipeline import Settings, Split, prepare
+from .stages import digest_cache
 from .wmt14 import LANGUAGES as WMT14_LANGUAGES
 from .wmt14 import extract_release, fetch_archives, wmt14_splits
 
@@ -99,7 +100,13 @@ def own_corpus(arguments: argparse.Namespace) -> Corpus:
     return (
         f"corpus {arguments.train.name}",
         languages,
-        corpus_splits(arguments.train, arguments.valid, arguments.test, languages),
+        corpus_splits(
+            arguments.train,
+            arguments.valid,
+            arguments.test,
+            languages,
+            digest_cache(arguments.out),
+        ),
     )
 
 

@@ -20,6 +20,7 @@ from .digests import HASH, DigestCache
 
 Fingerprints = Dict[str, Optional[str]]
 RECORD_FIELDS = ("key", "outputs", "result")
+STAGES_FOLDER = "stages"  # in out: the records, and the digests of the files they name
 
 
 def files_in(paths: Sequence[Path]) -> List[Path]:
@@ -55,10 +56,16 @@ def changed_inputs_line(name: str, changed: Sequence[str]) -> str:
     return f"{name}: {changed[0]}{more} changed since the earlier run: the stage runs again"
 
 
+def digest_cache(out: Path) -> DigestCache:
+    """The digests of the files that the stages writing into out read and wrote, and that the
+    checks of their inputs hashed: a file is hashed once, whichever of them reads it first."""
+    return DigestCache(out / STAGES_FOLDER / "digests.json")
+
+
 class Stages:
     def __init__(self, out: Path):
-        self.directory = out / "stages"
-        self.digests = DigestCache(self.directory / "digests.json")
+        self.directory = out / STAGES_FOLDER
+        self.digests = digest_cache(out)
 
     def fingerprints(self, paths: Sequence[Path]) -> Fingerprints:
         """The content digest of each file, or of each file inside a folder; None if missing."""

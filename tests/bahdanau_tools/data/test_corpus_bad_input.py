@@ -3,10 +3,13 @@ the files or the split and says what to do; every pair is kept or dropped for a 
 test lines never; a byte-order mark is not taken for text."""
 
 import codecs
+import re
+import shutil
 import unicodedata
 
 import pytest
 
+from bahdanau_tools.data import digests
 from bahdanau_tools.data.command_line import main
 from bahdanau_tools.errors import DataError
 
@@ -71,10 +74,14 @@ def test_a_split_that_keeps_no_pair_leaves_no_output_of_its_own(tmp_path):
 
 
 def test_a_byte_order_mark_at_the_start_of_a_file_is_not_text(tmp_path):
-    pairs = sentence_pairs(6)
-    marked = [tuple(codecs.BOM_UTF8 + side for side in pairs[0])] + pairs[1:]
+    def marked(pairs):
+        return [tuple(codecs.BOM_UTF8 + side for side in pairs[0])] + pairs[1:]
+
+    news = sentence_pairs(6, offset=12)
+    # sentences of its own for each split: copies of one file are refused
+    splits = {"train": sentence_pairs(6), "dev": sentence_pairs(6, offset=6), "news": news}
     corpus = write_corpus(
-        tmp_path / "corpus", {"train": marked, "dev": marked, "news": marked}, LANGUAGES
+        tmp_path / "corpus", {prefix: marked(pairs) for prefix, pairs in splits.items()}, LANGUAGES
     )
     out = tmp_path / "out"
     completed = prepare(
@@ -85,7 +92,7 @@ def test_a_byte_order_mark_at_the_start_of_a_file_is_not_text(tmp_path):
     texts += list((out / "data-bin").glob("*.txt"))  # the dictionaries, the source texts
     assert len(texts) == 6 + 4 + 4
     assert [path.name for path in texts if "\ufeff" in path.read_text(encoding="utf-8")] == []
-    assert text_lines(out / "raw" / "test.fr")[0] == pairs[0][1].decode()
+    assert text_lines(out / "raw" / "test.fr")[0] == news[0][1].decode()
 
 
 def in_latin1(pairs):
@@ -281,3 +288,97 @@ def test_a_test_set_given_twice_under_another_name_is_refused(tmp_path):
     options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--test")
     with pytest.raises(DataError, match=r"\(also named .*again.en\) is read as the test split's"):
         main(options + [str(corpus / "test"), str(corpus / "again")])
+
+
+@pytest.fixture
+def hashed(monkeypatch):
+    """The files whose content is hashed, in order, once each time one is."""
+    paths = []
+    hash_content = digests.content_digest
+    monkeypatch.setattr(
+        digests, "content_digest", lambda path: paths.append(path) or hash_content(path)
+    )
+    return paths
+
+
+def copy_prefix(corpus, prefix, copy):
+    """`cp PREFIX.en COPY.en; cp PREFIX.fr COPY.fr`: other files, the same bytes."""
+    for language in LANGUAGES:
+        shutil.copyfile(corpus / f"{prefix}.{language}", corpus / f"{copy}.{language}")
+
+
+def test_a_copy_of_the_training_text_given_as_a_test_set_is_refused_before_any_work(tmp_path):
+    """Another file than the training text's, but scored on it the model's BLEU would say nothing
+    of translation either."""
+    corpus = write_corpus(tmp_path / "corpus", {"train": sentence_pairs(12)}, LANGUAGES)
+    copy_prefix(corpus, "train", "test")
+    out = tmp_path / "out"
+    with pytest.raises(DataError) as refused:
+        main(arguments(corpus, out, "--bpe", 10, "--test", corpus / "test"))
+    assert str(refused.value) == (
+        f"{corpus / 'train.en'} and its copy {corpus / 'test.en'} (the same bytes) are read as "
+        f"the train split's en side (--train {corpus / 'train'}) and as the test split's en side "
+        f"(--test {corpus / 'test'}): give each split and each language a file of its own (a test "
+        "split of training text would score the model on what it learned from)"
+    )
+    assert not (out / "stages").exists()
+
+
+def test_a_copy_of_the_valid_set_given_as_a_test_set_is_refused(tmp_path):
+    corpus = write_corpus(
+        tmp_path / "corpus",
+        {"train": sentence_pairs(12), "dev": sentence_pairs(3, offset=12)},
+        LANGUAGES,
+    )
+    copy_prefix(corpus, "dev", "news")
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--valid", corpus / "dev")
+    with pytest.raises(DataError, match=re.escape(f"and its copy {corpus / 'news.en'} (the same")):
+        main(options + ["--test", str(corpus / "news")])
+
+
+def test_a_copy_is_looked_for_among_the_files_of_the_same_size_only(tmp_path, hashed):
+    """Hashing the training text for it would read gigabytes (WMT'14's): none of its files has
+    the size of a test set's."""
+    corpus = write_corpus(
+        tmp_path / "corpus",
+        {"train": sentence_pairs(12), "dev": sentence_pairs(3, offset=12)},
+        LANGUAGES,
+    )
+    copy_prefix(corpus, "dev", "news")
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--valid", corpus / "dev")
+    with pytest.raises(DataError, match="and its copy"):
+        main(options + ["--test", str(corpus / "news")])
+    assert hashed and {path.stem for path in hashed} <= {"dev", "news"}
+
+
+def test_a_test_set_of_the_valid_sentences_in_another_order_is_no_copy(tmp_path):
+    """The same size and the same sentences, other bytes: sentences a test set shares with the
+    other splits are the corpus's to answer for, not a slip of the command line."""
+    dev = sentence_pairs(3, offset=12)
+    corpus = write_corpus(
+        tmp_path / "corpus",
+        {"train": sentence_pairs(12), "dev": dev, "news": dev[::-1]},
+        LANGUAGES,
+    )
+    assert (corpus / "news.en").stat().st_size == (corpus / "dev.en").stat().st_size
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--valid", corpus / "dev")
+    main(options + ["--test", str(corpus / "news")])
+    assert text_lines(tmp_path / "out" / "raw" / "test.en") == [
+        english.decode() for english, _ in dev[::-1]
+    ]
+
+
+def test_files_hashed_to_tell_them_from_copies_are_not_hashed_again_by_the_check_stage(
+    tmp_path, hashed
+):
+    """The check keeps their digests for the check stage: each file of the corpus is read once."""
+    dev = sentence_pairs(3, offset=12)
+    corpus = write_corpus(
+        tmp_path / "corpus",
+        {"train": sentence_pairs(12), "dev": dev, "news": dev[::-1]},
+        LANGUAGES,
+    )
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--valid", corpus / "dev")
+    main(options + ["--test", str(corpus / "news")])
+    inputs = [path for path in hashed if path.parent == corpus]
+    assert sorted(inputs) == sorted(corpus.iterdir())
