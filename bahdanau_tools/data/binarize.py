@@ -15,6 +15,7 @@ from bahdanau_plugin.output_folder import WRITE_FAILURES
 from bahdanau_plugin.unknown_words import source_text_path
 
 from ..errors import DataError
+from .stages import own_and_others
 
 FAIRSEQ_SPECIALS = 4  # <s>, <pad>, </s>, <unk>
 WRITE_ERROR = re.compile(r"^\w*Error: \[Errno (\d+)\] ")  # a Python traceback's last line
@@ -97,14 +98,12 @@ def check_only_binarized_files(destination: Path) -> None:
     """Binarizing anew replaces the whole folder (fairseq-preprocess refuses to write over its
     dictionaries): a file or folder put there by hand (notes, an --replace-unk dictionary,
     checkpoints) would go with it. Refused before fairseq-preprocess runs."""
-    if not destination.is_dir():
-        return
-    for path in sorted(destination.iterdir()):
-        if not (path.is_file() and BINARIZED_NAME.fullmatch(path.name)):
-            raise DataError(
-                f"{path} is in {destination}, which this command replaces as it binarizes anew: "
-                f"move it out of {destination.name}, then run the same command again"
-            )
+    others = own_and_others(destination, BINARIZED_NAME)[1]
+    if others:
+        raise DataError(
+            f"{others[0]} is in {destination}, which this command replaces as it binarizes anew: "
+            f"move it out of {destination.name}, then run the same command again"
+        )
 
 
 def binarize(

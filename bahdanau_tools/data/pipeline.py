@@ -5,21 +5,23 @@ finished and resumes with the first one that did not.
 """
 
 import functools
-import shutil
+import re
 from collections import Counter
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, List, Sequence, TextIO, Tuple
+from typing import Collection, Dict, List, Pattern, Sequence, TextIO, Tuple
+
+from bahdanau_plugin.output_folder import cause
 
 from ..errors import DataError
 from .binarize import Vocabulary, binarize, binarized_files
 from .bpe import learn_joint_bpe, learned_merges, segment_file
-from .cleaning import CleaningRules, check_dropped_share, check_kept, clean_chunk
+from .cleaning import CleaningRules, check_dropped_share, check_kept, clean_chunk, moses_languages
 from .parallel import chunked, ordered_map
 from .progress import progress_bar
 from .reading import ParallelFiles, check_aligned, read_pairs
-from .stages import Stages, written_whole
+from .stages import Stages, own_and_others, written_whole
 from .summary import dictionary_sizes, format_cleaning, format_summary, split_summary, write_summary
 
 
@@ -63,8 +65,10 @@ def cleaning_rules(split_name: str, settings: Settings) -> CleaningRules:
 
 # In out, in BPE mode: the codes, and the text segmented with them.
 BPE_CODES, BPE_DIR = "bpe.codes", "bpe"
-# The folders of out that prepare writes its files into.
-WRITTEN = ("raw", "tok", BPE_DIR, "data-bin")
+# The folders of out that the text stages write their files into (tokenize: raw/ and tok/; BPE),
+# and all those that prepare writes its files into.
+TEXT_FOLDERS = ("raw", "tok", BPE_DIR)
+WRITTEN = TEXT_FOLDERS + ("data-bin",)
 
 
 def check_inputs_outside_written(files: Sequence[Path], out: Path) -> None:
@@ -95,15 +99,16 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
         functools.partial(count_pairs, splits, settings.encoding),
     )
     tok_dir, raw_dir = out / "tok", out / "raw"
-    cleaning = {}
+    cleaning, tokenized = {}, []
     for split in splits:
         rules = cleaning_rules(split.name, settings)
+        outputs = tokenized_files(tok_dir, raw_dir, split.name, settings)
+        tokenized += outputs
         cleaning[split.name] = stages.run(
             f"tokenize-{split.name}",
             [settings.languages, asdict(rules), settings.encoding],
             split.files(),
-            text_files(tok_dir, split.name, settings)
-            + reference_files(raw_dir, split.name, settings),
+            outputs,
             functools.partial(
                 tokenize_and_clean, split, pairs[split.name], tok_dir, raw_dir, settings
             ),
@@ -132,9 +137,8 @@ def prepare(corpus: str, splits: Sequence[Split], out: Path, settings: Settings)
             settings.workers,
         ),
     )
-    if settings.vocabulary.mode != "bpe":
-        # once data-bin is word-level, not before: until then the codes are those of its BPE units
-        remove_bpe_outputs(out)
+    codes = [out / BPE_CODES] if settings.vocabulary.mode == "bpe" else []
+    remove_stale_text(out, tokenized + texts + codes)  # texts: bpe/'s, in BPE mode
     summary = stages.run(
         "summary",
         # what it reports besides the files' counts: its inputs are told apart by content, and
@@ -187,13 +191,55 @@ def reference_files(raw_dir: Path, split_name: str, settings: Settings) -> List[
     return [] if split_name == "train" else text_files(raw_dir, split_name, settings)
 
 
-def remove_bpe_outputs(out: Path) -> None:
-    """The BPE codes and text of an earlier run in BPE mode, which no longer go with data-bin:
-    bahdanau-evaluate, say, would segment a word-level model's input with the codes it finds
-    beside it."""
-    (out / BPE_CODES).unlink(missing_ok=True)
-    if (out / BPE_DIR).exists():
-        shutil.rmtree(out / BPE_DIR)
+def tokenized_files(
+    tok_dir: Path, raw_dir: Path, split_name: str, settings: Settings
+) -> List[Path]:
+    """What the tokenize stage of a split writes: its pairs tokenized, source then target, then
+    for all but training untokenized."""
+    return text_files(tok_dir, split_name, settings) + reference_files(
+        raw_dir, split_name, settings
+    )
+
+
+def text_file_name() -> Pattern[str]:
+    """The names the text stages give their files (text_files): SPLIT.LANG, of fairseq's split
+    names and of the languages the Moses tokenizer has rules for, the only ones a run can have
+    (check_moses_language), so that a file of the user's such as test.txt is not taken for one."""
+    languages = "|".join(map(re.escape, moses_languages()))
+    return re.compile(rf"(train|valid|test\d*)\.({languages})")
+
+
+def remove_stale_text(out: Path, written: Collection[Path]) -> None:
+    """The text files of an earlier run that this run has not written: those of a split or a
+    language given no more, and BPE's codes and text where data-bin is in words now. Left beside
+    data-bin they would pass for its text: bahdanau-evaluate reads OUT/raw and OUT/tok only for a
+    split and languages that data-bin has, but a person or a script reads them by name
+    (`sacrebleu OUT/raw/test1.fr`, `bahdanau-unk-dictionary --target OUT/tok/train.en`,
+    `--bpe-codes OUT/bpe.codes`). Removed once data-bin is binarized anew, not before: until then
+    they go with the binaries there. Only the stages' own files go, told apart by their names as
+    the binarize stage tells its own (own_and_others): a file put there under another name stays.
+    """
+    current = set(written)
+    name = text_file_name()
+    stale = [
+        path
+        for folder in TEXT_FOLDERS
+        for path in own_and_others(out / folder, name)[0]
+        if path not in current
+    ]
+    if out / BPE_CODES not in current and (out / BPE_CODES).is_file():
+        stale.append(out / BPE_CODES)
+    for path in stale:
+        try:
+            path.unlink()
+        except OSError as error:
+            raise DataError(
+                f"{path} is text of an earlier run that no longer goes with data-bin, and cannot "
+                f"be removed ({cause(error)}): remove it, then run the same command again (the "
+                "stages that finished are kept)"
+            ) from None
+    with suppress(OSError):  # still holding this run's text, or a file of the user's
+        (out / BPE_DIR).rmdir()
 
 
 def summary_files(out: Path) -> List[Path]:
@@ -265,9 +311,7 @@ def tokenize_and_clean(
         clean_chunk, languages=settings.languages, rules=rules, encoding=settings.encoding
     )
     counts = Counter()
-    outputs = text_files(tok_dir, split.name, settings) + reference_files(
-        raw_dir, split.name, settings
-    )
+    outputs = tokenized_files(tok_dir, raw_dir, split.name, settings)
     for directory in (tok_dir, raw_dir):
         directory.mkdir(parents=True, exist_ok=True)
     with written_whole(outputs) as partial, ExitStack() as files, progress_bar(

@@ -14,7 +14,7 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Pattern, Sequence, Tuple
 
 from .digests import HASH, DigestCache
 
@@ -34,6 +34,19 @@ def files_in(paths: Sequence[Path]) -> List[Path]:
             else [path]
         )
     ]
+
+
+def own_and_others(folder: Path, own_name: Pattern[str]) -> Tuple[List[Path], List[Path]]:
+    """What folder holds, sorted, in two lists: the files named as a stage names the files it
+    writes there (own_name matches the whole name), which are its own to replace or remove; and
+    everything else, files under other names and folders, which someone put there and a stage
+    never deletes. Nothing where there is no such folder."""
+    if not folder.is_dir():
+        return [], []
+    own, others = [], []
+    for path in sorted(folder.iterdir()):
+        (own if path.is_file() and own_name.fullmatch(path.name) else others).append(path)
+    return own, others
 
 
 def _as_json(value: Any) -> Any:

@@ -1,8 +1,10 @@
 """bahdanau-prepare-data corpus: a user's own parallel text, any Moses language pair; and what
 every corpus gets, progress on stderr and a rerun that resumes after the last finished stage."""
 
+import errno
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from fairseq.data import Dictionary
@@ -276,3 +278,92 @@ def test_a_rerun_with_shortlist_over_a_bpe_run_removes_its_bpe_codes_and_text(
     main(corpus_arguments(corpus, out))
     assert not (out / "bpe.codes").exists()
     assert not (out / "bpe").exists()
+
+
+def text_files_in(out):
+    """folder -> the names of the files in it, for the folders of OUT that hold text (that are
+    there)."""
+    return {
+        folder: sorted(path.name for path in (out / folder).iterdir())
+        for folder in ("raw", "tok", "bpe")
+        if (out / folder).is_dir()
+    }
+
+
+def test_a_rerun_without_a_test_set_removes_its_text_from_tok_raw_and_bpe(
+    prepared_with_bpe, corpus, tmp_path
+):
+    """data-bin has no test1 any more: OUT/raw/test1.en, say, would be scored as the references
+    of a test set that is not there."""
+    out = shutil.copytree(prepared_with_bpe, tmp_path / "out")
+    arguments = corpus_arguments(corpus, out, vocabulary=("--bpe", str(MERGES_ASKED)))
+    arguments.remove(str(corpus / "web-gz"))
+    main(arguments)
+    splits = ["test", "train", "valid"]
+    assert text_files_in(out) == {
+        "raw": [f"{split}.{language}" for split in ["test", "valid"] for language in LANGUAGES],
+        "tok": [f"{split}.{language}" for split in splits for language in LANGUAGES],
+        "bpe": [f"{split}.{language}" for split in splits for language in LANGUAGES],
+    }
+
+
+def test_a_rerun_with_another_target_language_removes_the_text_of_the_one_given_no_more(
+    corpus, tmp_path
+):
+    """OUT/tok/train.en would pass for the training text of a model trained from German into
+    French (bahdanau-unk-dictionary --target)."""
+    other = shutil.copytree(corpus, tmp_path / "corpus")
+    for english in list(other.glob(f"*.{LANGUAGES[1]}*")):
+        shutil.copyfile(english, english.with_name(english.name.replace(".en", ".fr")))
+    out = tmp_path / "out"
+    main(corpus_arguments(other, out))
+    arguments = corpus_arguments(other, out)
+    arguments[arguments.index("--target-lang") + 1] = "fr"
+    main(arguments)
+    assert {
+        folder: {name.split(".")[1] for name in names}
+        for folder, names in text_files_in(out).items()
+    } == {
+        "raw": {"de", "fr"},
+        "tok": {"de", "fr"},
+    }
+
+
+def test_files_put_into_tok_raw_and_bpe_by_hand_are_kept_by_a_rerun_that_removes_stale_text(
+    prepared_with_bpe, corpus, tmp_path
+):
+    """Only the files named as the text stages name theirs are theirs: bpe/ stays, with the file
+    in it, where a run in words removes BPE's text."""
+    out = shutil.copytree(prepared_with_bpe, tmp_path / "out")
+    mine = [out / "tok" / "notes.txt", out / "raw" / "test.txt", out / "bpe" / "mine.codes"]
+    for path in mine:
+        path.write_text("mine\n", encoding="utf-8")
+    arguments = corpus_arguments(corpus, out)
+    arguments.remove(str(corpus / "web-gz"))
+    main(arguments)
+    assert [path.read_text(encoding="utf-8") for path in mine] == ["mine\n"] * 3
+    assert text_files_in(out)["bpe"] == ["mine.codes"]
+
+
+def test_a_stale_text_file_that_cannot_be_removed_is_a_one_line_error_naming_it(
+    prepared, corpus, tmp_path, monkeypatch
+):
+    out = shutil.copytree(prepared[0], tmp_path / "out")
+    stale = out / "raw" / f"test1.{LANGUAGES[1]}"
+    unlink = Path.unlink
+
+    def refused_for_stale(path, missing_ok=False):
+        if path == stale:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        unlink(path, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refused_for_stale)
+    arguments = corpus_arguments(corpus, out)
+    arguments.remove(str(corpus / "web-gz"))
+    with pytest.raises(DataError) as refused:
+        main(arguments)
+    assert str(refused.value) == (
+        f"{stale} is text of an earlier run that no longer goes with data-bin, and cannot be "
+        "removed (permission denied): remove it, then run the same command again (the stages "
+        "that finished are kept)"
+    )
