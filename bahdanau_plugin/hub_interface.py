@@ -10,6 +10,10 @@ are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a miss
 fairseq would set and never read, is refused. So is a sentence over max_source_positions, which
 fairseq would leave out of the results under ``skip_invalid_size_inputs``.
 
+A word spelt as one of the dictionary's control symbols (``</s>``, ``<pad>``, ``<s>``, ``<unk>``)
+is binarized as a word the dictionary lacks, ``<unk>``, as fairseq-interactive reads it with the
+task (``binarize``), and so bahdanau-serve, which binarizes through it.
+
 Raw text is read as bahdanau-prepare-data wrote the training text, whatever the locale: in one
 Unicode form, NFC (``tokenize``, the first step of ``encode`` and ``translate``: unicode_form.py),
 and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_codes.py).
@@ -56,6 +60,11 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
 
     def tokenize(self, sentence: str) -> str:
         return super().tokenize(normalized(sentence))
+
+    def binarize(self, sentence: str) -> torch.Tensor:
+        """As fairseq-interactive reads a line with the task: a control symbol typed as a word is
+        <unk>, not the symbol (fairseq's binarize reads it as an end of sentence or padding)."""
+        return self.task.encode_source(sentence)
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, **kwargs):
         if self.task.replaces_unknown_words:

@@ -84,17 +84,25 @@ def _dictionary_entries(path: str, lines) -> Dict[str, str]:
 
 class WordsPastVocabulary:
     """Words a dictionary lacks, given ids past its vocabulary (the size the models were built
-    with) until forgotten, so that the dictionary holds at most one input's words."""
+    with) until forgotten, so that the dictionary holds at most one input's words.
+
+    A word spelt as one of its control symbols (``</s>``, ``<pad>``, ``<s>``, ``<unk>``, typed in
+    the text) is a word it lacks too: fairseq's Dictionary reads it as the symbol itself, an end of
+    sentence or padding in the middle of a source, which the models would translate without a
+    word of warning. Here it is ``<unk>`` (``index``), and learnt it gets an id of its own whose
+    symbol is its spelling, so that a translation can copy it (the symbol keeps its index)."""
 
     def __init__(self, dictionary: Dictionary):
         self.dictionary = dictionary
         self.vocabulary = len(dictionary)
+        self.control_words: Dict[str, int] = {}  # learnt, the id of each
 
     def forget(self) -> None:
-        extra = self.dictionary.symbols[self.vocabulary :]
-        for word in extra:
-            del self.dictionary.indices[word]
+        for word in self.dictionary.symbols[self.vocabulary :]:
+            if word not in self.control_words:
+                del self.dictionary.indices[word]
         del self.dictionary.symbols[self.vocabulary :], self.dictionary.count[self.vocabulary :]
+        self.control_words.clear()
 
     def learn(self, lines: Sequence[str]) -> None:
         """Forget the words learnt before, then give every word of lines an id."""
@@ -104,7 +112,30 @@ class WordsPastVocabulary:
                 self.id(word)
 
     def id(self, word: str) -> int:
-        return self.dictionary.add_symbol(word, n=0)
+        """word's id, one past the vocabulary where the dictionary lacks it."""
+        if not self.spells_a_control_symbol(word):
+            return self.dictionary.add_symbol(word, n=0)
+        if word not in self.control_words:
+            self.control_words[word] = len(self.dictionary.symbols)
+            self.dictionary.symbols.append(word)
+            self.dictionary.count.append(0)
+        return self.control_words[word]
+
+    def index(self, word: str) -> int:
+        """word's id in a source, as the models' input reads it: its own where it was learnt, its
+        entry in the dictionary, or <unk> (a word the dictionary lacks, or one spelt as a control
+        symbol)."""
+        if word in self.control_words:
+            return self.control_words[word]
+        if self.spells_a_control_symbol(word):
+            return self.dictionary.unk()
+        return self.dictionary.index(word)
+
+    def spells_a_control_symbol(self, word: str) -> bool:
+        """fairseq's Dictionary puts its control symbols first, nspecial of them."""
+        return (
+            self.dictionary.indices.get(word, self.dictionary.nspecial) < self.dictionary.nspecial
+        )
 
     def as_models_read_it(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens with every id past the vocabulary turned into <unk>."""

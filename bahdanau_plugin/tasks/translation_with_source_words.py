@@ -15,6 +15,10 @@ This task keeps the words and the line numbers, for the two things that need the
 - ``--skip-invalid-size-inputs-valid-test``: fairseq-interactive leaves out a line over
   ``--max-source-positions``; the task names it in one line on stderr (``filter_indices_by_size``).
 
+A source word spelt as one of the dictionary's control symbols (``</s>``, ``<pad>``, ``<s>``,
+``<unk>``) is read as a word the dictionary lacks, ``<unk>``, not as the symbol, which would end
+or pad the source in its middle (``encode_source``, the hub's ``binarize`` too).
+
 Raw text is read as bahdanau-prepare-data wrote the training text: each line of
 fairseq-interactive's input in one Unicode form, NFC (``get_interactive_tokens_and_lengths``,
 unicode_form.py), and ``--bpe subword_nmt``'s codes as UTF-8 whatever the locale (``build_bpe``,
@@ -37,6 +41,7 @@ from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import MODEL_REGISTRY
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
+from fairseq.tokenizer import tokenize_line
 from omegaconf import open_dict
 
 from .. import errors, subword_nmt_codes, unknown_words
@@ -120,7 +125,20 @@ class TranslationWithSourceWordsTask(TranslationTask):
         encoded = [encode_fn(normalized(line)) for line in lines]
         if self.replaces_unknown_words:
             self.keep_source_words(encoded)
-        return super().get_interactive_tokens_and_lengths(encoded, lambda line: line)
+        tokens = [self.encode_source(line) for line in encoded]
+        return tokens, [sentence.numel() for sentence in tokens]
+
+    def encode_source(self, line: str) -> torch.Tensor:
+        """line (tokenized, BPE applied) as source ids, as fairseq's Dictionary.encode_line reads
+        it, except a word spelt as one of the dictionary's control symbols (</s>, <pad>, <s>,
+        <unk>): typed in the text, it is a word the dictionary lacks, <unk> (kept for --replace-unk
+        as any other), not an end of sentence or padding in the middle of the source
+        (WordsPastVocabulary.index). fairseq-interactive's lines and the hub's sentences, and so
+        bahdanau-serve's, are read here."""
+        words = tokenize_line(line)
+        return torch.tensor(
+            [*map(self.source_words_past.index, words), self.source_dictionary.eos()]
+        )
 
     def build_bpe(self, args):
         return subword_nmt_codes.build_bpe(args)

@@ -45,6 +45,18 @@ def test_an_empty_or_blank_sentence_is_translated_as_empty(checkpoints, data_bin
     assert translations[0] == translations[2] == "" and translations[1]
 
 
+@pytest.mark.parametrize("replace_unk", [None, ""], ids=["", "replacing"])
+def test_a_control_symbol_typed_as_a_word_is_binarized_as_an_unknown_word(
+    checkpoints, data_bin, replace_unk
+):
+    """fairseq's binarize reads the word </s> as the end of sentence (<pad>, <s> likewise), in
+    the middle of the source; bahdanau-serve binarizes through the hub."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, replace_unk=replace_unk)
+    expected = hub.encode("the dog zyzzyva sees a zyzzyva zyzzyva cat zyzzyva").tolist()
+    assert hub.encode("the dog </s> sees a <pad> <s> cat <unk>").tolist() == expected
+    assert expected.count(hub.src_dict.unk()) == 4
+
+
 @pytest.mark.parametrize("replace_unk", [None, ""], ids=["loaded-without", "loaded-with"])
 def test_replace_unk_given_per_call_is_refused_saying_to_give_it_when_loading(
     checkpoints, data_bin, replace_unk

@@ -280,6 +280,50 @@ def test_input_words_outside_the_dictionary_get_ids_past_it_until_the_next_input
     assert len(dictionary) == vocabulary + 1
 
 
+@pytest.mark.parametrize("word", ["</s>", "<pad>", "<s>", "<unk>"])
+def test_a_word_spelt_as_a_control_symbol_is_read_as_unk_not_as_the_symbol(word):
+    """fairseq's Dictionary reads it as the symbol: an end of sentence, or padding, in the middle
+    of the source."""
+    dictionary = Dictionary()
+    assert WordsPastVocabulary(dictionary).index(word) == dictionary.unk()
+
+
+def test_a_control_symbol_typed_as_a_word_gets_an_id_of_its_own_until_the_next_input():
+    """So that a translation can copy it; the symbol itself keeps its index."""
+    dictionary = Dictionary()
+    vocabulary = len(dictionary)
+    words = WordsPastVocabulary(dictionary)
+    words.learn(["a </s> b </s>"])
+    typed = words.index("</s>")
+    assert typed == words.id("</s>") >= vocabulary and dictionary[typed] == "</s>"
+    assert dictionary.index("</s>") == dictionary.eos()
+    words.learn(["c"])
+    assert words.index("</s>") == dictionary.unk() and dictionary.index("</s>") == dictionary.eos()
+    assert len(dictionary) == vocabulary + 1
+
+
+def test_fairseq_interactive_copies_a_control_symbol_typed_as_a_word(unknown_data_bin, checkpoints):
+    """fairseq read the word </s> as the end of sentence: the line was translated as empty."""
+    output = translations(
+        *replacing_unknown_words(
+            "fairseq-interactive",
+            unknown_data_bin,
+            checkpoints["rnnsearch_50"],
+            "--source-lang=en",
+            "--target-lang=fr",
+            *ALL_UNKNOWN,
+            stdin="</s>\nthe <pad> dog\n",
+        )
+    )
+    assert lines_of(output, "S") == {"0": "</s>", "1": "the <pad> dog"}
+    assert lines_of(output, "H")["0"] == "</s> </s> </s>"
+
+
+def test_the_hub_copies_a_control_symbol_typed_as_a_word(unknown_data_bin, checkpoints):
+    translator = hub(checkpoints["rnnsearch_50"], unknown_data_bin)
+    assert translator.translate("<pad>", **THREE_UNKNOWN) == "<pad> <pad> <pad>"
+
+
 def test_an_ensemble_replaces_from_the_mean_attention_of_its_members(unknown_data_bin, checkpoints):
     ensemble = f"{checkpoints['rnnsearch_30']}:{checkpoints['rnnsearch_50']}"
     output = translations(

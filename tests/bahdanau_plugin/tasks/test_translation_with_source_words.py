@@ -1,7 +1,8 @@
 """--task translation_with_source_words owns --replace-unk: the option reaches the task, past
 fairseq-generate's check for raw text, and fairseq's own generation option stays unset; it
-translates an empty line as empty, reads every line in NFC, as the training text was written, and
-reads the attention of its own models alone."""
+translates an empty line as empty, reads a control symbol typed as a word (</s>, <pad>) as an
+unknown word, reads every line in NFC, as the training text was written, and reads the attention
+of its own models alone."""
 
 import re
 import unicodedata
@@ -87,6 +88,28 @@ def test_fairseq_interactive_translates_an_empty_or_blank_line_as_empty(data_bin
     assert sorted(hypotheses) == ["0", "1", "2"]
     assert hypotheses["1"] == hypotheses["2"] == ""
     assert re.search(r"^H-1\t0\.0\t$", output, flags=re.M)
+
+
+def test_fairseq_interactive_reads_a_control_symbol_typed_as_a_word_as_an_unknown_word(
+    data_bin, checkpoints
+):
+    """fairseq's Dictionary.encode_line reads the word </s> as the end of sentence (<pad>, <s>
+    likewise), in the middle of the source, and its S- line showed no trace of it."""
+    typed = ["the dog </s> sees a cat", "the dog <pad> sees a cat", "the <s> dog", "<unk> dog"]
+    output = run(
+        "fairseq-interactive",
+        data_bin,
+        *("--user-dir", PLUGIN, *TASK, "--path", checkpoints["rnnsearch_50"]),
+        *("--source-lang", "en", "--target-lang", "fr", "--max-len-b", "5"),
+        stdin="".join(line + "\n" for line in typed),
+    )
+    sources = dict(re.findall(r"^S-(\d+)\t(.*)$", output, flags=re.M))
+    assert sources == {
+        "0": "the dog <unk> sees a cat",
+        "1": "the dog <unk> sees a cat",
+        "2": "the <unk> dog",
+        "3": "<unk> dog",
+    }
 
 
 def test_fairseq_interactive_reads_text_in_nfd_as_the_same_text_in_nfc(

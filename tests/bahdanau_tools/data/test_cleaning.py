@@ -38,6 +38,14 @@ def test_kept_pairs_are_moses_tokenized_with_case_and_fairseqs_escaping():
     assert pair.target_tokens == "L&apos; homme &amp; moi ."
 
 
+def test_control_symbols_typed_in_a_corpus_are_escaped_words_never_fairseqs_symbols():
+    """fairseq-preprocess would binarize the word </s> as the end of sentence (<pad>, <s> as
+    padding, the start): the Moses tokenizer writes < and > as &lt; and &gt; first."""
+    _, pair = clean_pair((b"a </s> b <pad>", b"<s> c <unk>"), LANGUAGES, CleaningRules())
+    assert pair.source_tokens == "a &lt; / s &gt; b &lt; pad &gt;"
+    assert pair.target_tokens == "&lt; s &gt; c &lt; unk &gt;"
+
+
 def test_kept_pairs_carry_their_untokenized_text_with_spaces_collapsed():
     _, pair = clean_pair((b"  Two   dogs. ", b"Deux chiens."), LANGUAGES, TRAIN)
     assert (pair.source_text, pair.target_text) == ("Two dogs.", "Deux chiens.")

@@ -31,6 +31,17 @@ def test_a_sentence_translates_and_aligns_the_same_alone_and_beside_a_longer_one
     )
 
 
+@pytest.mark.parametrize("word", ["</s>", "<pad>", "<s>"])
+def test_a_control_symbol_typed_as_a_word_is_translated_as_an_unknown_word(translator, word):
+    """Not as an end of sentence, or padding, in the middle of the source. The tokens as
+    bahdanau-serve without --tokenizer moses (which writes < as &lt;) hands them to the model."""
+    typed = "the dog {} sees a cat"
+    (control,) = translator.translate([Sentence(tuple(typed.format(word).split()), 5)])
+    (unknown,) = translator.translate([Sentence(tuple(typed.format("zyzzyva").split()), 5)])
+    assert control.source_words == ["the", "dog", word, "sees", "a", "cat", "<end>"]
+    assert control.hypotheses == unknown.hypotheses
+
+
 def test_the_model_is_probed_for_attention(translator):
     assert translator.has_alignment and translator.architecture == "rnnsearch_50"
 
