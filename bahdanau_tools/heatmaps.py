@@ -11,6 +11,7 @@ from typing import List, Sequence
 import torch
 
 from bahdanau_plugin.errors import PluginError
+from bahdanau_plugin.unicode_form import holds_a_word
 
 from .alignment import END_OF_SENTENCE, translate_with_alignment
 from .figures import pyplot, save_png
@@ -55,7 +56,7 @@ def source_pieces(translator, sentences: List[str]) -> List[List[str]]:
     pieces = [translator.apply_bpe(translator.tokenize(text)).split() for text in sentences]
     longest = translator.max_positions[0] - 1  # the end of sentence is a position too
     for number, tokens in enumerate(pieces, start=1):
-        if not tokens:
+        if not holds_a_word(tokens):  # nothing, or format characters alone (U+200B)
             raise NothingToDraw(
                 f"sentence {number} has no word to translate ({sentences[number - 1]!r}): "
                 "give each sentence words"

@@ -25,7 +25,9 @@ unicode_form.py), and ``--bpe subword_nmt``'s codes as UTF-8 whatever the locale
 subword_nmt_codes.py).
 
 An empty or blank line is translated as empty (``inference_step``), as Marian and Sockeye
-translate it, where the models would make a sentence up from the end of sentence alone.
+translate it, where the models would make a sentence up from the end of sentence alone; so is a
+line of format characters alone (U+200B ZERO WIDTH SPACE, U+FEFF), which holds no word either
+(``encode_source``: unicode_form.holds_a_word, the rule by which bahdanau-serve refuses it).
 
 Everything else is fairseq's translation task.
 """
@@ -46,7 +48,7 @@ from omegaconf import open_dict
 
 from .. import errors, subword_nmt_codes, unknown_words
 from ..errors import ConfigurationError
-from ..unicode_form import normalized
+from ..unicode_form import holds_a_word, normalized
 
 NAME = "translation_with_source_words"
 REPLACE_UNK_HELP = (
@@ -133,9 +135,14 @@ class TranslationWithSourceWordsTask(TranslationTask):
         it, except a word spelt as one of the dictionary's control symbols (</s>, <pad>, <s>,
         <unk>): typed in the text, it is a word the dictionary lacks, <unk> (kept for --replace-unk
         as any other), not an end of sentence or padding in the middle of the source
-        (WordsPastVocabulary.index). fairseq-interactive's lines and the hub's sentences, and so
+        (WordsPastVocabulary.index). A line without a word (format characters alone, such as
+        U+200B ZERO WIDTH SPACE or U+FEFF: holds_a_word, the rule by which bahdanau-serve refuses
+        it as it refuses an empty text) is an empty line, translated as empty (inference_step),
+        not as a sentence of <unk>. fairseq-interactive's lines and the hub's sentences, and so
         bahdanau-serve's, are read here."""
         words = tokenize_line(line)
+        if not holds_a_word(words):
+            words = []
         return torch.tensor(
             [*map(self.source_words_past.index, words), self.source_dictionary.eos()]
         )

@@ -9,18 +9,19 @@ limit and the option that raises it, so that no request holds the other clients 
 The text is tokenized here, in a worker thread of the web layer (the tokenizers are pure Python),
 so the model's thread only ever sees sentences that are within the limits. A text that the
 tokenizer leaves without a word (control characters alone, which it drops, or invisible format
-characters such as U+200B ZERO WIDTH SPACE alone, which it keeps) is refused here too (NoWords,
-422): the model, given the end of sentence or an unknown word alone, would make a sentence up.
+characters such as U+200B ZERO WIDTH SPACE alone, which it keeps: the plugin's rule,
+unicode_form.holds_a_word) is refused here too (NoWords, 422): the model, given the end of
+sentence or an unknown word alone, would make a sentence up.
 """
 
 import reprlib
-import unicodedata
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
 from starlette.datastructures import Headers
 
 from bahdanau_plugin.errors import PluginError
+from bahdanau_plugin.unicode_form import holds_a_word
 
 from .translator import Sentence, Translator
 
@@ -41,12 +42,6 @@ class Limits:
     word_chars: int = 100
     source_tokens: int = 1024
     request_beam_tokens: int = 16_384
-
-
-def _visible(token: str) -> bool:
-    """A token with a character that is not a format character (Unicode's category Cf: the zero
-    width space, the marks of writing direction), which show nothing."""
-    return any(unicodedata.category(character) != "Cf" for character in token)
 
 
 def _body_too_large(limit: int, size: Optional[int] = None) -> OverLimit:
@@ -104,7 +99,7 @@ def sentences_within(
                 "--max-word-chars): send words separated by spaces"
             )
         tokens = translator.apply_bpe(tokenized)
-        if not any(map(_visible, tokens)):
+        if not holds_a_word(tokens):
             raise NoWords(
                 f"{where} has no word once tokenized ({reprlib.repr(text)}: control characters are "
                 "dropped, and format characters such as U+200B are not words): send a sentence "

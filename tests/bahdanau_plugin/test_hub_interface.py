@@ -46,6 +46,16 @@ def test_an_empty_or_blank_sentence_is_translated_as_empty(checkpoints, data_bin
 
 
 @pytest.mark.parametrize("replace_unk", [None, ""], ids=["", "replacing"])
+def test_a_sentence_of_format_characters_alone_is_translated_as_empty(
+    checkpoints, data_bin, replace_unk
+):
+    """As an empty sentence (bahdanau-serve refuses both alike), not as a sentence of <unk>."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, replace_unk=replace_unk)
+    translations = hub.translate(["\u200b", "the dog sees a cat", "\ufeff \u200e"])
+    assert translations[0] == translations[2] == "" and translations[1]
+
+
+@pytest.mark.parametrize("replace_unk", [None, ""], ids=["", "replacing"])
 def test_a_control_symbol_typed_as_a_word_is_binarized_as_an_unknown_word(
     checkpoints, data_bin, replace_unk
 ):

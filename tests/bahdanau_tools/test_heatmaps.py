@@ -49,6 +49,15 @@ def test_a_sentence_without_a_word_is_refused_before_any_is_translated(checkpoin
         source_pieces(translator, ["the dog sees a cat", " \u0001 "])
 
 
+def test_a_sentence_of_format_characters_alone_is_refused_as_one_without_a_word(
+    checkpoints, data_bin
+):
+    """The tokenizer keeps U+200B, and the model would translate it from <unk> alone."""
+    translator = load_translator(checkpoints["rnnsearch_50"], data_bin, tokenizer="moses")
+    with pytest.raises(NothingToDraw, match="sentence 1 has no word to translate"):
+        source_pieces(translator, ["\u200b \u200e", "the dog sees a cat"])
+
+
 def test_a_sentence_longer_than_the_model_takes_is_refused_naming_it(checkpoints, data_bin):
     translator = load_translator(checkpoints["rnnsearch_50"], data_bin, tokenizer="moses")
     with pytest.raises(NothingToDraw, match="sentence 1 has 1,100 tokens .* over the 1,023"):

@@ -1,8 +1,8 @@
 """--task translation_with_source_words owns --replace-unk: the option reaches the task, past
 fairseq-generate's check for raw text, and fairseq's own generation option stays unset; it
-translates an empty line as empty, reads a control symbol typed as a word (</s>, <pad>) as an
-unknown word, reads every line in NFC, as the training text was written, and reads the attention
-of its own models alone."""
+translates an empty line, or one of format characters alone (U+200B), as empty, reads a control
+symbol typed as a word (</s>, <pad>) as an unknown word, reads every line in NFC, as the training
+text was written, and reads the attention of its own models alone."""
 
 import re
 import unicodedata
@@ -87,6 +87,24 @@ def test_fairseq_interactive_translates_an_empty_or_blank_line_as_empty(data_bin
     hypotheses = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M))
     assert sorted(hypotheses) == ["0", "1", "2"]
     assert hypotheses["1"] == hypotheses["2"] == ""
+    assert re.search(r"^H-1\t0\.0\t$", output, flags=re.M)
+
+
+def test_fairseq_interactive_translates_a_line_of_format_characters_alone_as_empty(
+    data_bin, checkpoints
+):
+    """As an empty line (bahdanau-serve refuses both alike): not as a sentence of <unk>, which
+    the model would make a sentence up from. A byte-order mark is one only at the input's start."""
+    output = run(
+        "fairseq-interactive",
+        data_bin,
+        *("--user-dir", PLUGIN, *TASK, "--path", checkpoints["rnnsearch_50"]),
+        *("--source-lang", "en", "--target-lang", "fr", "--max-len-b", "20"),
+        stdin="the dog sees a cat\n\u200b\n\ufeff \u200e\u2060\n",
+    )
+    hypotheses = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M))
+    assert sorted(hypotheses) == ["0", "1", "2"]
+    assert hypotheses["1"] == hypotheses["2"] == "" and hypotheses["0"]
     assert re.search(r"^H-1\t0\.0\t$", output, flags=re.M)
 
 
