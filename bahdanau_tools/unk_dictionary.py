@@ -9,6 +9,8 @@ target vocabulary lacks (binarized as <unk>: where the model itself can only wri
 source word it attends to most, by the same hard alignment --replace-unk uses, is counted as
 translated by that target word. Each source word's most frequent translation, seen at least
 --min-count times, becomes a line "SOURCE TARGET"; --replace-unk copies the other source words.
+--source and --target given the other way round are refused before any pair is aligned
+(check_languages).
 """
 
 import argparse
@@ -36,6 +38,11 @@ from .errors import EvaluationError
 from .evaluation.text import read_lines
 
 Translations = Dict[str, Counter]  # source word -> target word -> how often
+# check_languages: the pairs it reads (a corpus's first 10,000 hold some 200,000 words, plenty to
+# tell two languages apart; all of WMT'14, 12 million, would take minutes), and the share of a
+# side's telling words that must be the other dictionary's for the side to be the other language
+SAMPLE_PAIRS = 10_000
+MAJORITY = 0.75
 INPUTS = ("--checkpoint", "--source", "--target")  # the files the command reads
 
 
@@ -79,6 +86,64 @@ def check_segmentation(dictionary, target_lines: Sequence[str], target: Path) ->
             f"--target {target} holds subword pieces (word@@) but the model's dictionary has "
             "none: give the training text as it was binarized, before BPE (OUT/tok/train.*)"
         )
+
+
+def share_of_the_other_side(own, other, lines: Sequence[str]) -> Optional[float]:
+    """Of the words of lines that one of the two dictionaries holds and the other lacks, the share
+    that other holds; None where no word tells them apart (one dictionary for both languages, as
+    BPE data has). Words both hold (numbers, names, punctuation) and words neither holds say
+    nothing of a text's language, and are not counted."""
+    own_only = other_only = 0
+    for line in lines:
+        for word in line.split():
+            in_own, in_other = word in own.indices, word in other.indices
+            own_only += in_own and not in_other
+            other_only += in_other and not in_own
+    told_apart = own_only + other_only
+    return other_only / told_apart if told_apart else None
+
+
+def check_languages(task, pairs: Sequence[Tuple[str, str]], source: Path, target: Path) -> None:
+    """--source holds the model's source language and --target its target language, told by the
+    model's two dictionaries: given the other way round, the command aligned target words with
+    each other and wrote a dictionary from the wrong language (or none), without a word. A side is
+    in the other language only where a clear majority of its words that only one dictionary holds
+    are the other dictionary's: in a corpus of separate dictionaries it is nearly all of them one
+    way or the other, however many words the two languages share."""
+    source_lang, target_lang = task.cfg.source_lang, task.cfg.target_lang
+    source_dictionary, target_dictionary = task.source_dictionary, task.target_dictionary
+    sample = pairs[:SAMPLE_PAIRS]
+    source_share = share_of_the_other_side(
+        source_dictionary, target_dictionary, [text for text, _ in sample]
+    )
+    target_share = share_of_the_other_side(
+        target_dictionary, source_dictionary, [text for _, text in sample]
+    )
+    source_is_other, target_is_other = (
+        share is not None and share > MAJORITY for share in (source_share, target_share)
+    )
+    if source_is_other and target_is_other:
+        raise EvaluationError(
+            f"--source {source} and --target {target} look swapped: of the words that only one of "
+            f"the model's dictionaries holds, {source_share:.0%} of --source's are in its target "
+            f"dictionary ({target_lang}) and {target_share:.0%} of --target's in its source "
+            f"dictionary ({source_lang}): give the {source_lang} side of the training text as "
+            f"--source and the {target_lang} side as --target"
+        )
+    if source_is_other:
+        raise in_the_other_language("--source", source, source_share, target_lang, source_lang)
+    if target_is_other:
+        raise in_the_other_language("--target", target, target_share, source_lang, target_lang)
+
+
+def in_the_other_language(
+    option: str, path: Path, share: float, other_language: str, language: str
+) -> EvaluationError:
+    return EvaluationError(
+        f"{option} {path} looks like {other_language} text, the model's other side: {share:.0%} "
+        f"of its words that only one of the model's dictionaries holds are in the "
+        f"{other_language} dictionary: give the {language} side of the training text as {option}"
+    )
 
 
 def pairs_with_unknown_targets(
@@ -194,6 +259,7 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     pairs = read_pairs(arguments.source, arguments.target)
     model, task = load_model(arguments.checkpoint, arguments.data)
     check_segmentation(task.target_dictionary, [target for _, target in pairs], arguments.target)
+    check_languages(task, pairs, arguments.source, arguments.target)
     translations = count_translations(
         model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
     )

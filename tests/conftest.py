@@ -13,6 +13,7 @@ from .support.demo_data import (
     make_demo_data_bin,
     make_test_set_with_unknown_words,
     prepare_demo_with_bpe,
+    prepare_demo_with_shortlist,
 )
 from .support.shared import made_once
 from .support.training import ARCHITECTURES, train
@@ -134,6 +135,28 @@ def bpe_checkpoint(bpe_prepared, tmp_path_factory):
         train(bpe_prepared / "data-bin", save_dir, "rnnsearch", "--max-update", "4")
 
     return made_once(tmp_path_factory, "rnnsearch-bpe", train_on_pieces) / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="session")
+def shortlist_prepared(data_bin, tmp_path_factory):
+    """The demo corpus prepared by bahdanau-prepare-data with a shortlist of each language's 20
+    most frequent words: its output folder, whose data-bin has a dictionary per language."""
+
+    def prepare(folder):
+        prepare_demo_with_shortlist(data_bin.parent / "raw", folder / "prepared")
+
+    return made_once(tmp_path_factory, "demo-shortlist", prepare) / "prepared"
+
+
+@pytest.fixture(scope="session")
+def shortlist_checkpoint(shortlist_prepared, tmp_path_factory):
+    """A tiny RNNsearch trained for 2 updates on shortlist_prepared."""
+
+    def train_on_shortlist(save_dir):
+        train(shortlist_prepared / "data-bin", save_dir, "rnnsearch_50", "--max-update", "2")
+
+    save_dir = made_once(tmp_path_factory, "rnnsearch-shortlist", train_on_shortlist)
+    return save_dir / "checkpoint_last.pt"
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ the model cannot write (outside its dictionary), aligned by the model's own atte
 
 import errno
 import os
+from types import SimpleNamespace
 
 import pytest
 from fairseq.data import Dictionary
@@ -11,7 +12,7 @@ from bahdanau_plugin.errors import MissingPathError
 from bahdanau_plugin import output_folder
 from bahdanau_plugin.output_folder import TEMPORARY, OutputFolderError
 from bahdanau_tools.errors import EvaluationError
-from bahdanau_tools.unk_dictionary import check_segmentation, main
+from bahdanau_tools.unk_dictionary import check_languages, check_segmentation, main
 
 # (source, target) training pairs: "xylophonie" and "zorglub" are outside the demo dictionaries
 PAIRS = [("the dog", "le chien xylophonie")] * 2 + [("a cat", "un chat zorglub")]
@@ -226,3 +227,106 @@ def test_text_with_subword_pieces_the_model_s_dictionary_lacks_is_refused(
     source, target = write_sides(tmp_path, pairs)
     with pytest.raises(EvaluationError, match=f"--target {target} holds subword pieces"):
         build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "out.txt")
+
+
+def model_task(source_words, target_words, shared_words):
+    """What check_languages reads of the model's task: an en dictionary and a fr one that both hold
+    shared_words."""
+
+    def dictionary(words):
+        built = Dictionary()
+        for word in [*words, *shared_words]:
+            built.add_symbol(word)
+        return built
+
+    return SimpleNamespace(
+        source_dictionary=dictionary(source_words),
+        target_dictionary=dictionary(target_words),
+        cfg=SimpleNamespace(source_lang="en", target_lang="fr"),
+    )
+
+
+# numbers, names and punctuation, which both languages write alike, and most words of these lines
+SHARED = ["2014", "1,500", "Obama", "Paris", "Google", ".", ",", "(", ")"]
+ENGLISH = ["the", "president", "visits", "in", "and", "bought", "for", "euros"]
+FRENCH = ["le", "président", "visite", "en", "et", "a", "acheté", "pour", "euros", "restaurant"]
+HEAVY_OVERLAP = [
+    # English, with "restaurant" outside the English shortlist and inside the French one
+    ("Obama visits Paris ( 2014 ) .", "Obama visite Paris ( 2014 ) ."),
+    (
+        "Google bought 1,500 restaurant for 1,500 euros , Paris , 2014 .",
+        "Google a acheté 1,500 restaurant pour 1,500 euros , Paris , 2014 .",
+    ),
+    ("the president , Obama , in Paris .", "le président , Obama , en Paris ."),
+]
+
+
+def test_sides_of_languages_that_share_most_words_are_taken_as_given(tmp_path):
+    """Only words one dictionary holds and the other lacks tell the languages apart, and nearly
+    all of a side's are its own dictionary's, however many the languages share."""
+    check_languages(
+        model_task(ENGLISH, FRENCH, SHARED),
+        HEAVY_OVERLAP,
+        tmp_path / "train.en",
+        tmp_path / "train.fr",
+    )
+
+
+def test_swapped_sides_are_refused_in_one_line_naming_both_options(tmp_path):
+    """The command aligned French words with English ones, and wrote a dictionary from French
+    (or none: "0 source words with a translation"), without a word."""
+    source, target = tmp_path / "train.fr", tmp_path / "train.en"
+    swapped = [(french, english) for english, french in HEAVY_OVERLAP]
+    with pytest.raises(EvaluationError) as refused:
+        check_languages(model_task(ENGLISH, FRENCH, SHARED), swapped, source, target)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith(f"--source {source} and --target {target} look swapped: ")
+    assert message.endswith(
+        "give the en side of the training text as --source and the fr side as --target"
+    )
+
+
+def test_a_side_in_the_other_language_is_refused_naming_its_option(tmp_path):
+    target = tmp_path / "train.en"
+    english = [(english, english) for english, _ in HEAVY_OVERLAP]
+    with pytest.raises(EvaluationError, match=f"--target {target} looks like en text"):
+        check_languages(model_task(ENGLISH, FRENCH, SHARED), english, tmp_path / "x.en", target)
+
+
+def test_one_dictionary_for_both_languages_tells_no_side_apart(tmp_path):
+    """As BPE data has (bahdanau-prepare-data --bpe): nothing to check by."""
+    task = model_task(ENGLISH + FRENCH, [], SHARED)
+    task.target_dictionary = task.source_dictionary
+    swapped = [(french, english) for english, french in HEAVY_OVERLAP]
+    check_languages(task, swapped, tmp_path / "train.fr", tmp_path / "train.en")
+
+
+def test_swapped_training_text_is_refused_before_it_is_aligned(
+    shortlist_prepared, shortlist_checkpoint, tmp_path
+):
+    """A model of the paper's vocabulary, a dictionary per language: given train.fr as --source,
+    the command wrote "ce this", "la the", ... (6 source words with a translation)."""
+    tok, output = shortlist_prepared / "tok", tmp_path / "dictionary.txt"
+    with pytest.raises(EvaluationError, match="look swapped: "):
+        build(
+            shortlist_checkpoint,
+            shortlist_prepared / "data-bin",
+            tok / "train.fr",
+            tok / "train.en",
+            output,
+        )
+    assert not output.exists()
+
+
+def test_the_training_text_as_given_is_aligned(shortlist_prepared, shortlist_checkpoint, tmp_path):
+    tok = shortlist_prepared / "tok"
+    lines = build(
+        shortlist_checkpoint,
+        shortlist_prepared / "data-bin",
+        tok / "train.en",
+        tok / "train.fr",
+        tmp_path / "dictionary.txt",
+    )
+    english = set((tok / "train.en").read_text(encoding="utf-8").split())
+    assert lines and all(line.split()[0] in english for line in lines)

@@ -16,29 +16,18 @@ from bahdanau_plugin.errors import CheckpointError
 from bahdanau_plugin.models import RNNsearchModel
 
 from ..support.assertions import assert_one_line_error
+from ..support.demo_data import SHORTLIST, prepare_demo_with_shortlist
 from ..support.paths import PLUGIN
 from ..support.tools import fairseq_env, fairseq_tool, run, tool_on_bytes
-from ..support.training import train, train_command
+from ..support.training import train_command
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
 
-SHORTLIST = 20
 SMALL_CORPUS = 200  # training pairs of the other corpus
 
 
-def _prepare(raw, out):
-    run(
-        "bahdanau-prepare-data",
-        "corpus",
-        *("--train", raw / "train", "--valid", raw / "valid", "--test", raw / "test"),
-        *("--source-lang", "en", "--target-lang", "fr", "--out", out),
-        *("--shortlist", SHORTLIST, "--workers", 1),
-    )
-    return out / "data-bin"
-
-
 @pytest.fixture(scope="module")
-def data_bins(data_bin, tmp_path_factory):
+def data_bins(shortlist_prepared, data_bin, tmp_path_factory):
     """The demo corpus prepared with a shortlist ("trained"), and 200 of its pairs ("other")."""
     root, raw = tmp_path_factory.mktemp("shortlists"), data_bin.parent / "raw"
     small = root / "raw-small"
@@ -48,7 +37,10 @@ def data_bins(data_bin, tmp_path_factory):
         (small / f"train.{language}").write_text("".join(lines[:SMALL_CORPUS]), encoding="utf-8")
         for split in ("valid", "test"):
             shutil.copy(raw / f"{split}.{language}", small / f"{split}.{language}")
-    bins = {"trained": _prepare(raw, root / "trained"), "other": _prepare(small, root / "other")}
+    bins = {
+        "trained": shortlist_prepared / "data-bin",
+        "other": prepare_demo_with_shortlist(small, root / "other") / "data-bin",
+    }
     for language in ("en", "fr"):
         dictionaries = [(bins[name] / f"dict.{language}.txt").read_text() for name in bins]
         assert len(dictionaries[0].splitlines()) == len(dictionaries[1].splitlines()) == SHORTLIST
@@ -57,10 +49,9 @@ def data_bins(data_bin, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def checkpoint(data_bins, tmp_path_factory):
-    save_dir = tmp_path_factory.mktemp("trained")
-    train(data_bins["trained"], save_dir, "rnnsearch_50", "--max-update", "2")
-    return save_dir / "checkpoint_last.pt"
+def checkpoint(shortlist_checkpoint):
+    """Trained on data_bins["trained"]."""
+    return shortlist_checkpoint
 
 
 def _arguments(tool, checkpoint, data, tmp_path):

@@ -13,6 +13,7 @@ from .tools import run
 TEST_SENTENCES = 13  # not a multiple of fairseq's --required-batch-size-multiple (8)
 # test sentence -> a word the demo dictionaries lack, added to its source and to its reference
 UNKNOWN_WORDS = {1: ("zyzzyva", ""), 4: ("", "xylophonie"), 7: ("zyzzyva", "xylophonie")}
+SHORTLIST = 20  # words of each language in prepare_demo_with_shortlist's dictionaries
 
 
 def preprocess(*options) -> None:
@@ -78,6 +79,20 @@ def prepare_demo_with_bpe(raw: Path, out: Path, merges: int = 30) -> Path:
         *("--train", raw / "train", "--valid", raw / "valid", "--test", raw / "test"),
         *("--source-lang", "en", "--target-lang", "fr", "--out", out),
         *("--bpe", merges, "--workers", 1),
+    )
+    return out
+
+
+def prepare_demo_with_shortlist(raw: Path, out: Path, size: int = SHORTLIST) -> Path:
+    """The demo corpus in raw/ prepared by bahdanau-prepare-data with the paper's vocabulary: the
+    size most frequent words of each language, a dictionary for each (the demo data-bin has one
+    for both). Its output folder: data-bin/, tok/ (the text as binarized), raw/."""
+    run(
+        "bahdanau-prepare-data",
+        "corpus",
+        *("--train", raw / "train", "--valid", raw / "valid", "--test", raw / "test"),
+        *("--source-lang", "en", "--target-lang", "fr", "--out", out),
+        *("--shortlist", size, "--workers", 1),
     )
     return out
 
