@@ -324,7 +324,9 @@ def test_a_copy_of_the_training_text_given_as_a_test_set_is_refused_before_any_w
     assert not (out / "stages").exists()
 
 
-def test_a_copy_of_the_valid_set_given_as_a_test_set_is_refused(tmp_path):
+def valid_set_and_its_copy_as_a_test_set(tmp_path):
+    """A corpus with a dev set, and the options that give it as --valid and a copy of it, news,
+    as --test."""
     corpus = write_corpus(
         tmp_path / "corpus",
         {"train": sentence_pairs(12), "dev": sentence_pairs(3, offset=12)},
@@ -332,22 +334,21 @@ def test_a_copy_of_the_valid_set_given_as_a_test_set_is_refused(tmp_path):
     )
     copy_prefix(corpus, "dev", "news")
     options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--valid", corpus / "dev")
+    return corpus, options + ["--test", str(corpus / "news")]
+
+
+def test_a_copy_of_the_valid_set_given_as_a_test_set_is_refused(tmp_path):
+    corpus, options = valid_set_and_its_copy_as_a_test_set(tmp_path)
     with pytest.raises(DataError, match=re.escape(f"and its copy {corpus / 'news.en'} (the same")):
-        main(options + ["--test", str(corpus / "news")])
+        main(options)
 
 
 def test_a_copy_is_looked_for_among_the_files_of_the_same_size_only(tmp_path, hashed):
     """Hashing the training text for it would read gigabytes (WMT'14's): none of its files has
     the size of a test set's."""
-    corpus = write_corpus(
-        tmp_path / "corpus",
-        {"train": sentence_pairs(12), "dev": sentence_pairs(3, offset=12)},
-        LANGUAGES,
-    )
-    copy_prefix(corpus, "dev", "news")
-    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--valid", corpus / "dev")
+    _, options = valid_set_and_its_copy_as_a_test_set(tmp_path)
     with pytest.raises(DataError, match="and its copy"):
-        main(options + ["--test", str(corpus / "news")])
+        main(options)
     assert hashed and {path.stem for path in hashed} <= {"dev", "news"}
 
 
