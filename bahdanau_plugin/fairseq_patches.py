@@ -25,8 +25,9 @@ from typing import Optional
 
 import torch
 from fairseq import checkpoint_utils
-from fairseq.models import ARCH_MODEL_REGISTRY
+from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from fairseq.tasks.translation import TranslationTask
+from omegaconf import DictConfig, open_dict
 
 from . import save_dir
 from .checkpoint_safety import (
@@ -261,18 +262,63 @@ def _training_in_bfloat16_here(convert_namespace_to_omegaconf):
     return wrapper
 
 
+def _one_of_these_architectures(name) -> bool:
+    model = ARCH_MODEL_REGISTRY.get(name) if isinstance(name, str) else None
+    return model is not None and issubclass(model, RecurrentTranslationModel)
+
+
 def _bfloat16_taken_for_tpu(args) -> bool:
     """Whether fairseq turned --bf16 into --tpu for one of this plugin's architectures, on a
     machine that has no TPU support and where the user did not ask for --tpu."""
-    model = ARCH_MODEL_REGISTRY.get(getattr(args, "arch", None))
     return (
-        model is not None
-        and issubclass(model, RecurrentTranslationModel)
+        _one_of_these_architectures(getattr(args, "arch", None))
         and getattr(args, "bf16", False)
         and getattr(args, "tpu", False)
         and "--tpu" not in sys.argv[1:]
         and importlib.util.find_spec("torch_xla") is None
     )
+
+
+# Where fairseq's add_defaults is, and the modules that name it as their own: fairseq-hydra-train's
+# fills the configuration's defaults in before fairseq-train's main, which imports the plugin, fills
+# them in again.
+ADD_DEFAULTS = ("fairseq.dataclass.initialize", "fairseq_cli.train", "fairseq_cli.hydra_train")
+# Set on the wrapper, so that importing the plugin again wraps nothing twice.
+ARCHITECTURE_WRAPPER = "__bahdanau_applies_the_architecture_to_the_options_given__"
+
+
+def apply_the_architecture_to_the_options_given() -> None:
+    """A hydra configuration gives the keys it holds, a null included: ``model.max_train_length=
+    null`` over the rnnsearch_50 recipe asks for no length limit. fairseq's add_defaults fills every
+    key the model's configuration lacks with its dataclass's default (None for the limit); the
+    architecture, which fairseq applies as it then builds the model, found the null written and the
+    limit left out alike, and gave both its 50. add_defaults now first applies the architecture
+    (models/config.py: apply_architecture) to the options of these models as written, then does
+    fairseq's own; for other models, fairseq's own alone. fairseq-train's main calls it right after
+    importing the plugin, so no option or hook runs in between. fairseq-hydra-train's copy matters
+    in a hydra multirun, whose later jobs find the plugin loaded, and the function's own module for
+    a program that imports fairseq's training after the plugin."""
+    for module in [copy for name in ADD_DEFAULTS for copy in _loaded_copies(name)]:
+        if not getattr(module.add_defaults, ARCHITECTURE_WRAPPER, False):
+            module.add_defaults = _applying_the_architecture_first(module.add_defaults)
+
+
+def _applying_the_architecture_first(add_defaults):
+    @functools.wraps(add_defaults)
+    def wrapper(cfg):
+        model = cfg.get("model")
+        name = model if isinstance(model, str) else getattr(model, "_name", None)
+        if _one_of_these_architectures(name) and isinstance(model, (str, DictConfig)):
+            with open_dict(cfg):
+                if isinstance(model, str):  # model: rnnsearch_50, read as fairseq reads it
+                    cfg.model = {"_name": model}
+                model = cfg.model
+                with open_dict(model):
+                    ARCH_CONFIG_REGISTRY[name](model)
+        return add_defaults(cfg)
+
+    setattr(wrapper, ARCHITECTURE_WRAPPER, True)
+    return wrapper
 
 
 def _loaded_copies(module_name: str):
@@ -432,6 +478,11 @@ CHANGES = (
     # --bf16 is not taken for --tpu for these models. The function runs between fairseq-train's
     # parsing and its training, for every model, and returns fairseq's own result for others.
     train_in_bfloat16_on_gpus_and_cpus,
+    # fairseq.dataclass.initialize.add_defaults, in any process, and the copies fairseq_cli.train
+    # and fairseq_cli.hydra_train hold, where loaded: for these models, the architecture fills the
+    # options the configuration does not give before fairseq fills in its defaults, so that a null
+    # given (no length limit) stays. For other models, fairseq's own.
+    apply_the_architecture_to_the_options_given,
     # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
     # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.
     log_at_the_level_of_fairseqs_tools,

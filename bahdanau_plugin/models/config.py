@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from fairseq.dataclass import FairseqDataclass
 from fairseq.models import ARCH_CONFIG_REGISTRY
-from omegaconf import II
+from omegaconf import II, DictConfig
 
 from ..errors import ConfigurationError
 from ..options import positive_int, probability
@@ -65,35 +65,49 @@ def size_fields(config_class):
 
 
 def apply_architecture(cfg, config_class, **architecture):
-    """Fill every option left unset with the architecture's value, else the paper's default.
+    """Fill every option the configuration does not give with the architecture's value, else the
+    paper's default.
 
     Each named architecture (rnnsearch_30, rnnsearch_50, rnnencdec_30, rnnencdec_50) is a function
-    beside its model that calls this with its length limit. fairseq-train leaves options the user
-    did not give unset; fairseq-hydra-train has already filled them from the dataclass, which is
-    why an architecture's own values default to None.
+    beside its model that calls this with its length limit. A hydra configuration gives the keys it
+    holds, a null included: ``model.max_train_length=null`` over rnnsearch_50 asks for no length
+    limit. fairseq fills the keys it lacks with the dataclass's defaults (None for the limit) before
+    it builds the model, and a null written then reads as one left out, so fairseq-train and
+    fairseq-hydra-train apply the architecture before that (fairseq_patches.
+    apply_the_architecture_to_the_options_given); when fairseq calls this again as it builds the
+    model, every option is given. fairseq-train's parsed arguments give every option, None where
+    the command did not (argparse has no null), and are filled there.
     """
     for option in dataclasses.fields(config_class):
         if option.name.startswith("_") or is_run_option(option):
             continue
-        if getattr(cfg, option.name, None) is not None:
+        if _given(cfg, option.name):
             continue
         setattr(cfg, option.name, architecture.get(option.name, option.default))
 
 
+def _given(cfg, name: str) -> bool:
+    if isinstance(cfg, DictConfig):
+        return name in cfg  # False for a missing value (???)
+    return getattr(cfg, name, None) is not None
+
+
 def other_length_limit(cfg) -> Optional[str]:
     """A line for a run whose length limit is not the one its architecture's name says (a recipe
-    with another ``model._name``, or a limit set to suit BPE units), whose checkpoints keep that
-    name: rnnsearch_30 trained on pairs of 50 tokens is not the paper's RNNsearch-30."""
+    with another ``model._name``, a limit set to suit BPE units, or none: null), whose checkpoints
+    keep that name: rnnsearch_30 trained on pairs of 50 tokens is not the paper's RNNsearch-30."""
     name = getattr(cfg, "_name", None) or getattr(cfg, "arch", None)
     named = argparse.Namespace()
     ARCH_CONFIG_REGISTRY.get(name, lambda _: None)(named)
     limit = getattr(named, "max_train_length", None)
     if limit is None or cfg.max_train_length == limit:
         return None
-    return (
-        f"{name} trains on pairs of at most {cfg.max_train_length} tokens a side "
-        f"(max_train_length), not the {limit} of its name"
+    pairs = (
+        "pairs of any length"
+        if cfg.max_train_length is None
+        else f"pairs of at most {cfg.max_train_length} tokens a side"
     )
+    return f"{name} trains on {pairs} (max_train_length), not the {limit} of its name"
 
 
 def options_differing(trained, run, config_class) -> List[str]:

@@ -17,8 +17,11 @@ import types
 import pytest
 import torch
 from fairseq import checkpoint_utils, utils
+from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.models import ARCH_CONFIG_REGISTRY
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
+from omegaconf import OmegaConf
 
 import bahdanau_plugin
 from bahdanau_plugin import fairseq_patches
@@ -128,6 +131,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "write_standard_output_in_utf8",
         "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",
+        "apply_the_architecture_to_the_options_given",
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
         "own_the_save_dir_in_training",
@@ -242,6 +246,58 @@ def test_importing_the_plugin_again_wraps_fairseq_train_s_conversion_once():
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
     assert train.convert_namespace_to_omegaconf is wrapped
     assert wrapped.__wrapped__ is convert_namespace_to_omegaconf
+
+
+@pytest.fixture
+def add_defaults_restored(monkeypatch):
+    """fairseq's add_defaults wrapped as importing the plugin wraps it, restored after the test."""
+    from fairseq_cli import hydra_train, train
+
+    for module in (initialize, train, hydra_train):
+        monkeypatch.setattr(module, "add_defaults", module.add_defaults)
+    fairseq_patches.apply_the_architecture_to_the_options_given()
+
+
+def model_options_completed(model):
+    """The model's options of a configuration as hydra composed it (model, its keys as written),
+    once fairseq has filled in its defaults and applied the architecture as it builds the model."""
+    cfg = OmegaConf.create({"model": model})
+    initialize.add_defaults(cfg)
+    ARCH_CONFIG_REGISTRY[cfg.model._name](cfg.model)
+    return cfg.model
+
+
+def test_a_null_length_limit_given_to_a_named_architecture_outlives_fairseq_s_defaults(
+    add_defaults_restored,
+):
+    model = model_options_completed({"_name": "rnnsearch_50", "max_train_length": None})
+    assert model.max_train_length is None
+
+
+@pytest.mark.parametrize(
+    "model", [{"_name": "rnnsearch_50"}, "rnnsearch_50"], ids=["left-out", "named-alone"]
+)
+def test_a_length_limit_not_given_to_a_named_architecture_is_still_its_own(
+    add_defaults_restored, model
+):
+    assert model_options_completed(model).max_train_length == 50
+
+
+def test_for_other_models_fairseq_s_defaults_are_fairseq_s_own(add_defaults_restored):
+    model = {"_name": "transformer_iwslt_de_en", "encoder_layers": 2}
+    ours, fairseqs = (OmegaConf.create({"model": model}) for _ in range(2))
+    initialize.add_defaults(ours)
+    initialize.add_defaults.__wrapped__(fairseqs)
+    assert OmegaConf.to_container(ours) == OmegaConf.to_container(fairseqs)
+
+
+def test_importing_the_plugin_again_wraps_fairseq_s_defaults_once(add_defaults_restored):
+    from fairseq_cli import hydra_train, train
+
+    wrapped = [module.add_defaults for module in (initialize, train, hydra_train)]
+    importlib.reload(bahdanau_plugin)
+    utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
+    assert [module.add_defaults for module in (initialize, train, hydra_train)] == wrapped
 
 
 @pytest.fixture

@@ -163,6 +163,29 @@ def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
     )
 
 
+def test_a_null_length_limit_over_a_named_recipe_trains_without_one(data_bin, tmp_path):
+    """model.max_train_length=null over rnnsearch_50.yaml: fairseq filled the null back with the
+    architecture's 50 (fairseq_patches.apply_the_architecture_to_the_options_given)."""
+    output = run(
+        "fairseq-hydra-train",
+        "--config-dir",
+        CONFIGS,
+        "--config-name",
+        "rnnsearch_50",
+        f"task.data={data_bin}",
+        f"checkpoint.save_dir={tmp_path / 'checkpoints'}",
+        "optimization.max_update=1",
+        "common.cpu=true",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+        *as_hydra_overrides(tiny_flags("rnnsearch_50")),
+        "model.max_train_length=null",
+        cwd=REPO,
+    )
+    state = torch.load(tmp_path / "checkpoints" / "checkpoint_last.pt")
+    assert state["cfg"]["model"]["max_train_length"] is None
+    assert "rnnsearch_50 trains on pairs of any length (max_train_length)" in output
+
+
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_each_recipe_is_the_papers_training(arch):
     cfg = recipe_configuration(arch)

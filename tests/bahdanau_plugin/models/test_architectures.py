@@ -5,6 +5,7 @@ import logging
 import pytest
 from fairseq import options
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.speed import setting
@@ -37,6 +38,19 @@ def test_each_named_architecture_is_a_function_of_that_name_beside_its_model(arc
     function = ARCH_CONFIG_REGISTRY[arch]
     assert function.__name__ == arch
     assert function.__module__ == ARCH_MODEL_REGISTRY[arch].__module__
+
+
+def test_a_null_length_limit_in_a_hydra_configuration_means_none():
+    """model.max_train_length=null over the rnnsearch_50 recipe: the user asks for no limit."""
+    cfg = OmegaConf.create({"_name": "rnnsearch_50", "max_train_length": None})
+    ARCH_CONFIG_REGISTRY["rnnsearch_50"](cfg)
+    assert cfg.max_train_length is None
+
+
+def test_a_length_limit_left_out_of_a_hydra_configuration_is_the_architecture_s():
+    cfg = OmegaConf.create({"_name": "rnnsearch_50"})
+    ARCH_CONFIG_REGISTRY["rnnsearch_50"](cfg)
+    assert cfg.max_train_length == 50
 
 
 def test_rnnsearch_alignment_model_has_1000_hidden_units():
@@ -129,6 +143,14 @@ def test_a_run_whose_limit_is_not_its_architecture_s_says_so_as_it_first_trains(
     ]
     model.train()  # once
     assert len(caplog.records) == 1
+
+
+def test_a_run_without_the_limit_of_its_architecture_s_name_says_so_as_it_first_trains(caplog):
+    model = build_tiny_model("rnnsearch", max_train_length=None)
+    model.cfg._name = "rnnsearch_50"
+    assert _first_training_lines(model, caplog) == [
+        "rnnsearch_50 trains on pairs of any length (max_train_length), not the 50 of its name"
+    ]
 
 
 @pytest.mark.parametrize("arch, limit", [("rnnencdec_50", 50), ("rnnsearch", 80)])
