@@ -40,6 +40,7 @@ from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
 from .errors import ConfigurationError, print_errors_as_one_line
 from .log_level import fairseqs_log_level
+from .models import unknown_options
 from .models.language_pair import LANGUAGES_GIVEN
 from .models.recurrent_translation import RecurrentTranslationModel
 
@@ -284,31 +285,38 @@ def _bfloat16_taken_for_tpu(args) -> bool:
 # them in again.
 ADD_DEFAULTS = ("fairseq.dataclass.initialize", "fairseq_cli.train", "fairseq_cli.hydra_train")
 # Set on the wrapper, so that importing the plugin again wraps nothing twice.
-ARCHITECTURE_WRAPPER = "__bahdanau_applies_the_architecture_to_the_options_given__"
+OPTIONS_GIVEN_WRAPPER = "__bahdanau_reads_the_options_as_given__"
 
 
-def apply_the_architecture_to_the_options_given() -> None:
-    """A hydra configuration gives the keys it holds, a null included: ``model.max_train_length=
-    null`` over the rnnsearch_50 recipe asks for no length limit. fairseq's add_defaults fills every
-    key the model's configuration lacks with its dataclass's default (None for the limit); the
-    architecture, which fairseq applies as it then builds the model, found the null written and the
-    limit left out alike, and gave both its 50. add_defaults now first applies the architecture
-    (models/config.py: apply_architecture) to the options of these models as written, then does
-    fairseq's own; for other models, fairseq's own alone. fairseq-train's main calls it right after
-    importing the plugin, so no option or hook runs in between. fairseq-hydra-train's copy matters
-    in a hydra multirun, whose later jobs find the plugin loaded, and the function's own module for
-    a program that imports fairseq's training after the plugin."""
+def read_the_options_as_given() -> None:
+    """fairseq's add_defaults fills every key of a configuration's model block that it lacks with
+    its dataclass's default, as fairseq-train's main calls it right after importing the plugin (no
+    option or hook runs in between); from then on what the user wrote can no longer be told apart:
+    - ``model.max_train_length=null`` over the rnnsearch_50 recipe asks for no length limit; filled
+      in, the null written and the limit left out are one None, and the architecture, which fairseq
+      applies as it then builds the model, gave both its 50;
+    - a legacy optimizer (adadelta) or scheduler reads the keys it knows from its block and never
+      the others (``+optimizer.adadelta_rhoo=0.9``, a typo of adadelta_rho, trained with rho 0.9
+      unset), and a key the model does not take failed in omegaconf's traceback.
+    For these models, add_defaults now first refuses a key of those blocks that nothing takes, in
+    one line (models/unknown_options.py), and applies the architecture (models/config.py:
+    apply_architecture) to the options as written, then does fairseq's own; for other models,
+    fairseq's own alone. In any process, and in the copies fairseq-train's and fairseq-hydra-train's
+    modules hold where loaded: fairseq-hydra-train's matters in a hydra multirun, whose later jobs
+    find the plugin loaded, and the function's own module in a program that imports fairseq's
+    training after the plugin."""
     for module in [copy for name in ADD_DEFAULTS for copy in _loaded_copies(name)]:
-        if not getattr(module.add_defaults, ARCHITECTURE_WRAPPER, False):
-            module.add_defaults = _applying_the_architecture_first(module.add_defaults)
+        if not getattr(module.add_defaults, OPTIONS_GIVEN_WRAPPER, False):
+            module.add_defaults = _reading_the_options_as_given(module.add_defaults)
 
 
-def _applying_the_architecture_first(add_defaults):
+def _reading_the_options_as_given(add_defaults):
     @functools.wraps(add_defaults)
     def wrapper(cfg):
         model = cfg.get("model")
         name = model if isinstance(model, str) else getattr(model, "_name", None)
         if _one_of_these_architectures(name) and isinstance(model, (str, DictConfig)):
+            unknown_options.check(cfg)
             with open_dict(cfg):
                 if isinstance(model, str):  # model: rnnsearch_50, read as fairseq reads it
                     cfg.model = {"_name": model}
@@ -317,7 +325,7 @@ def _applying_the_architecture_first(add_defaults):
                     ARCH_CONFIG_REGISTRY[name](model)
         return add_defaults(cfg)
 
-    setattr(wrapper, ARCHITECTURE_WRAPPER, True)
+    setattr(wrapper, OPTIONS_GIVEN_WRAPPER, True)
     return wrapper
 
 
@@ -479,10 +487,11 @@ CHANGES = (
     # parsing and its training, for every model, and returns fairseq's own result for others.
     train_in_bfloat16_on_gpus_and_cpus,
     # fairseq.dataclass.initialize.add_defaults, in any process, and the copies fairseq_cli.train
-    # and fairseq_cli.hydra_train hold, where loaded: for these models, the architecture fills the
-    # options the configuration does not give before fairseq fills in its defaults, so that a null
-    # given (no length limit) stays. For other models, fairseq's own.
-    apply_the_architecture_to_the_options_given,
+    # and fairseq_cli.hydra_train hold, where loaded: for these models, before fairseq fills in its
+    # defaults, a key of the model's, optimizer's or scheduler's block that nothing takes is refused
+    # and the architecture fills the options not given, so that a null given (no length limit)
+    # stays. For other models, fairseq's own.
+    read_the_options_as_given,
     # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
     # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.
     log_at_the_level_of_fairseqs_tools,

@@ -73,10 +73,10 @@ def apply_architecture(cfg, config_class, **architecture):
     holds, a null included: ``model.max_train_length=null`` over rnnsearch_50 asks for no length
     limit. fairseq fills the keys it lacks with the dataclass's defaults (None for the limit) before
     it builds the model, and a null written then reads as one left out, so fairseq-train and
-    fairseq-hydra-train apply the architecture before that (fairseq_patches.
-    apply_the_architecture_to_the_options_given); when fairseq calls this again as it builds the
-    model, every option is given. fairseq-train's parsed arguments give every option, None where
-    the command did not (argparse has no null), and are filled there.
+    fairseq-hydra-train apply the architecture before that (fairseq_patches.read_the_options_as_
+    given); when fairseq calls this again as it builds the model, every option is given.
+    fairseq-train's parsed arguments give every option, None where the command did not (argparse
+    has no null), and are filled there.
     """
     for option in dataclasses.fields(config_class):
         if option.name.startswith("_") or is_run_option(option):

@@ -25,6 +25,7 @@ from omegaconf import OmegaConf
 
 import bahdanau_plugin
 from bahdanau_plugin import fairseq_patches
+from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models.language_pair import LANGUAGES_GIVEN
 
 from ..support.demo_data import TEST_SENTENCES
@@ -131,7 +132,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "write_standard_output_in_utf8",
         "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",
-        "apply_the_architecture_to_the_options_given",
+        "read_the_options_as_given",
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
         "own_the_save_dir_in_training",
@@ -255,7 +256,7 @@ def add_defaults_restored(monkeypatch):
 
     for module in (initialize, train, hydra_train):
         monkeypatch.setattr(module, "add_defaults", module.add_defaults)
-    fairseq_patches.apply_the_architecture_to_the_options_given()
+    fairseq_patches.read_the_options_as_given()
 
 
 def model_options_completed(model):
@@ -281,6 +282,24 @@ def test_a_length_limit_not_given_to_a_named_architecture_is_still_its_own(
     add_defaults_restored, model
 ):
     assert model_options_completed(model).max_train_length == 50
+
+
+ADADELTA_MISSPELT = {"_name": "adadelta", "adadelta_rhoo": 0.9, "lr": [1.0]}
+
+
+def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fairseq_s_defaults(
+    add_defaults_restored,
+):
+    """fairseq's legacy adadelta would never read it (models/unknown_options.py)."""
+    cfg = OmegaConf.create({"model": {"_name": "rnnsearch_50"}, "optimizer": ADADELTA_MISSPELT})
+    with pytest.raises(ConfigurationError, match="^optimizer.adadelta_rhoo is not an option"):
+        initialize.add_defaults(cfg)
+
+
+def test_for_other_models_the_optimizer_s_keys_are_fairseq_s_to_read(add_defaults_restored):
+    cfg = OmegaConf.create({"model": {"_name": "lstm"}, "optimizer": ADADELTA_MISSPELT})
+    initialize.add_defaults(cfg)
+    assert cfg.optimizer.adadelta_rhoo == 0.9
 
 
 def test_for_other_models_fairseq_s_defaults_are_fairseq_s_own(add_defaults_restored):
