@@ -45,7 +45,8 @@ class RecurrentTranslationConfig(FairseqDataclass):
         },
     )
     # fairseq's own options for the run, read (never set) to refuse those under which the models
-    # would train wrongly (training_setup.py), as fairseq's wav2vec models read ddp_backend
+    # would train wrongly and warn of those that would do nothing (training_setup.py), as
+    # fairseq's wav2vec models read ddp_backend
     ddp_backend: str = II("distributed_training.ddp_backend")
     ddp_comm_hook: str = II("distributed_training.ddp_comm_hook")
     distributed_world_size: int = II("distributed_training.distributed_world_size")
@@ -53,6 +54,8 @@ class RecurrentTranslationConfig(FairseqDataclass):
     bf16: bool = II("common.bf16")
     memory_efficient_fp16: bool = II("common.memory_efficient_fp16")
     memory_efficient_bf16: bool = II("common.memory_efficient_bf16")
+    max_tokens: Optional[int] = II("dataset.max_tokens")
+    batch_size: Optional[int] = II("dataset.batch_size")
 
 
 def is_run_option(option: dataclasses.Field) -> bool:

@@ -10,7 +10,7 @@ from (``fingerprints.py``), and it refuses to load a checkpoint of other diction
 
 import logging
 
-from fairseq import hub_utils
+from fairseq import hub_utils, utils
 from fairseq.models import FairseqEncoderDecoderModel
 from torch import nn
 
@@ -56,6 +56,9 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         super().__init__(encoder, decoder)
         self.cfg = cfg
         self._training_setup_checked = False
+        # the task's length limits (source, target), which fairseq-train's batches also keep to:
+        # set by build_model, None for a model built without a task that has them
+        self.task_max_positions = None
         # the fingerprint of the parameters its training started from: taken as it first trains,
         # or loaded with a checkpoint (fingerprints.py)
         self.initial_parameters = None
@@ -77,6 +80,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
         model = cls(cfg, encoder, decoder)
+        if hasattr(task, "max_positions"):
+            model.task_max_positions = task.max_positions()
         unregister_absent_parameters_(model)
         return model
 
@@ -87,6 +92,10 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             training_setup.check(self.cfg)
             if (limit := other_length_limit(self.cfg)) is not None:
                 logger.info(limit)
+            # the longest pair fairseq-train keeps, as it resolves them for its batches
+            longest = utils.resolve_max_positions(self.task_max_positions, self.max_positions())
+            if (idle := training_setup.max_tokens_never_binding(self.cfg, longest)) is not None:
+                logger.warning(idle)
             if self.initial_parameters is None:  # neither resumed nor restored from a checkpoint
                 self.initial_parameters = fingerprints.of_parameters(self)
             self._training_setup_checked = True

@@ -1,4 +1,5 @@
-"""fairseq options under which these models would train wrongly, refused in one line.
+"""fairseq options under which these models would train wrongly, refused in one line; and one
+that would do nothing, said in a warning (max_tokens_never_binding).
 
 The alignment model keeps its parameters and gradients in float32 under half precision
 (modules/full_precision.py): at the paper's start v_a's gradient is below float16's smallest number
@@ -9,7 +10,7 @@ as fairseq's wav2vec models read ``ddp_backend``) and checks them when it first 
 checkpoint trained under any options still loads for translation.
 """
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from fairseq import utils
 
@@ -68,6 +69,28 @@ def check(cfg) -> None:
             f"half-precision ones: use --{_flag(memory_efficient[0]).split('-')[-1]}, which keeps "
             "float32 master weights"
         )
+
+
+def max_tokens_never_binding(cfg, max_positions: Tuple[int, int]) -> Optional[str]:
+    """A line for a run whose --max-tokens no batch can reach: fairseq closes a batch at
+    --batch-size sentences, or before the sentences, padded to the longest among them, would pass
+    --max-tokens; with --batch-size sentences of at most the longest pair the run trains on
+    (max_positions: the length limit, end of sentence included, or the task's) under it, the
+    batches are the batch size's alone. The paper's recipes batch 80 sentences of at most 50 tokens
+    a side: --max-tokens 8000 beside them changed nothing, without a word."""
+    max_tokens, batch_size = run_option(cfg, "max_tokens"), run_option(cfg, "batch_size")
+    if max_tokens is None or batch_size is None:
+        return None
+    longest = max(max_positions)
+    if batch_size * longest > max_tokens:
+        return None
+    return (
+        f"--max-tokens {max_tokens} never limits a batch here: --batch-size {batch_size} "
+        f"sentences of at most {longest} tokens (the longest pair this run trains on, end of "
+        f"sentence included) hold at most {batch_size * longest}, so --batch-size alone makes "
+        f"the batches; for batches of up to {max_tokens} tokens, drop --batch-size "
+        "(dataset.batch_size=null)"
+    )
 
 
 def _flag(option: str) -> str:

@@ -211,6 +211,27 @@ def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_before_training(d
     assert not (tmp_path / "checkpoints").exists()
 
 
+def test_max_tokens_beside_a_recipe_s_batch_size_is_said_to_do_nothing(data_bin, tmp_path):
+    """80 sentences of at most 50 tokens a side never reach 8,000 tokens: the batches stay the
+    batch size's, as without the option."""
+    output = run(
+        "fairseq-hydra-train",
+        "--config-dir",
+        CONFIGS,
+        "--config-name",
+        "rnnsearch_50",
+        f"task.data={data_bin}",
+        f"checkpoint.save_dir={tmp_path / 'checkpoints'}",
+        "optimization.max_update=1",
+        "common.cpu=true",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+        *as_hydra_overrides(tiny_flags("rnnsearch_50")),
+        "dataset.max_tokens=8000",
+        cwd=REPO,
+    )
+    assert "[WARNING] - --max-tokens 8000 never limits a batch here: --batch-size 80 " in output
+
+
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_each_recipe_is_the_papers_training(arch):
     cfg = recipe_configuration(arch)

@@ -1,6 +1,8 @@
 """The models refuse, when they first train, the fairseq options that would round the alignment
 model's float32 gradients, in one line that names what works; a model built under any options
-still translates."""
+still translates. A --max-tokens that no batch can reach is one warning."""
+
+import logging
 
 import pytest
 import torch
@@ -116,3 +118,43 @@ def test_fairseq_s_one_buffer_all_reduce_rounds_a_float32_gradient_of_a_half_mod
         dist.destroy_process_group()
     assert model[1].weight.dtype == torch.float32
     assert torch.count_nonzero(model[1].weight.grad) == 0  # 1e-9 is below float16's range
+
+
+def _warnings_as_training_starts(model, caplog) -> list:
+    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin"):
+        model.train()
+        model.train()  # once
+    return [r.getMessage() for r in caplog.records if r.name.startswith("bahdanau_plugin")]
+
+
+def test_max_tokens_no_batch_of_the_batch_size_can_reach_is_one_warning(data_bin, caplog):
+    """The paper's recipe (80 sentences, pairs of at most 50 tokens a side) with --max-tokens 8000:
+    fairseq's batches are the batch size's alone."""
+    model = _model(
+        data_bin, "--max-train-length", "50", "--batch-size", "80", "--max-tokens", "8000"
+    )
+    assert _warnings_as_training_starts(model, caplog) == [
+        "--max-tokens 8000 never limits a batch here: --batch-size 80 sentences of at most 51 "
+        "tokens (the longest pair this run trains on, end of sentence included) hold at most "
+        "4080, so --batch-size alone makes the batches; for batches of up to 8000 tokens, drop "
+        "--batch-size (dataset.batch_size=null)"
+    ]
+
+
+def test_the_task_s_length_limits_count_as_the_longest_pair_too(data_bin, caplog):
+    flags = ["--max-source-positions", "20", "--max-target-positions", "30"]
+    model = _model(data_bin, *flags, "--batch-size", "80", "--max-tokens", "8000")
+    assert "sentences of at most 30 tokens" in _warnings_as_training_starts(model, caplog)[0]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--max-train-length", "50", "--batch-size", "80", "--max-tokens", "4000"],
+        ["--batch-size", "80", "--max-tokens", "8000"],  # no length limit but the task's 1,024
+        ["--max-train-length", "50", "--max-tokens", "8000"],
+    ],
+    ids=["reachable", "long-pairs", "token-batches"],
+)
+def test_max_tokens_that_can_limit_a_batch_is_not_warned(data_bin, caplog, flags):
+    assert _warnings_as_training_starts(_model(data_bin, *flags), caplog) == []
