@@ -80,14 +80,42 @@ def printing_errors_as_one_line(previous_hook):
         if explanation is None:
             previous_hook(kind, value, traceback)
         else:
-            print(f"error: {explanation}", file=sys.stderr)
-            # The command ends now. What the failed call left half-built would print a traceback
-            # of its own from its __del__ as Python ends, after the line (fairseq's
-            # MMapIndexedDataset of an empty split: no attribute '_bin_buffer_mmap').
-            sys.unraisablehook = lambda unraisable: None
+            print_as_the_last_line(explanation)
 
     setattr(hook, ONE_LINE_HOOK, True)
     return hook
+
+
+def print_as_the_last_line(explanation: str) -> None:
+    print(f"error: {explanation}", file=sys.stderr)
+    # The command ends now. What the failed call left half-built would print a traceback of its
+    # own from its __del__ as Python ends, after the line (fairseq's MMapIndexedDataset of an
+    # empty split: no attribute '_bin_buffer_mmap').
+    sys.unraisablehook = lambda unraisable: None
+
+
+def print_hydra_jobs_errors_as_one_line() -> None:
+    """From now on, a hydra job (fairseq-hydra-train's training) that ends with an error one_line
+    explains prints that one line and ends the command. Hydra keeps a job's error in its JobReturn
+    and raises it again where its result is read (``return_value``), after a line of the job's
+    overrides, into its own handler, which prints a traceback and exits: sys.excepthook never
+    sees it. Any other error is hydra's to print, as before."""
+    from hydra.core.utils import JobReturn, JobStatus
+
+    result = JobReturn.return_value
+    if getattr(result.fget, ONE_LINE_HOOK, False):
+        return
+
+    def return_value(job: JobReturn):
+        failed = job.status == JobStatus.FAILED
+        explanation = one_line(job._return_value) if failed else None
+        if explanation is None:
+            return result.fget(job)
+        print_as_the_last_line(explanation)
+        sys.exit(1)
+
+    setattr(return_value, ONE_LINE_HOOK, True)
+    JobReturn.return_value = property(return_value, result.fset)
 
 
 def print_errors_as_one_line() -> None:

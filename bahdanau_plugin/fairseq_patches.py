@@ -38,7 +38,11 @@ from .checkpoint_safety import (
 )
 from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
-from .errors import ConfigurationError, print_errors_as_one_line
+from .errors import (
+    ConfigurationError,
+    print_errors_as_one_line,
+    print_hydra_jobs_errors_as_one_line,
+)
 from .log_level import fairseqs_log_level
 from .models import unknown_options
 from .models.language_pair import LANGUAGES_GIVEN
@@ -73,9 +77,11 @@ def limit_onednn_caches() -> None:
 
 def print_fairseq_tools_errors_as_one_line() -> None:
     """A fairseq command that ends with an error the plugin explains (errors.py) prints one line
-    instead of a traceback; the project's own commands install the same hook themselves."""
+    instead of a traceback; the project's own commands install the same hook themselves.
+    fairseq-hydra-train trains in a hydra job, whose errors hydra prints itself."""
     if running_fairseq_tool() is not None:
         print_errors_as_one_line()
+        print_hydra_jobs_errors_as_one_line()
 
 
 def allow_fairseq_checkpoint_types() -> None:
@@ -462,8 +468,10 @@ CHANGES = (
     # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
     limit_onednn_caches,
     # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin
-    # explains (errors.py) prints one line instead of a traceback. fairseq has no hook for how its
-    # commands print errors.
+    # explains (errors.py) prints one line instead of a traceback; and hydra's
+    # JobReturn.return_value there, which raises a failed job's error into hydra's handler
+    # (fairseq-hydra-train), for the same errors. fairseq has no hook for how its commands print
+    # errors.
     print_fairseq_tools_errors_as_one_line,
     # torch.serialization.add_safe_globals([argparse.Namespace]), in any process: fairseq's own
     # loading of a checkpoint (its tools, the hub) calls torch.load.

@@ -5,6 +5,7 @@ import traceback
 
 import pytest
 from fairseq import checkpoint_utils
+from hydra.core.utils import JobReturn, JobStatus
 from torch.multiprocessing.spawn import ProcessRaisedException
 
 from bahdanau_plugin import errors
@@ -46,6 +47,55 @@ def test_installing_the_hook_twice_wraps_the_previous_hook_once(monkeypatch):
     installed = sys.excepthook
     errors.print_errors_as_one_line()
     assert sys.excepthook is installed
+
+
+@pytest.fixture
+def hydra_jobs_errors_as_one_line(monkeypatch):
+    """The hook on hydra's jobs installed, and taken off after the test."""
+    monkeypatch.setattr(JobReturn, "return_value", JobReturn.return_value)
+    errors.print_hydra_jobs_errors_as_one_line()
+
+
+def failed_job(error: Exception) -> JobReturn:
+    """What hydra's run_job returns for a job (fairseq-hydra-train's training) that raised error."""
+    job = JobReturn(overrides=["task.data=DATA"], status=JobStatus.FAILED)
+    job.return_value = error
+    return job
+
+
+def test_a_hydra_job_that_failed_with_an_explained_error_ends_the_command_with_its_line(
+    hydra_jobs_errors_as_one_line, capsys
+):
+    """hydra raises a job's error again where its result is read, into its own handler, which
+    prints a traceback: sys.excepthook never sees it."""
+    with pytest.raises(SystemExit) as ended:
+        failed_job(ConfigurationError("model.dropout: 2.0 is not a probability")).return_value
+    assert ended.value.code == 1
+    assert capsys.readouterr().err == "error: model.dropout: 2.0 is not a probability\n"
+
+
+def test_a_hydra_job_that_failed_with_another_error_is_left_to_hydra(
+    hydra_jobs_errors_as_one_line, capsys
+):
+    other = KeyError("model")
+    with pytest.raises(KeyError) as raised:
+        failed_job(other).return_value
+    assert raised.value is other
+    assert "Error executing job with overrides: ['task.data=DATA']" in capsys.readouterr().err
+
+
+def test_a_hydra_job_that_completed_returns_its_result(hydra_jobs_errors_as_one_line):
+    job = JobReturn(status=JobStatus.COMPLETED)
+    job.return_value = 0.5
+    assert job.return_value == 0.5
+
+
+def test_installing_the_hook_on_hydra_s_jobs_twice_wraps_hydra_s_result_once(
+    hydra_jobs_errors_as_one_line,
+):
+    installed = JobReturn.return_value
+    errors.print_hydra_jobs_errors_as_one_line()
+    assert JobReturn.return_value is installed
 
 
 def _as_raised_in_a_worker(error: Exception) -> ProcessRaisedException:

@@ -186,9 +186,12 @@ def test_a_null_length_limit_over_a_named_recipe_trains_without_one(data_bin, tm
     assert "rnnsearch_50 trains on pairs of any length (max_train_length)" in output
 
 
-def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_before_training(data_bin, tmp_path):
+def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_in_one_line_before_training(
+    data_bin, tmp_path
+):
     """fairseq's legacy adadelta never read it: the run trained with rho 0.9 unset, without a
-    word (models/unknown_options.py)."""
+    word (models/unknown_options.py). The line ends the command, as under fairseq-train, not
+    hydra's traceback of the job (errors.print_hydra_jobs_errors_as_one_line)."""
     output = run(
         "fairseq-hydra-train",
         "--config-dir",
@@ -204,10 +207,11 @@ def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_before_training(d
         cwd=REPO,
         check=False,
     )
-    assert (
-        "optimizer.adadelta_rhoo is not an option of the optimizer adadelta: it takes "
-        "adadelta_rho, " in output
+    assert output.splitlines()[-1].startswith(
+        "error: optimizer.adadelta_rhoo is not an option of the optimizer adadelta: it takes "
+        "adadelta_rho, "
     )
+    assert "Traceback" not in output and "Error executing job" not in output
     assert not (tmp_path / "checkpoints").exists()
 
 
