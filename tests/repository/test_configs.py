@@ -10,10 +10,12 @@ from argparse import Namespace
 import pytest
 import torch
 from fairseq import options
-from fairseq.dataclass.initialize import add_defaults, hydra_init
+from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
+
+from bahdanau_plugin.errors import ConfigurationError
 
 from ..support.paths import PLUGIN, REPO
 from ..support.models import paper_sizes, tiny_flags
@@ -51,12 +53,14 @@ def as_hydra_overrides(flags):
 def recipe_configuration(arch, *overrides):
     """What `fairseq-hydra-train --config-dir configs --config-name ARCH task.data=DATA
     [OVERRIDES]` trains with, built as fairseq_cli/hydra_train.py builds it, without training."""
-    hydra_init(arch)  # fairseq's schema under the recipe's name
+    initialize.hydra_init(arch)  # fairseq's schema under the recipe's name
     # version 1.1, as fairseq's @hydra.main (which names none); fairseq's own compose, used to read
     # fairseq-train's flags, refuses to run under a later version base
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.1"):
         cfg = compose(config_name=arch, overrides=["task.data=DATA", *overrides])
-    add_defaults(cfg)  # the defaults of the model, task and optimizer that hydra does not know
+    # the defaults of the model, task and optimizer that hydra does not know, filled in as
+    # fairseq-train does once it has loaded the plugin (fairseq_patches.read_the_options_as_given)
+    initialize.add_defaults(cfg)
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
 
 
@@ -256,6 +260,24 @@ def test_either_learning_rate_the_paper_recipe_names_overridden_is_the_one_train
     """fairseq's lr_scheduler sets its lr (optimization.lr) at every epoch, over the one adadelta
     was built with (optimizer.lr)."""
     assert recipe_configuration("rnnsearch_50", override).lr_scheduler.lr == [0.5]
+
+
+def test_an_option_of_the_recipes_learning_rate_schedule_can_be_overridden():
+    cfg = recipe_configuration("rnnsearch_50", "lr_scheduler.warmup_updates=4000")
+    assert (cfg.lr_scheduler._name, cfg.lr_scheduler.warmup_updates) == ("fixed", 4000)
+
+
+def test_a_misspelt_option_added_to_the_recipes_schedule_is_refused_in_one_line():
+    """Not the schedule replaced by a block of that key alone, which fairseq failed to build in
+    a traceback (Missing key _name)."""
+    with pytest.raises(
+        ConfigurationError,
+        match=re.escape(
+            "lr_scheduler.warmup_update is not an option of the learning-rate scheduler fixed: it "
+            "takes warmup_updates, "
+        ),
+    ):
+        recipe_configuration("rnnsearch_50", "+lr_scheduler.warmup_update=4000")
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
