@@ -57,8 +57,8 @@ def code_of(module: nn.Module) -> tuple:
 
 def interposed(module: nn.Module) -> Optional[str]:
     """What would miss ``module``'s operations in compiled code or a replay, while it is there: a
-    hook on a module of it, or a TorchFunctionMode or TorchDispatchMode (torch's own apart; under
-    a dispatch mode a compiled step finds nothing to compile)."""
+    hook on a module of it, a TorchFunctionMode or TorchDispatchMode (torch's own apart; under a
+    dispatch mode a compiled step finds nothing to compile), or a transform of torch.func's."""
     kinds = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
     named = module.named_modules()
     hooked = ["every module"] * any(getattr(nn.modules.module, "_global" + k) for k in kinds)
@@ -67,11 +67,11 @@ def interposed(module: nn.Module) -> Optional[str]:
         return f"a hook is on {hooked[0]} (while it is there)"
     functions = torch.overrides._get_current_function_mode_stack()
     dispatches = _python_dispatch._get_current_dispatch_mode_stack()
-    modes = [m for m in functions if not isinstance(m, DeviceContext)]
-    modes += [m for m in dispatches if not m.is_infra_mode()]
-    if modes:
-        return f"a mode is on ({type(modes[-1]).__name__}; while it is, as for a hook)"
-    return None
+    modes = [type(m).__name__ for m in functions if not isinstance(m, DeviceContext)]
+    modes += [type(m).__name__ for m in dispatches if not m.is_infra_mode()]
+    transform = torch._C._functorch.peek_interpreter_stack()  # grad, vmap: torch compiles none
+    modes += [f"torch.func.{transform.key().name.lower()}"] if transform else []
+    return f"a mode is on ({modes[-1]}; while it is, as for a hook)" if modes else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,24 +116,21 @@ class Compilation:
                 _EAGER.reset(eager)
                 self.eager_seconds += time.perf_counter() - start
         name, start = f"{type(module).__name__}.{self.function.__name__}", time.perf_counter()
-        if (reason := self._eager_reason(module, inputs[0])) is not None:
-            result = self.function(module, *inputs)  # first: a bug in an edit raises alone
-            warn_once(f"{name} runs eagerly: {reason}")
-            return result
-        import torch._inductor.exc  # where compiling fails, not the code: a graph break too
+        if (reason := self._eager_reason(module, inputs[0])) is None:
+            import torch._inductor.exc  # where compiling fails, not the code: a graph break too
 
-        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
-        exc, InductorError = torch._dynamo.exc, torch._inductor.exc.InductorError
-        try:
-            with self._settings():
-                result = self.run_compiled(module, *inputs)
-        except (exc.TorchDynamoException, exc.FailOnRecompileLimitHit, InductorError) as error:
-            cause = getattr(error, "inner_exception", None) or error.__cause__ or error
-            first = (str(cause).strip().splitlines() or [""])[0]
-            self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
-        if self.failure:  # outside the handler, then warned: a bug in an edit raises alone
+            graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
+            exc, InductorError = torch._dynamo.exc, torch._inductor.exc.InductorError
+            try:
+                with self._settings():
+                    result = self.run_compiled(module, *inputs)
+            except (exc.TorchDynamoException, exc.FailOnRecompileLimitHit, InductorError) as error:
+                cause = getattr(error, "inner_exception", None) or error.__cause__ or error
+                first = (str(cause).strip().splitlines() or [""])[0]
+                reason = self.failure = f"compiling it failed ({type(cause).__name__}: {first})"
+        if reason is not None:  # outside the handler, then warned: a bug in an edit raises alone
             result = self.function(module, *inputs)
-            warn_once(f"{name} runs eagerly: {self.failure}")
+            warn_once(f"{name} runs eagerly: {reason}")
         elif torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
             what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
@@ -185,7 +182,9 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
         return method
     module, function = method.__self__, method.__func__
     # with the weights as constants: the module's own (a weak reference equals another to its
-    # module while it lives: an ensemble's models have theirs), each one's place and version
+    # module while it lives: an ensemble's models have theirs), each one's place and version;
+    # not under a transform of torch.func's (``interposed``), whose wrapped weights have no place
+    constant_weights = constant_weights and torch._C._functorch.peek_interpreter_stack() is None
     tensors = constant_weights and (*module.parameters(), *module.buffers())  # buffers too
     places = constant_weights and tuple((t.data_ptr(), t._version) for t in tensors)
     weights = constant_weights and (weakref.ref(module), places)

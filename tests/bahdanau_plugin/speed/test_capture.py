@@ -1,7 +1,8 @@
 """speed/capture.py: the decoder's loop replayed from graphs recorded per bucket of shapes gives
 the values and gradients of the modules' own loop, whatever the padding of its bucket, the order of
-the calls, the graphs recorded before and the edits made since; a bug in an edit raises its own
-error alone. On a GPU (--device cuda) the graphs are CUDA's; on a CPU a recorder that runs the
+the calls, the graphs recorded before and the edits made since; nothing is
+replayed under a hook, a mode or a transform of torch.func; a bug in an edit raises its own error
+alone. On a GPU (--device cuda) the graphs are CUDA's; on a CPU a recorder that runs the
 recorded function again at each replay stands in for them, so that everything but CUDA's
 recording is tested here too."""
 
@@ -392,6 +393,29 @@ def test_while_a_mode_is_on_nothing_is_replayed(mode, recorder, monkeypatch):
     assert recorder.recorded == 0
     assert seen.count == plain_seen.count > 0
     _assert_same(ours, plain)
+
+
+def test_under_a_torch_func_transform_nothing_is_replayed_and_later_calls_are(
+    recorder, monkeypatch
+):
+    """torch.func.grad of the loss in the weights: a replay would not see the transform's wrapped
+    weights, and a recording tried there would fail, which would leave the loop without graphs
+    for good."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 3, 6, 5)
+    weights = {name: parameter.detach() for name, parameter in model.named_parameters()}
+
+    def loss(weights):
+        output = torch.func.functional_call(model, weights, batch)
+        return model.get_normalized_probs(output, log_probs=True).sum()
+
+    ours = list(torch.func.grad(loss)(weights).values())
+    assert recorder.recorded == 0
+    with plain_modules(monkeypatch):
+        plain = list(torch.func.grad(loss)(weights).values())
+    _assert_same(ours, plain)
+    _results(model, batch)
+    assert recorder.recorded == 2
 
 
 @pytest.fixture

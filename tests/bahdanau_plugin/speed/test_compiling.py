@@ -4,9 +4,10 @@ constants once the model only translates, compiled anew when a weight changes, o
 model of an ensemble, dropped with a freed model), and with weights that change never frozen,
 whatever torch's own setting; each compilation is logged once with its time (one row singular);
 edits to the modules' classes are compiled as edited (a buffer changed in place too); a hook on the
-decoder or a mode makes the step run eagerly while it is there; where nothing can compile, or
-compiling fails (an edit that breaks the graph, or that torch compiles anew at every call), the
-step runs eagerly after one warning; a bug in an edit raises its own error alone."""
+decoder, a mode or a transform of torch.func makes the
+step run eagerly while it is there; where nothing can compile, or compiling fails (an edit that
+breaks the graph, or that torch compiles anew at every call), the step runs eagerly after one
+warning; a bug in an edit raises its own error alone."""
 
 import gc
 import logging
@@ -41,6 +42,20 @@ def _results(model):
     log_probs = model.get_normalized_probs(output, log_probs=True)
     gradients = torch.autograd.grad(log_probs.exp().mul(log_probs).sum(), list(model.parameters()))
     return [log_probs.detach(), *gradients]
+
+
+def _loss_in(model):
+    """The training loss of ``_results`` as a function of the model's weights by name, for
+    torch.func (its transforms take the weights as inputs: functional_call)."""
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+
+    def loss(weights):
+        output = torch.func.functional_call(model, weights, (src_tokens, src_lengths, prev_tokens))
+        log_probs = model.get_normalized_probs(output, log_probs=True)
+        return log_probs.exp().mul(log_probs).sum()
+
+    return loss
 
 
 def test_the_compiled_step_computes_what_the_step_computes(model_name, monkeypatch):
@@ -165,6 +180,26 @@ def test_while_a_mode_is_on_the_step_runs_eagerly_with_one_warning(mode, monkeyp
         "a hook)"
     ]
     assert calls  # compiled once the mode is gone
+
+
+def test_under_a_torch_func_transform_the_step_runs_eagerly_with_one_warning(monkeypatch, caplog):
+    """torch.func.grad of the loss in the weights: torch does not compile under a transform, and
+    a compilation tried there would fail, which would keep the step eager once it is over."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch"))
+    weights = {name: parameter.detach() for name, parameter in model.named_parameters()}
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
+        ours = list(torch.func.grad(_loss_in(model))(weights).values())
+        assert calls == []
+        _results(model)
+    with plain_modules(monkeypatch):
+        plain = list(torch.func.grad(_loss_in(model))(weights).values())
+    assert messages(caplog, logging.WARNING) == [
+        "RNNsearchDecoder.step runs eagerly: a mode is on (torch.func.grad; while it is, as for a "
+        "hook)"
+    ]
+    assert calls  # compiled once the transform is over
+    assert _relative_difference(ours, plain) < 1e-5
 
 
 @pytest.mark.cpu_only
@@ -391,6 +426,33 @@ def test_a_buffer_changed_after_compiling_with_constants_is_compiled_anew(monkey
     with plain_modules(monkeypatch):
         plain = _search(model)
     assert [score for _, score in ours] == pytest.approx([score for _, score in plain], abs=1e-5)
+
+
+def test_a_model_that_only_translates_steps_under_a_torch_func_transform_as_plain_modules_do(
+    monkeypatch,
+):
+    """A search's step differentiated in the decoder's weights by torch.func.grad (a translation's
+    saliency, say): those weights, wrapped by the transform, are no constants to compile with;
+    the step runs eagerly while the transform is on."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.make_generation_fast_()
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    weights = {name: parameter.detach() for name, parameter in model.decoder.named_parameters()}
+    with torch.no_grad():
+        encoder_out = model.encoder(src_tokens, src_lengths=src_lengths)
+
+    def best_first_word(weights):
+        inputs, state = (prev_tokens[:, :1], encoder_out), {"incremental_state": {}}
+        logits = torch.func.functional_call(model.decoder, weights, inputs, state)[0]
+        return torch.log_softmax(logits, dim=-1).max(dim=-1)[0].sum()
+
+    with compiled_calls(monkeypatch):
+        _search(model)  # compiled with the weights as constants
+        ours = list(torch.func.grad(best_first_word)(weights).values())
+    with plain_modules(monkeypatch):
+        plain = list(torch.func.grad(best_first_word)(weights).values())
+    assert _relative_difference(ours, plain) < 1e-5
 
 
 def test_an_ensemble_s_models_each_compile_their_search_once(monkeypatch, caplog):
