@@ -49,9 +49,10 @@ class Identical(tuple):
 def code_of(module: nn.Module) -> tuple:
     """What compiled code of ``module``'s methods depends on besides its inputs: the class of each
     module it holds, each function (or other attribute) those classes define; its mode and its
-    parameters' kinds, for which torch would otherwise compile one code anew up to its limit."""
+    parameters' kinds, frozen too: torch would otherwise compile one code anew up to its limit."""
     classes = dict.fromkeys(c for m in module.modules() for c in type(m).__mro__[:-1])  # no object
-    kinds = (module.training, *((p.dtype, p.device, p.shape) for p in module.parameters()))
+    parameters = module.parameters()  # frozen or not: a recording differentiates those that are not
+    kinds = (module.training, *((p.dtype, p.device, p.shape, p.requires_grad) for p in parameters))
     return (kinds, *((c, Identical(vars(c).values())) for c in classes if c is not nn.Module))
 
 

@@ -1,6 +1,6 @@
 """speed/capture.py: the decoder's loop replayed from graphs recorded per bucket of shapes gives
 the values and gradients of the modules' own loop, whatever the padding of its bucket, the order of
-the calls, the graphs recorded before and the edits made since; nothing is
+the calls, the graphs recorded before and the edits made or parameters frozen since; nothing is
 replayed under a hook, a mode or a transform of torch.func; a bug in an edit raises its own error
 alone. On a GPU (--device cuda) the graphs are CUDA's; on a CPU a recorder that runs the
 recorded function again at each replay stands in for them, so that everything but CUDA's
@@ -107,6 +107,15 @@ def _results(model, batch, seed: int = 1):
     )
     gradients = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
     return [o.detach() for o in outputs] + [g for g in gradients if g is not None]
+
+
+def _gradients(model, batch):
+    """Each parameter's .grad after backward() as fairseq-train runs it (None for a frozen one)."""
+    model.zero_grad(set_to_none=True)
+    model.get_normalized_probs(model(*batch), log_probs=True).sum().backward()
+    gradients = [parameter.grad for parameter in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    return gradients
 
 
 def _assert_same(ours, theirs):
@@ -240,6 +249,21 @@ def test_an_edit_to_a_module_records_the_loop_again(recorder, monkeypatch):
         edited = _results(model, batch)
     assert recorder.recorded == 4
     _assert_same(ours, edited)
+
+
+def test_a_part_frozen_after_a_recording_records_the_loop_again(recorder, monkeypatch):
+    """Which parameters a graph's backward pass gives gradients is recorded with it: the GRU frozen
+    (requires_grad_(False)) after a recording gets none, and the rest theirs, as eagerly."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 4, 4, 4)
+    _results(model, batch)
+    model.decoder.gru.requires_grad_(False)
+    ours = _gradients(model, batch)
+    with plain_modules(monkeypatch):
+        plain = _gradients(model, batch)
+    assert recorder.recorded == 4
+    assert [g is None for g in ours] == [not p.requires_grad for p in model.parameters()]
+    _assert_same([g for g in ours if g is not None], [g for g in plain if g is not None])
 
 
 def test_a_buffer_replaced_by_another_tensor_records_the_loop_again(recorder, monkeypatch):

@@ -3,8 +3,8 @@ computes, and a search's step compiled whole searches as the plain modules do (w
 constants once the model only translates, compiled anew when a weight changes, once for each
 model of an ensemble, dropped with a freed model), and with weights that change never frozen,
 whatever torch's own setting; each compilation is logged once with its time (one row singular);
-edits to the modules' classes are compiled as edited (a buffer changed in place too); a hook on the
-decoder, a mode or a transform of torch.func makes the
+edits to the modules' classes are compiled as edited (a buffer changed in place too), and each set
+of frozen parameters apart; a hook on the decoder, a mode or a transform of torch.func makes the
 step run eagerly while it is there; where nothing can compile, or compiling fails (an edit that
 breaks the graph, or that torch compiles anew at every call), the step runs eagerly after one
 warning; a bug in an edit raises its own error alone."""
@@ -41,6 +41,19 @@ def _results(model):
     output = model(src_tokens, src_lengths, prev_tokens)
     log_probs = model.get_normalized_probs(output, log_probs=True)
     gradients = torch.autograd.grad(log_probs.exp().mul(log_probs).sum(), list(model.parameters()))
+    return [log_probs.detach(), *gradients]
+
+
+def _accumulated(model):
+    """The log-probabilities, and each parameter's .grad after backward() as fairseq-train runs
+    it (None for a frozen one)."""
+    src_tokens, src_lengths = source_batch(model.encoder.dictionary, SOURCES)
+    prev_tokens = prev_output_batch(model.decoder.dictionary, TARGETS)
+    log_probs = model.get_normalized_probs(model(src_tokens, src_lengths, prev_tokens), True)
+    model.zero_grad(set_to_none=True)
+    log_probs.exp().mul(log_probs).sum().backward()
+    gradients = [parameter.grad for parameter in model.parameters()]
+    model.zero_grad(set_to_none=True)
     return [log_probs.detach(), *gradients]
 
 
@@ -161,6 +174,30 @@ def test_while_a_forward_hook_is_on_the_decoder_the_step_runs_eagerly_with_one_w
         "RNNsearchDecoder.step runs eagerly: a hook is on attention (while it is there)"
     ]
     assert calls  # compiled again once the hook is gone
+
+
+def test_freezing_a_part_after_compiling_compiles_the_step_apart_within_torch_s_limit(
+    monkeypatch, caplog
+):
+    """Each set of frozen parameters (requires_grad_(False): gradual unfreezing, say) has a
+    compilation of its own, as each precision has: torch would compile each set anew as the same
+    code, and past its limit of recompilations (8; 1 here) run the step eagerly from then on,
+    every set, after a warning that compiling failed."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with torch._dynamo.config.patch(recompile_limit=1), compiled_calls(monkeypatch) as calls:
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            _accumulated(model)
+            model.decoder.attention.requires_grad_(False)
+            del calls[:]
+            ours = _accumulated(model)
+    with plain_modules(monkeypatch):
+        plain = _accumulated(model)
+    assert calls == ["step"] * (max(map(len, TARGETS)) + 1)
+    assert messages(caplog, logging.WARNING) == []
+    assert [r is None for r in ours] == [r is None for r in plain]  # the attention's
+    present = [i for i, r in enumerate(plain) if r is not None]
+    assert _relative_difference([ours[i] for i in present], [plain[i] for i in present]) < 1e-5
 
 
 @pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
