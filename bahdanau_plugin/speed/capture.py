@@ -23,7 +23,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor, nn
-from torch.autograd.function import once_differentiable
 
 from . import compiling, setting
 
@@ -35,6 +34,8 @@ MOST_BUCKETS = 64
 ALIGNMENT = 256
 # The entries of the decoder's inputs (encoder_out, its cache) with a source position axis (1).
 SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")
+# create_graph=True: a graph's backward pass is replayed, not differentiated again.
+HIGHER_ORDER = "no higher-order gradients through CUDA graphs: set BAHDANAU_FAST_PATH=plain"
 
 
 def bucket(size: int, coarse: bool = True) -> int:
@@ -231,7 +232,7 @@ class Bucket:
         if self.arena.holder != (self, ticket):  # the pool was overwritten since: again
             self.load(inputs[: len(self.names)])
             self.forward_graph.replay()
-            self.arena.holder = (self, ticket)
+        self.arena.holder = None  # the backward reuses what the forward kept: a second one, again
         for static, grad in zip(self.grad_outputs, grad_outputs):
             static.zero_() if grad is None else _copy_padded(static, grad)
         self.backward_graph.replay()
@@ -254,10 +255,9 @@ class Replayed(torch.autograd.Function):
         return outputs
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, *grad_outputs):
-        grads = ctx.bucket.backward(ctx.saved_tensors, ctx.ticket, grad_outputs)
-        return (None, None, None, *grads)
+        torch._check(not torch.is_grad_enabled(), lambda: HIGHER_ORDER)  # on for create_graph
+        return (None, None, None, *ctx.bucket.backward(ctx.saved_tensors, ctx.ticket, grad_outputs))
 
 
 class Captures:

@@ -1,13 +1,15 @@
 """speed/capture.py: the decoder's loop replayed from graphs recorded per bucket of shapes gives
 the values and gradients of the modules' own loop, whatever the padding of its bucket, the order of
-the calls, the graphs recorded before and the edits made or parameters frozen since; nothing is
-replayed under a hook, a mode or a transform of torch.func; a bug in an edit raises its own error
-alone. On a GPU (--device cuda) the graphs are CUDA's; on a CPU a recorder that runs the
+the calls, the graphs recorded before and the edits made or parameters frozen since, a second
+backward pass through one forward pass included; higher-order gradients are refused in one line;
+nothing is replayed under a hook, a mode or a transform of torch.func; a bug in an edit raises its
+own error alone. On a GPU (--device cuda) the graphs are CUDA's; on a CPU a recorder that runs the
 recorded function again at each replay stands in for them, so that everything but CUDA's
 recording is tested here too."""
 
 import contextlib
 import logging
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -177,6 +179,42 @@ def test_two_forward_passes_before_their_backward_passes_give_each_its_own_gradi
         ]
     for mine, theirs in zip(ours, plain):
         _assert_same([g for g in mine if g is not None], [g for g in theirs if g is not None])
+
+
+def test_a_second_backward_pass_through_one_forward_pass_gives_the_modules_gradients(
+    recorder, monkeypatch
+):
+    """retain_graph=True (one output word's gradients, then another's): a replayed backward pass
+    reuses the memory its forward pass kept, so a second one replays the forward pass first."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    batch = _batch(model, 3, 6, 5)
+
+    def twice():
+        log_probs = model.get_normalized_probs(model(*batch), log_probs=True)
+        parameters = list(model.parameters())
+        first = torch.autograd.grad(log_probs[..., 4].sum(), parameters, retain_graph=True)
+        second = torch.autograd.grad(log_probs[..., 5].sum(), parameters)
+        return [*first, *second]
+
+    ours = twice()
+    with plain_modules(monkeypatch):
+        plain = twice()
+    assert recorder.recorded == 2
+    _assert_same(ours, plain)
+
+
+def test_higher_order_gradients_through_the_replayed_loop_are_refused_naming_the_setting(
+    recorder,
+):
+    """create_graph=True (a gradient penalty): a graph's backward pass is replayed, not recorded
+    as operations to differentiate again, so the second-order terms of the loop would be missing
+    from the gradients without a word."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    parameters = list(model.parameters())
+    log_probs = model.get_normalized_probs(model(*_batch(model, 3, 6, 5)), log_probs=True)
+    refusal = "no higher-order gradients through CUDA graphs: set BAHDANAU_FAST_PATH=plain"
+    with pytest.raises(RuntimeError, match="^" + re.escape(refusal) + "$"):
+        torch.autograd.grad(log_probs.sum(), parameters, create_graph=True)
 
 
 def test_within_a_recording_no_gradient_reaches_a_parameter(recorder, monkeypatch):
