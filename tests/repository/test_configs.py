@@ -110,26 +110,34 @@ def setting(cfg, section, key):
     return options_of_section[key]
 
 
+def hydra_train(recipe, data_bin, root, *overrides, updates=UPDATES, check=True):
+    """`fairseq-hydra-train` of a recipe at tiny sizes on the CPU, from the repository root as
+    documented, into root/checkpoints; its output."""
+    return run(
+        "fairseq-hydra-train",
+        "--config-dir",
+        CONFIGS,
+        "--config-name",
+        recipe,
+        f"task.data={data_bin}",
+        f"checkpoint.save_dir={root / 'checkpoints'}",
+        f"optimization.max_update={updates}",
+        "common.cpu=true",
+        f"hydra.run.dir={root / 'hydra'}",
+        *as_hydra_overrides(tiny_flags(RECIPES[recipe])),
+        *overrides,
+        cwd=REPO,
+        check=check,
+    )
+
+
 @pytest.fixture(scope="module")
 def hydra_checkpoints(data_bin, tmp_path_factory):
-    """Each recipe trained for 2 updates at tiny sizes, from the repository root as documented."""
+    """Each recipe trained for 2 updates at tiny sizes."""
     paths = {}
-    for recipe, arch in RECIPES.items():
+    for recipe in RECIPES:
         root = tmp_path_factory.mktemp(f"hydra-{recipe}")
-        run(
-            "fairseq-hydra-train",
-            "--config-dir",
-            CONFIGS,
-            "--config-name",
-            recipe,
-            f"task.data={data_bin}",
-            f"checkpoint.save_dir={root / 'checkpoints'}",
-            f"optimization.max_update={UPDATES}",
-            "common.cpu=true",
-            f"hydra.run.dir={root / 'hydra'}",
-            *as_hydra_overrides(tiny_flags(arch)),
-            cwd=REPO,
-        )
+        hydra_train(recipe, data_bin, root)
         paths[recipe] = root / "checkpoints" / "checkpoint_last.pt"
     return paths
 
@@ -170,20 +178,8 @@ def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
 def test_a_null_length_limit_over_a_named_recipe_trains_without_one(data_bin, tmp_path):
     """model.max_train_length=null over rnnsearch_50.yaml: fairseq filled the null back with the
     architecture's 50 (fairseq_patches.read_the_options_as_given)."""
-    output = run(
-        "fairseq-hydra-train",
-        "--config-dir",
-        CONFIGS,
-        "--config-name",
-        "rnnsearch_50",
-        f"task.data={data_bin}",
-        f"checkpoint.save_dir={tmp_path / 'checkpoints'}",
-        "optimization.max_update=1",
-        "common.cpu=true",
-        f"hydra.run.dir={tmp_path / 'hydra'}",
-        *as_hydra_overrides(tiny_flags("rnnsearch_50")),
-        "model.max_train_length=null",
-        cwd=REPO,
+    output = hydra_train(
+        "rnnsearch_50", data_bin, tmp_path, "model.max_train_length=null", updates=1
     )
     state = torch.load(tmp_path / "checkpoints" / "checkpoint_last.pt")
     assert state["cfg"]["model"]["max_train_length"] is None
@@ -196,20 +192,8 @@ def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_in_one_line_befor
     """fairseq's legacy adadelta never read it: the run trained with rho 0.9 unset, without a
     word (models/unknown_options.py). The line ends the command, as under fairseq-train, not
     hydra's traceback of the job (errors.print_hydra_jobs_errors_as_one_line)."""
-    output = run(
-        "fairseq-hydra-train",
-        "--config-dir",
-        CONFIGS,
-        "--config-name",
-        "rnnsearch_50",
-        f"task.data={data_bin}",
-        f"checkpoint.save_dir={tmp_path / 'checkpoints'}",
-        "optimization.max_update=1",
-        "common.cpu=true",
-        f"hydra.run.dir={tmp_path / 'hydra'}",
-        "+optimizer.adadelta_rhoo=0.9",
-        cwd=REPO,
-        check=False,
+    output = hydra_train(
+        "rnnsearch_50", data_bin, tmp_path, "+optimizer.adadelta_rhoo=0.9", check=False
     )
     assert output.splitlines()[-1].startswith(
         "error: optimizer.adadelta_rhoo is not an option of the optimizer adadelta: it takes "
@@ -222,21 +206,7 @@ def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_in_one_line_befor
 def test_max_tokens_beside_a_recipe_s_batch_size_is_said_to_do_nothing(data_bin, tmp_path):
     """80 sentences of at most 50 tokens a side never reach 8,000 tokens: the batches stay the
     batch size's, as without the option."""
-    output = run(
-        "fairseq-hydra-train",
-        "--config-dir",
-        CONFIGS,
-        "--config-name",
-        "rnnsearch_50",
-        f"task.data={data_bin}",
-        f"checkpoint.save_dir={tmp_path / 'checkpoints'}",
-        "optimization.max_update=1",
-        "common.cpu=true",
-        f"hydra.run.dir={tmp_path / 'hydra'}",
-        *as_hydra_overrides(tiny_flags("rnnsearch_50")),
-        "dataset.max_tokens=8000",
-        cwd=REPO,
-    )
+    output = hydra_train("rnnsearch_50", data_bin, tmp_path, "dataset.max_tokens=8000", updates=1)
     assert "[WARNING] - --max-tokens 8000 never limits a batch here: --batch-size 80 " in output
 
 
