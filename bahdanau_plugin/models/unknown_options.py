@@ -4,9 +4,9 @@ fairseq builds a legacy optimizer (adadelta, adafactor, adagrad, adamax, lamb, s
 scheduler (manual) from its block of the configuration as it finds it, reading the options it knows
 by name: with fairseq-hydra-train, a key it does not know (``+optimizer.adadelta_rhoo=0.9``, a typo
 of adadelta_rho) is never read, and the run trains with the value the user meant to change. The
-model's block, and a component with a dataclass (adam, the fixed scheduler), refuse one in
-omegaconf's traceback (``Key 'foo' not in 'RNNsearchConfig'``). The keys of the three blocks are
-checked here, before fairseq fills in its defaults (fairseq_patches.read_the_options_as_given),
+model's block, and a component with a dataclass (adam, the fixed scheduler, cross_entropy), refuse
+one in omegaconf's traceback (``Key 'foo' not in 'RNNsearchConfig'``). The keys of the four blocks
+are checked here, before fairseq fills in its defaults (fairseq_patches.read_the_options_as_given),
 against those the component takes. fairseq-train's flags need no check: argparse refuses an unknown
 one.
 """
@@ -26,6 +26,7 @@ from .config import is_run_option
 # the blocks checked, and what their _name names
 COMPONENTS = {
     "model": "the architecture",
+    "criterion": "the criterion",
     "optimizer": "the optimizer",
     "lr_scheduler": "the learning-rate scheduler",
 }
@@ -59,8 +60,8 @@ def options_taken(block: str, name: str) -> Optional[Tuple[List[str], List[str]]
 
 
 def check(cfg) -> None:
-    """Raise a ConfigurationError naming the first key of the model's, the optimizer's or the
-    learning-rate scheduler's block that its component does not take."""
+    """Raise a ConfigurationError naming the first key of the model's, the criterion's, the
+    optimizer's or the learning-rate scheduler's block that its component does not take."""
     for block, component in COMPONENTS.items():
         options = cfg.get(block)
         if not isinstance(options, DictConfig):  # a name alone, or fairseq-train's Namespace

@@ -250,6 +250,35 @@ def test_a_misspelt_option_added_to_the_recipes_schedule_is_refused_in_one_line(
         recipe_configuration("rnnsearch_50", "+lr_scheduler.warmup_update=4000")
 
 
+def test_another_criterion_and_its_options_can_be_given_over_a_recipe():
+    cfg = recipe_configuration(
+        "rnnsearch_50",
+        "criterion._name=label_smoothed_cross_entropy",
+        "+criterion.label_smoothing=0.1",
+    )
+    assert (cfg.criterion._name, cfg.criterion.label_smoothing) == (
+        "label_smoothed_cross_entropy",
+        0.1,
+    )
+
+
+def test_a_misspelt_option_added_to_the_recipes_criterion_is_refused_in_one_line():
+    """Not the criterion replaced by a block of that key alone, which fairseq failed to build in
+    a traceback (Missing key _name)."""
+    with pytest.raises(
+        ConfigurationError,
+        match=re.escape(
+            "criterion.label_smothing is not an option of the criterion "
+            "label_smoothed_cross_entropy: it takes label_smoothing, "
+        ),
+    ):
+        recipe_configuration(
+            "rnnsearch_50",
+            "criterion._name=label_smoothed_cross_entropy",
+            "+criterion.label_smothing=0.1",
+        )
+
+
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_each_recipe_has_the_papers_sizes(arch):
     model = recipe_configuration(arch).model
