@@ -237,19 +237,6 @@ def test_an_option_of_the_recipes_learning_rate_schedule_can_be_overridden():
     assert (cfg.lr_scheduler._name, cfg.lr_scheduler.warmup_updates) == ("fixed", 4000)
 
 
-def test_a_misspelt_option_added_to_the_recipes_schedule_is_refused_in_one_line():
-    """Not the schedule replaced by a block of that key alone, which fairseq failed to build in
-    a traceback (Missing key _name)."""
-    with pytest.raises(
-        ConfigurationError,
-        match=re.escape(
-            "lr_scheduler.warmup_update is not an option of the learning-rate scheduler fixed: it "
-            "takes warmup_updates, "
-        ),
-    ):
-        recipe_configuration("rnnsearch_50", "+lr_scheduler.warmup_update=4000")
-
-
 def test_another_criterion_and_its_options_can_be_given_over_a_recipe():
     cfg = recipe_configuration(
         "rnnsearch_50",
@@ -262,21 +249,28 @@ def test_another_criterion_and_its_options_can_be_given_over_a_recipe():
     )
 
 
-def test_a_misspelt_option_added_to_the_recipes_criterion_is_refused_in_one_line():
-    """Not the criterion replaced by a block of that key alone, which fairseq failed to build in
-    a traceback (Missing key _name)."""
-    with pytest.raises(
-        ConfigurationError,
-        match=re.escape(
-            "criterion.label_smothing is not an option of the criterion "
-            "label_smoothed_cross_entropy: it takes label_smoothing, "
-        ),
-    ):
-        recipe_configuration(
-            "rnnsearch_50",
-            "criterion._name=label_smoothed_cross_entropy",
-            "+criterion.label_smothing=0.1",
-        )
+# A misspelt option added to a block of a recipe, and the options of its component named nearest
+# first: not the block replaced by one of that key alone, which fairseq failed to build in a
+# traceback (Missing key _name).
+MISSPELT_OPTIONS = {
+    "schedule": (
+        ["+lr_scheduler.warmup_update=4000"],
+        "lr_scheduler.warmup_update is not an option of the learning-rate scheduler fixed: it "
+        "takes warmup_updates, ",
+    ),
+    "criterion": (
+        ["criterion._name=label_smoothed_cross_entropy", "+criterion.label_smothing=0.1"],
+        "criterion.label_smothing is not an option of the criterion label_smoothed_cross_entropy: "
+        "it takes label_smoothing, ",
+    ),
+}
+
+
+@pytest.mark.parametrize("block", MISSPELT_OPTIONS)
+def test_a_misspelt_option_added_to_a_recipe_s_block_is_refused_in_one_line(block):
+    overrides, refusal = MISSPELT_OPTIONS[block]
+    with pytest.raises(ConfigurationError, match=re.escape(refusal)):
+        recipe_configuration("rnnsearch_50", *overrides)
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
