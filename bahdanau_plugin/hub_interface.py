@@ -8,7 +8,8 @@ each ``<unk>`` by the source word it attends to most: ``translate()`` returns th
 ``generate()`` hypotheses whose tokens hold the replacing words. The generation options of a call
 are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a misspelt option, which
 fairseq would set and never read, is refused. So is a sentence over max_source_positions, which
-fairseq would leave out of the results under ``skip_invalid_size_inputs``.
+fairseq would leave out of the results under ``skip_invalid_size_inputs``, and
+``print_alignment='soft'`` with ``verbose=True``, whose log fairseq writes as hard alignments only.
 
 A word spelt as one of the dictionary's control symbols (``</s>``, ``<pad>``, ``<s>``, ``<unk>``)
 is binarized as a word the dictionary lacks, ``<unk>``, as fairseq-interactive reads it with the
@@ -74,7 +75,10 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         return super().sample(sentences, beam, verbose, **kwargs)
 
     def generate(self, tokenized_sentences, beam: int = 5, verbose: bool = False, **kwargs):
-        self.check_options(beam, {k: v for k, v in kwargs.items() if k not in CALL_ARGUMENTS})
+        options = {k: v for k, v in kwargs.items() if k not in CALL_ARGUMENTS}
+        self.check_options(beam, options)
+        if verbose:
+            self.check_logged_alignment(options)
         self.check_lengths(tokenized_sentences)
         return super().generate(tokenized_sentences, beam, verbose, **kwargs)
 
@@ -103,6 +107,17 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         refuse_what_fairseqs_search_cannot_do(
             CallsOptions(self.cfg.generation, {"beam": beam, **options})
         )
+
+    def check_logged_alignment(self, options: dict) -> None:
+        """verbose=True logs each hypothesis's alignment as fairseq's log writes it, as
+        source-target pairs: a hard alignment. A soft one, a row of weights per target token,
+        would fail to unpack in a traceback once every sentence is translated."""
+        if CallsOptions(self.cfg.generation, options).print_alignment == "soft":
+            raise ConfigurationError(
+                "print_alignment='soft' with verbose=True: fairseq's log writes hard alignments "
+                "only (source-target pairs): give print_alignment='hard' to log them, or read the "
+                "soft alignment from each hypothesis's 'alignment', without verbose"
+            )
 
     def check_lengths(self, tokenized_sentences) -> None:
         """A sentence over max_source_positions, refused before any is translated. fairseq would

@@ -99,6 +99,24 @@ def test_a_generation_option_fairseq_would_ignore_or_fail_on_is_refused_in_one_l
     assert hub.translate("the dog sees a cat", beam=2, nbest=2, lenpen=0.5)
 
 
+@pytest.mark.parametrize("given_when", ["loaded", "called"])
+def test_a_soft_alignment_logged_verbose_is_refused_before_any_sentence_is_translated(
+    checkpoints, data_bin, given_when
+):
+    """fairseq's verbose log writes an alignment as source-target pairs, and failed to unpack a
+    soft one in a traceback after the translation; a hard one it logs, a soft one it returns."""
+    soft = dict(print_alignment="soft")
+    loaded, call = (soft, {}) if given_when == "loaded" else ({}, soft)
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, **loaded)
+    sentence = hub.encode("the dog sees a cat")
+    with pytest.raises(
+        ConfigurationError, match="print_alignment='soft' with verbose=True: fairseq's log writes"
+    ):
+        hub.generate([sentence], verbose=True, **call)
+    assert hub.generate([sentence], verbose=True, print_alignment="hard")[0][0]["alignment"]
+    assert len(hub.generate([sentence], **call)[0][0]["alignment"][0]) == len(sentence)
+
+
 @pytest.mark.parametrize("skip", [False, True], ids=["", "skip_invalid_size_inputs"])
 def test_a_sentence_over_max_source_positions_is_refused_before_any_is_translated(
     checkpoints, data_bin, skip
