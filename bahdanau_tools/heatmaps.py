@@ -88,6 +88,11 @@ def draw_translation(translator, tokens: List[str], path: Path, **search) -> Lis
     return save_heatmap(tokens + [END_OF_SENTENCE], target, alpha, path)
 
 
+def figure_path(out_dir: Path, number: int) -> Path:
+    """Where bahdanau-plot-alignment draws the heatmap of its sentence number (from 1)."""
+    return out_dir / f"alignment_{number}.png"
+
+
 def alignment_heatmaps(
     checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
 ):
@@ -95,7 +100,7 @@ def alignment_heatmaps(
     translator.eval()
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):
-        path = out_dir / f"alignment_{number}.png"
+        path = figure_path(out_dir, number)
         target_words = draw_translation(translator, tokens, path)
         paths.append((path, " ".join(target_words[:-1])))
     return paths

@@ -22,7 +22,7 @@ from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
 from .bpe_units import codes_mismatch
-from .heatmaps import alignment_heatmaps
+from .heatmaps import alignment_heatmaps, figure_path
 
 
 def bpe_codes_mismatch(args) -> Optional[str]:
@@ -33,6 +33,20 @@ def bpe_codes_mismatch(args) -> Optional[str]:
     if not dictionary.is_file():  # the model's loading names what is missing
         return None
     return codes_mismatch(Dictionary.load(str(dictionary)), dictionary, args.bpe_codes)
+
+
+def figure_in_the_way(out_dir: Path, sentences: int) -> Optional[str]:
+    """What is wrong with --out-dir's figure paths, if anything: a folder where a heatmap goes
+    (one an earlier --out-dir OUT/alignment_1.png made, say) would end the run in a traceback as
+    that figure is saved, after the sentences before it were translated."""
+    for number in range(1, sentences + 1):
+        path = figure_path(out_dir, number)
+        if path.is_dir():
+            return (
+                f"{path} is a folder, where the heatmap of sentence {number} goes: move it "
+                "aside, or give another --out-dir"
+            )
+    return None
 
 
 def main(argv=None):
@@ -62,6 +76,9 @@ def main(argv=None):
     mismatch = bpe_codes_mismatch(args)
     if mismatch is not None:
         parser.error(mismatch)
+    in_the_way = figure_in_the_way(args.out_dir, len(args.sentences))
+    if in_the_way is not None:
+        parser.error(in_the_way)
     check_output_folder(args.out_dir, "--out-dir")
     options = dict(tokenizer="moses", source_lang=args.source_lang, target_lang=args.target_lang)
     if args.bpe_codes is not None:

@@ -67,3 +67,25 @@ def test_bpe_codes_given_for_data_in_words_are_refused(
         f"entry of {data_bin / 'dict.en.txt'} ends in @@): give the --data segmented with those "
         "codes, or no --bpe-codes"
     )
+
+
+def test_a_folder_where_a_heatmap_goes_is_refused_before_any_sentence_is_translated(
+    checkpoints, data_bin, tmp_path
+):
+    """One that --out-dir FIGURES/alignment_2.png made, say: saving that heatmap ended the run in
+    a traceback, after the sentences before it were drawn."""
+    figures = tmp_path / "figures"
+    in_the_way = figures / "alignment_2.png"
+    in_the_way.mkdir(parents=True)
+    output = run(
+        "bahdanau-plot-alignment",
+        *("--checkpoint", checkpoints["rnnsearch_50"], "--data", data_bin, "--out-dir", figures),
+        *("the dog sees a cat", "a cat"),
+        check=False,
+    )
+    last_line = output.strip().splitlines()[-1]
+    assert last_line.endswith(
+        f"error: {in_the_way} is a folder, where the heatmap of sentence 2 goes: move it aside, "
+        "or give another --out-dir"
+    )
+    assert not (figures / "alignment_1.png").exists()
