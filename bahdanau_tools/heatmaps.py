@@ -5,6 +5,7 @@ Moses' tokens detokenized. bahdanau-plot-alignment and bahdanau-evaluate draw th
 (draw_translation).
 """
 
+import re
 from pathlib import Path
 from typing import List, Sequence
 
@@ -88,9 +89,23 @@ def draw_translation(translator, tokens: List[str], path: Path, **search) -> Lis
     return save_heatmap(tokens + [END_OF_SENTENCE], target, alpha, path)
 
 
+# figure_path's names, and the number of their sentence
+FIGURE_NAME = re.compile(r"alignment_([1-9][0-9]*)\.png")
+
+
 def figure_path(out_dir: Path, number: int) -> Path:
     """Where bahdanau-plot-alignment draws the heatmap of its sentence number (from 1)."""
     return out_dir / f"alignment_{number}.png"
+
+
+def remove_earlier_figures(out_dir: Path, drawn: int) -> None:
+    """The heatmaps an earlier run drew into out_dir for sentences past the drawn ones of this
+    run: they would pass for this run's, numbered after its own. Called once this run's are drawn,
+    so that a run that fails leaves them; files under other names than figure_path's stay."""
+    for path in out_dir.iterdir():
+        name = FIGURE_NAME.fullmatch(path.name)
+        if name is not None and int(name[1]) > drawn and path.is_file():
+            path.unlink()
 
 
 def alignment_heatmaps(

@@ -5,6 +5,8 @@ Figure 3 does. Sentences are raw text: they are tokenized with fairseq's Moses t
 given --bpe-codes, segmented as the training data was. The heatmap shows words, as the translation
 prints them: BPE pieces merged back, and a word split at its dash ("t @-@ shirt") joined again (a
 source word's attention summed over its pieces, a target word's averaged over its pieces).
+Sentence N's heatmap is OUT_DIR/alignment_N.png; once they are drawn, those an earlier run drew
+there for more sentences are removed, so that none passes for this run's.
 
 example:
   bahdanau-plot-alignment --checkpoint checkpoints/checkpoint_best.pt --data prepared/data-bin \\
@@ -22,7 +24,7 @@ from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 
 from .bpe_units import codes_mismatch
-from .heatmaps import alignment_heatmaps, figure_path
+from .heatmaps import alignment_heatmaps, figure_path, remove_earlier_figures
 
 
 def bpe_codes_mismatch(args) -> Optional[str]:
@@ -87,6 +89,7 @@ def main(argv=None):
         heatmaps = alignment_heatmaps(
             args.checkpoint, args.data, args.sentences, args.out_dir, **options
         )
+        remove_earlier_figures(args.out_dir, len(heatmaps))
     for path, translation in heatmaps:
         print(f"{path}\t{translation}")
 

@@ -4,6 +4,7 @@ stands, and BPE codes are taken for data in BPE units only."""
 import os
 import shutil
 
+from ..support.png import assert_png
 from ..support.tools import run
 
 
@@ -89,3 +90,22 @@ def test_a_folder_where_a_heatmap_goes_is_refused_before_any_sentence_is_transla
         "or give another --out-dir"
     )
     assert not (figures / "alignment_1.png").exists()
+
+
+def test_the_heatmaps_an_earlier_run_drew_for_more_sentences_are_removed_once_these_are_drawn(
+    checkpoints, data_bin, tmp_path
+):
+    """They passed for this run's, numbered after its own; files under other names stay."""
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    earlier = ["alignment_1.png", "alignment_2.png", "alignment_10.png"]
+    others = ["alignment_02.png", "notes.png"]
+    for name in earlier + others:
+        (figures / name).write_bytes(b"an earlier run's")
+    run(
+        "bahdanau-plot-alignment",
+        *("--checkpoint", checkpoints["rnnsearch_50"], "--data", data_bin, "--out-dir", figures),
+        "the dog sees a cat",
+    )
+    assert sorted(path.name for path in figures.iterdir()) == sorted(["alignment_1.png"] + others)
+    assert_png(figures / "alignment_1.png")
