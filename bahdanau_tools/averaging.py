@@ -10,11 +10,11 @@ type fairseq adds). Checkpoints of other architectures, sizes or dictionaries (t
 bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them), files
 that fairseq-train did not write (a bare state_dict) and a checkpoint named twice are refused;
 checkpoints whose training started from other parameters (not of one run) are averaged
-after a warning, as their average is worse than either. The output is the newest input with its
-parameters averaged (its fingerprints kept) and without its optimizer state (the optimizer's
-moments belong to one point of training, not to the average): fairseq-generate,
-fairseq-interactive and the hub interface load it as they load any checkpoint, and fairseq-train
-starts a fresh optimizer from it (--restore-file).
+after a warning, as their average is worse than either. The output is the newest input (of most
+updates, in whatever order the inputs are named) with its parameters averaged (its fingerprints
+kept) and without its optimizer state (the optimizer's moments belong to one point of training,
+not to the average): fairseq-generate, fairseq-interactive and the hub interface load it as they
+load any checkpoint, and fairseq-train starts a fresh optimizer from it (--restore-file).
 """
 
 import argparse
@@ -214,10 +214,23 @@ def check_each_copy_once(states: Dict[Path, dict]) -> None:
         seen[updates(state)].append(path)
 
 
-def average_parameters(models: Sequence[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
-    """The mean of each parameter, summed in float64 and returned in its own type; the newest
-    model's fingerprints as they are."""
-    newest = models[-1]
+def newest_checkpoint(states: Dict[Path, dict]) -> Path:
+    """The checkpoint of the latest point of training: the one of most updates, where fairseq
+    recorded them, the last named among equals. Not merely the last named: a shell's glob names
+    checkpoint10.pt before checkpoint9.pt, and the average takes the newest's place in training
+    (its updates and epoch: fairseq-train --restore-file goes on from the epoch after it)."""
+    paths = list(states)
+    return max(
+        paths,
+        key=lambda path: (updates(states[path]) or 0, paths.index(path)),
+    )
+
+
+def average_parameters(
+    models: Sequence[Dict[str, torch.Tensor]], newest: Dict[str, torch.Tensor]
+) -> Dict[str, torch.Tensor]:
+    """The mean of each parameter, summed in float64 and returned in the newest model's type; its
+    fingerprints as they are."""
     return {
         name: (
             newest[name]
@@ -234,8 +247,10 @@ def averaged_checkpoint(paths: Sequence[Path]) -> dict:
     check_same_model(states)
     check_each_copy_once(states)
     warn_unless_of_one_run(states)
-    newest = dict(states[paths[-1]])
-    newest["model"] = average_parameters([state["model"] for state in states.values()])
+    newest = dict(states[newest_checkpoint(states)])
+    newest["model"] = average_parameters(
+        [state["model"] for state in states.values()], newest["model"]
+    )
     newest.pop("last_optimizer_state", None)
     newest.setdefault("extra_state", {})["averaged_checkpoints"] = [str(path) for path in paths]
     return newest

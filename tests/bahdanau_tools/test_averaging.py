@@ -22,11 +22,12 @@ from ..support.tools import run, tool_on_bytes
 from ..support.training import train
 
 EPOCHS = 4
+UPDATES_PER_EPOCH = 10
 
 
 def moved(state: dict, amount: float, seed: int) -> dict:
     """The checkpoint's parameters moved at random, as training moves them (its fingerprints
-    kept)."""
+    kept); its updates, recorded as fairseq records them, those of seed epochs."""
     generator = torch.Generator().manual_seed(seed)
     model = {
         name: parameter
@@ -34,7 +35,8 @@ def moved(state: dict, amount: float, seed: int) -> dict:
         else parameter + amount * torch.randn(parameter.shape, generator=generator)
         for name, parameter in state["model"].items()
     }
-    return {**state, "model": model}
+    history = [{**state["optimizer_history"][-1], "num_updates": seed * UPDATES_PER_EPOCH}]
+    return {**state, "model": model, "optimizer_history": history}
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +85,19 @@ def test_averaged_parameters_are_the_mean_of_the_checkpoints_parameters(averaged
 
 def test_the_average_keeps_no_optimizer_state(averaged):
     assert "last_optimizer_state" not in torch.load(averaged[1], weights_only=True)
+
+
+def test_the_average_takes_the_place_in_training_of_the_newest_checkpoint_whatever_the_order(
+    save_dir, tmp_path
+):
+    """As a shell's glob names them: checkpoint10.pt before checkpoint9.pt."""
+    newest = save_dir / "checkpoint3.pt"
+    average(
+        newest, save_dir / "checkpoint1.pt", save_dir / "checkpoint2.pt", output=tmp_path / "a.pt"
+    )
+    history = torch.load(tmp_path / "a.pt", weights_only=True)["optimizer_history"]
+    assert history == torch.load(newest, weights_only=True)["optimizer_history"]
+    assert history[-1]["num_updates"] == 3 * UPDATES_PER_EPOCH
 
 
 def test_the_average_keeps_the_fingerprints_of_the_checkpoints(averaged):
