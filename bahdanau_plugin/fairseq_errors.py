@@ -1,14 +1,14 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
-(--restore-file, --reset-*), half precision on a CPU."""
+(--restore-file, --reset-*), half precision on a CPU, fairseq-validate without --task."""
 
 import inspect
 import os
 import re
 from typing import List, Optional
 
-from fairseq import checkpoint_utils
+from fairseq import checkpoint_utils, options
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.tasks import translation
@@ -126,6 +126,20 @@ def half_precision_on_a_cpu(error: BaseException) -> Optional[str]:
     return None
 
 
+def no_task(error: BaseException) -> Optional[str]:
+    """fairseq-validate's parser, alone among fairseq's tools, has no default task: without
+    --task, fairseq looks the options of task None up and fails in a KeyError's traceback."""
+    if not isinstance(error, KeyError) or error.args != (None,):
+        return None
+    given = errors.locals_where(error, options.parse_args_and_arch.__code__)
+    if given is None or getattr(given.get("args"), "task", "") is not None:
+        return None
+    return (
+        "no --task given, and fairseq-validate has no default one: give the task the checkpoint "
+        "was trained with, --task translation (or translation_with_source_words)"
+    )
+
+
 errors.EXPLANATIONS.extend(
     [
         missing_split,
@@ -134,5 +148,6 @@ errors.EXPLANATIONS.extend(
         missing_finetune_checkpoint,
         finetuning_with_another_start,
         half_precision_on_a_cpu,
+        no_task,
     ]
 )

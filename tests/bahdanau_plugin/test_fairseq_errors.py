@@ -2,6 +2,7 @@
 the data-bin holds or what to give (bahdanau_plugin/fairseq_errors.py), not a traceback."""
 
 import os
+import re
 
 import pytest
 from fairseq.data import indexed_dataset
@@ -9,6 +10,7 @@ from fairseq.data import indexed_dataset
 from bahdanau_plugin.errors import one_line
 
 from ..support.assertions import assert_one_line_error
+from ..support.paths import PLUGIN
 from ..support.tools import tool_on_bytes
 from ..support.training import train_command
 
@@ -16,6 +18,13 @@ from ..support.training import train_command
 def training(data_bin, tmp_path, *options):
     command = train_command(data_bin, tmp_path, "rnnsearch", "--max-update", "1", "--no-save")
     return tool_on_bytes("fairseq-train", *command, *options)
+
+
+def validation(data_bin, checkpoint, *options):
+    """fairseq-validate of a checkpoint on data_bin's valid split."""
+    return tool_on_bytes(
+        "fairseq-validate", data_bin, "--user-dir", PLUGIN, "--path", checkpoint, "--cpu", *options
+    )
 
 
 def test_a_split_the_data_bin_lacks_is_one_line_naming_those_it_holds(data_bin, tmp_path):
@@ -103,3 +112,17 @@ def test_finetune_from_model_with_a_restore_file_is_one_line_asking_for_one(
         f"--finetune-from-model {start} and --restore-file {restore} both name the checkpoint "
         "to start from: give one",
     )
+
+
+def test_fairseq_validate_without_a_task_is_one_line_naming_the_task_to_give(data_bin, checkpoints):
+    """fairseq-validate, alone among fairseq's tools, has no default task."""
+    returncode, _, stderr = validation(data_bin, checkpoints["rnnsearch_50"], "--batch-size", "16")
+    assert_one_line_error(returncode, stderr, "no --task given", "give", "--task translation")
+
+
+def test_fairseq_validate_with_the_task_reports_the_checkpoints_loss(data_bin, checkpoints):
+    returncode, stdout, stderr = validation(
+        data_bin, checkpoints["rnnsearch_50"], "--task", "translation", "--batch-size", "16"
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert re.search(r"valid on 'valid' subset \| loss \d+\.\d+", stdout + stderr)
