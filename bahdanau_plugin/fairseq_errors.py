@@ -1,7 +1,8 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
-(--restore-file, --reset-*), half precision on a CPU, fairseq-validate without --task."""
+(--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
+--task."""
 
 import inspect
 import os
@@ -126,6 +127,20 @@ def half_precision_on_a_cpu(error: BaseException) -> Optional[str]:
     return None
 
 
+def no_batch_size(error: BaseException) -> Optional[str]:
+    """fairseq-train's and fairseq-validate's assertion, a traceback, where neither --batch-size nor
+    --max-tokens is given: they have no default."""
+    if not isinstance(error, AssertionError) or str(error) != (
+        "Must specify batch size either with --max-tokens or --batch-size"
+    ):
+        return None
+    return (
+        "no batch size given: give --batch-size N (sentences a batch; the paper trains with 80) "
+        "or --max-tokens N (tokens a batch); dataset.batch_size in a fairseq-hydra-train "
+        "configuration"
+    )
+
+
 def no_task(error: BaseException) -> Optional[str]:
     """fairseq-validate's parser, alone among fairseq's tools, has no default task: without
     --task, fairseq looks the options of task None up and fails in a KeyError's traceback."""
@@ -149,5 +164,6 @@ errors.EXPLANATIONS.extend(
         finetuning_with_another_start,
         half_precision_on_a_cpu,
         no_task,
+        no_batch_size,
     ]
 )

@@ -77,8 +77,12 @@ def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
     [
         (ValueError("--finetune-from-model ck/nope.pt does not exist"), "give the checkpoint file"),
         (AssertionError("Torch not compiled with CUDA enabled"), "with --bf16"),
+        (
+            AssertionError("Must specify batch size either with --max-tokens or --batch-size"),
+            "give --batch-size N",
+        ),
     ],
-    ids=["finetune-from-model", "fp16-on-a-cpu"],
+    ids=["finetune-from-model", "fp16-on-a-cpu", "no-batch-size"],
 )
 def test_fairseqs_one_line_errors_say_what_to_give(error, words):
     assert words in one_line(error)
@@ -126,3 +130,14 @@ def test_fairseq_validate_with_the_task_reports_the_checkpoints_loss(data_bin, c
     )
     assert returncode == 0, stderr[-2000:]
     assert re.search(r"valid on 'valid' subset \| loss \d+\.\d+", stdout + stderr)
+
+
+def test_fairseq_validate_without_a_batch_size_is_one_line_naming_the_options(
+    data_bin, checkpoints
+):
+    returncode, _, stderr = validation(
+        data_bin, checkpoints["rnnsearch_50"], "--task", "translation"
+    )
+    assert_one_line_error(
+        returncode, stderr, "no batch size given: give --batch-size N", "or --max-tokens N"
+    )
