@@ -186,10 +186,27 @@ def checkpoint_problem(error: BaseException) -> Optional[str]:
                     f"separator of an ensemble's checkpoints, and {whole} has ':' in its name: "
                     "rename it, or link it under a name without ':'"
                 )
+            members = _an_ensembles_checkpoints(missing)
+            if members is not None:
+                return (
+                    f"checkpoint {missing} not found: fairseq-validate reads --path whole, as "
+                    f"one checkpoint, and {' and '.join(members)} are an ensemble's, which only "
+                    "fairseq-generate and fairseq-interactive load: validate each on its own"
+                )
             return (
                 f"checkpoint {missing} not found: give the path of a checkpoint file "
                 "(fairseq-train's --save-dir holds checkpoint_best.pt and checkpoint_last.pt)"
             )
+    return None
+
+
+def _an_ensembles_checkpoints(path: str) -> Optional[List[str]]:
+    """The checkpoints path names as an ensemble's (A.pt:B.pt, each a file), where a tool read it
+    as one path (fairseq-validate: fairseq's other tools split it at ':'); None for a path that
+    names no such files."""
+    members = path.split(":")
+    if len(members) > 1 and all(os.path.isfile(member) for member in members):
+        return members
     return None
 
 

@@ -98,3 +98,30 @@ def test_an_ensemble_with_rnnencdec_refuses_print_alignment_in_one_line(data_bin
     assert_one_line_error(
         returncode, stderr, "--print-alignment", "rnnencdec", "rnnsearch checkpoints only"
     )
+
+
+def test_fairseq_validate_given_an_ensemble_is_one_line_naming_its_checkpoints(
+    data_bin, checkpoints
+):
+    """fairseq-validate loads one checkpoint, and reads A.pt:B.pt as the name of one file."""
+    search, encdec = checkpoints["rnnsearch_50"], checkpoints["rnnencdec_50"]
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-validate",
+        data_bin,
+        "--user-dir",
+        PLUGIN,
+        "--task",
+        "translation",
+        "--path",
+        f"{search}:{encdec}",
+        "--batch-size",
+        "16",
+        "--cpu",
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "fairseq-validate reads --path whole, as one checkpoint",
+        f"{search} and {encdec} are an ensemble's",
+        "validate each on its own",
+    )
