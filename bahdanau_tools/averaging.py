@@ -9,12 +9,13 @@ Checkpoints are loaded with torch's safe, weights-only unpickler (the plugin all
 type fairseq adds). Checkpoints of other architectures, sizes or dictionaries (their fingerprints,
 bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them), files
 that fairseq-train did not write (a bare state_dict) and a checkpoint named twice are refused;
-checkpoints whose training started from other parameters (not of one run) are averaged
-after a warning, as their average is worse than either. The output is the newest input (of most
-updates, in whatever order the inputs are named) with its parameters averaged (its fingerprints
-kept) and without its optimizer state (the optimizer's moments belong to one point of training,
-not to the average): fairseq-generate, fairseq-interactive and the hub interface load it as they
-load any checkpoint, and fairseq-train starts a fresh optimizer from it (--restore-file).
+checkpoints whose training started from other parameters (not of one run) are averaged after a
+warning, as their average is worse than either, and so is an earlier average among them. The
+output is the newest input (of most updates, in whatever order the inputs are named) with its
+parameters averaged (its fingerprints kept) and without its optimizer state (the optimizer's
+moments belong to one point of training, not to the average): fairseq-generate,
+fairseq-interactive and the hub interface load it as they load any checkpoint, and fairseq-train
+starts a fresh optimizer from it (--restore-file).
 """
 
 import argparse
@@ -45,6 +46,8 @@ from .errors import AveragingError
 EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt")
 UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt")
 EMBEDDINGS = ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
+# Where the average records the checkpoints it is the mean of, in its extra_state.
+AVERAGED_CHECKPOINTS = "averaged_checkpoints"
 
 
 def last_checkpoints(directory: Path, count: int, numbered: re.Pattern, kind: str) -> List[Path]:
@@ -188,6 +191,25 @@ def warn_unless_of_one_run(states: Dict[Path, dict]) -> None:
             return
 
 
+def warn_of_averages_among_them(states: Dict[Path, dict]) -> None:
+    """A warning, on stderr, for an input that is itself an average (this tool's output records
+    its checkpoints): averaged again with others, its checkpoints weigh less than the others, and
+    one also named directly (SAVE_DIR/average.pt beside SAVE_DIR's checkpoints) weighs more."""
+    if len(states) < 2:
+        return
+    for path, state in states.items():
+        averaged = (state.get("extra_state") or {}).get(AVERAGED_CHECKPOINTS)
+        if averaged:
+            print(
+                f"warning: {path} is itself the average of {len(averaged)} checkpoints "
+                f"({', '.join(averaged)}): averaged again with others, they are not weighed as "
+                "the other inputs, so this is not their even mean; to average them evenly, give "
+                "the checkpoints themselves",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def updates(state: dict) -> Optional[int]:
     """The updates a checkpoint's training had made, where fairseq recorded them."""
     history = state.get("optimizer_history") or [{}]
@@ -247,12 +269,13 @@ def averaged_checkpoint(paths: Sequence[Path]) -> dict:
     check_same_model(states)
     check_each_copy_once(states)
     warn_unless_of_one_run(states)
+    warn_of_averages_among_them(states)
     newest = dict(states[newest_checkpoint(states)])
     newest["model"] = average_parameters(
         [state["model"] for state in states.values()], newest["model"]
     )
     newest.pop("last_optimizer_state", None)
-    newest.setdefault("extra_state", {})["averaged_checkpoints"] = [str(path) for path in paths]
+    newest.setdefault("extra_state", {})[AVERAGED_CHECKPOINTS] = [str(path) for path in paths]
     return newest
 
 

@@ -114,6 +114,20 @@ def test_checkpoints_of_one_run_are_averaged_without_a_warning(save_dir, tmp_pat
     assert "warning" not in capsys.readouterr().err
 
 
+def test_an_average_averaged_again_with_its_own_checkpoints_is_named_in_a_warning(
+    averaged, save_dir, tmp_path, capsys
+):
+    """SAVE_DIR/average.pt given beside SAVE_DIR's checkpoints: those it holds would count twice."""
+    averaged_paths, earlier_average = averaged
+    average(averaged_paths[-1], earlier_average, output=tmp_path / "a.pt")
+    (warning,) = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warning.startswith(
+        f"warning: {earlier_average} is itself the average of 3 checkpoints "
+        f"({', '.join(map(str, averaged_paths))})"
+    )
+    assert "give the checkpoints themselves" in warning
+
+
 @pytest.fixture(scope="module")
 def another_run(data_bin, tmp_path_factory):
     """The tiny rnnsearch of the checkpoints fixture, trained again from another seed."""
