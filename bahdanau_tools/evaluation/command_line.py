@@ -47,10 +47,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
-from bahdanau_plugin.errors import print_errors_as_one_line
+from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
+from bahdanau_plugin.unknown_words import load_word_dictionary
 
 from ..alignment import NoAttentionError
 from ..errors import EvaluationError
@@ -347,6 +348,7 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
                 f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}"
             )
     check_bpe_codes(arguments, split)
+    load_word_dictionary(arguments.replace_unk)  # a file that cannot be read, or a line of it
     for file in SCORES:  # a model's folder of that name, from before its names were checked
         if (arguments.out_dir / file).is_dir():
             raise EvaluationError(
@@ -372,9 +374,22 @@ def check_bpe_codes(arguments: argparse.Namespace, split: BinarizedSplit) -> Non
 def check_checkpoints_load(arguments: argparse.Namespace) -> None:
     """Each checkpoint loaded with --data before any model is translated, so that one that cannot
     be (cut short, refused, trained with other dictionaries) is the hub's one-line CheckpointError
-    now, not fairseq-generate's failure once the models before it are translated."""
-    for _, checkpoint in arguments.model:
-        load_translator(checkpoint, arguments.data)
+    now, not fairseq-generate's failure once the models before it are translated; and, with
+    --replace-unk, each one able to replace unknown words (check_replaces_unknown_words)."""
+    for name, checkpoint in arguments.model:
+        translator = load_translator(checkpoint, arguments.data)
+        if arguments.replace_unk is not None:
+            check_replaces_unknown_words(name, checkpoint, translator)
+
+
+def check_replaces_unknown_words(name: str, checkpoint: Path, translator) -> None:
+    """The model's attention is what --replace-unk reads: fairseq-generate refuses a model without
+    (rnnencdec, fairseq's lstm), and would only once the models before it were translated, twice
+    each."""
+    try:
+        translator.task.check_attention(translator.models)
+    except ConfigurationError as error:
+        raise EvaluationError(f"model {name} ({checkpoint}): {error}") from None
 
 
 def remove_previous_results(arguments: argparse.Namespace) -> None:

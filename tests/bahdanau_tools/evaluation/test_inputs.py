@@ -8,12 +8,15 @@ import unicodedata
 import pytest
 from fairseq.data import Dictionary
 
+from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_tools.errors import EvaluationError
+from bahdanau_tools.evaluation import command_line
 from bahdanau_tools.evaluation.binarized_split import BinarizedSplit, Side
 from bahdanau_tools.evaluation.bleu import TOKENIZED, corpus_bleu
 from bahdanau_tools.evaluation.command_line import (
     SCORES,
     check_inputs,
+    evaluate,
     evaluation_parser,
     fill_defaults,
     read_references,
@@ -229,3 +232,54 @@ def test_bpe_codes_given_for_data_in_words_are_an_error_saying_to_drop_them(tmp_
         f"{data / 'dict.fr.txt'} ends in @@): give the --data segmented with those codes, or no "
         "--bpe-codes"
     )
+
+
+@pytest.fixture
+def translated(monkeypatch) -> list:
+    """The checkpoints bahdanau-evaluate has fairseq-generate translate, which translates none."""
+    checkpoints = []
+    monkeypatch.setattr(command_line, "run_generate", lambda path, *_: checkpoints.append(path))
+    return checkpoints
+
+
+def evaluate_replacing_unk(data, out, dictionary, **models) -> None:
+    """bahdanau-evaluate --replace-unk [dictionary] on models name=checkpoint."""
+    arguments = ["--data", str(data), "--out-dir", str(out), "--replace-unk", *dictionary]
+    arguments += [f"--model={name}={checkpoint}" for name, checkpoint in models.items()]
+    evaluate(evaluation_parser().parse_args(arguments))
+
+
+def test_with_replace_unk_a_model_without_attention_is_refused_before_any_is_translated(
+    prepared_test_set, checkpoints, tmp_path, translated
+):
+    """fairseq-generate refuses it, after the models before it were translated, twice each."""
+    rnnencdec = checkpoints["rnnencdec_30"]
+    with pytest.raises(EvaluationError) as raised:
+        evaluate_replacing_unk(
+            prepared_test_set / "data-bin",
+            tmp_path / "out",
+            [],
+            rnnsearch=checkpoints["rnnsearch_50"],
+            rnnencdec=rnnencdec,
+        )
+    assert str(raised.value) == (
+        f"model rnnencdec ({rnnencdec}): --replace-unk reads the source word a translation "
+        "attends to, and rnnencdec has no attention: drop the option, or translate with "
+        "rnnsearch checkpoints only"
+    )
+    assert translated == []
+
+
+def test_a_replace_unk_dictionary_that_cannot_be_read_is_refused_before_anything_is_translated(
+    prepared_test_set, checkpoints, tmp_path, translated
+):
+    dictionary = tmp_path / "unk-dictionary.txt"
+    dictionary.write_text("chat cat\nchien\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=f"{dictionary}, line 2: expected a source word"):
+        evaluate_replacing_unk(
+            prepared_test_set / "data-bin",
+            tmp_path / "out",
+            [str(dictionary)],
+            m=checkpoints["rnnsearch_50"],
+        )
+    assert translated == []
