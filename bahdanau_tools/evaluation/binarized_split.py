@@ -120,6 +120,13 @@ def check_target_text(
             )
 
 
+def longest_sentence(split: BinarizedSplit) -> int:
+    """Tokens of the split's longest sentence, source or target, end of sentence included: the
+    size fairseq filters sentences by."""
+    sides = (split.source, split.target)
+    return max(len(sentence) for side in sides for sentence in side.sentences)
+
+
 def has_unknown_word(side: Side, index: int) -> bool:
     return bool((side.sentences[index] == side.dictionary.unk()).any())
 

@@ -63,6 +63,7 @@ from .binarized_split import (
     BinarizedSplit,
     check_target_text,
     load_split,
+    longest_sentence,
     sentences_without_unknown_words,
     source_lengths_in_words,
     source_tokens,
@@ -70,7 +71,15 @@ from .binarized_split import (
 from .bleu import DETOKENIZED as DETOKENIZED_BLEU
 from .bleu import TOKENIZED as TOKENIZED_BLEU
 from .bleu import table1_scores
-from .generate import NEVER_UNK, TOKENIZED, Generation, Progress, read_hypotheses, run_generate
+from .generate import (
+    NEVER_UNK,
+    TOKENIZED,
+    Generation,
+    Progress,
+    max_positions,
+    read_hypotheses,
+    run_generate,
+)
 from .length_buckets import bleu_by_length, length_buckets, plot_bleu_by_length, write_csv
 from .text import read_lines, same_sentence
 
@@ -496,8 +505,15 @@ def draw_heatmaps(arguments, split: BinarizedSplit) -> None:
     if not arguments.heatmaps:  # none asked for: no model to load again
         return
     sources = source_tokens(split)
+    positions = max_positions(longest_sentence(split))  # as fairseq-generate translated them
     for name, checkpoint in tqdm(arguments.model, desc="heatmaps", unit="model"):
-        translator = load_translator(checkpoint, arguments.data, replace_unk=arguments.replace_unk)
+        translator = load_translator(
+            checkpoint,
+            arguments.data,
+            replace_unk=arguments.replace_unk,
+            max_source_positions=positions,
+            max_target_positions=positions,
+        )
         translator.eval()
         try:
             for sentence in arguments.heatmaps:
@@ -598,6 +614,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
         arguments.batch_size,
         arguments.bpe_codes,
         arguments.replace_unk,
+        max_positions=max_positions(longest_sentence(split)),
     )
     remove_previous_results(arguments)
     known = sentences_without_unknown_words(split)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 from fairseq.data import data_utils
+from fairseq.tasks.translation import TranslationConfig
 
 import bahdanau_plugin
 from bahdanau_plugin.tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
@@ -45,6 +46,16 @@ class Generation:
     replace_unk: Optional[str] = None
     # True: <unk> is never generated, as for the paper's No UNK column (Table 1's footnote)
     unk_disallowed: bool = False
+    # fairseq's --max-source-positions and --max-target-positions (max_positions); None: its own
+    max_positions: Optional[int] = None
+
+
+def max_positions(longest_sentence: int) -> int:
+    """The --max-source-positions and --max-target-positions under which every sentence of a split
+    whose longest has this many tokens is translated. fairseq's translation task stops at one over
+    them, 1,024 tokens by default ("Size of sample #N is invalid", in a traceback), though the
+    models take any length; its default stays where no sentence is over it."""
+    return max(longest_sentence, TranslationConfig.max_source_positions)
 
 
 def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -> List[str]:
@@ -89,6 +100,9 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         command += ["--unkpen", NEVER_UNK]
     if generation.bpe_codes is not None:
         command += ["--bpe", "subword_nmt", "--bpe-codes", str(generation.bpe_codes)]
+    if generation.max_positions is not None:
+        positions = str(generation.max_positions)
+        command += ["--max-source-positions", positions, "--max-target-positions", positions]
     return command
 
 

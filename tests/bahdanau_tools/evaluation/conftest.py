@@ -78,6 +78,19 @@ def checkpoint_preferring_unk(checkpoints, tmp_path_factory) -> Path:
     return made_once(tmp_path_factory, "prefers-unk", raise_the_bias_of_unk) / "checkpoint.pt"
 
 
+def edited_test_set(root: Path, data_bin: Path, edit) -> None:
+    """The demo test set, each side's lines edited (edit(language, lines): the new lines), laid
+    out in root as bahdanau-prepare-data does: data-bin/ (the source text beside the binaries),
+    raw/ and tok/ (the demo text is both)."""
+    for folder in ("raw", "tok"):
+        (root / folder).mkdir()
+        for language in ("en", "fr"):
+            lines = (data_bin.parent / "raw" / f"test.{language}").read_text(encoding="utf-8")
+            text = "".join(line + "\n" for line in edit(language, lines.splitlines()))
+            (root / folder / f"test.{language}").write_text(text, encoding="utf-8")
+    binarize_test_split(root / "tok" / "test", data_bin, root / "data-bin")
+
+
 EMPTY_SOURCES = [2, 5]  # test sentences whose source is an empty line
 
 
@@ -87,17 +100,32 @@ def test_set_with_empty_sources(data_bin, tmp_path_factory) -> Path:
     does but without the source text beside the binaries (as fairseq-preprocess alone leaves it):
     the folder of data-bin/, raw/ and tok/."""
 
+    def empty_sources(language, lines):
+        if language != "en":
+            return lines
+        return ["" if i in EMPTY_SOURCES else line for i, line in enumerate(lines)]
+
     def make(root):
-        for folder in ("raw", "tok"):
-            (root / folder).mkdir()
-            for language in ("en", "fr"):
-                lines = (data_bin.parent / "raw" / f"test.{language}").read_text(encoding="utf-8")
-                lines = lines.splitlines()
-                if language == "en":
-                    lines = ["" if i in EMPTY_SOURCES else line for i, line in enumerate(lines)]
-                text = "".join(line + "\n" for line in lines)
-                (root / folder / f"test.{language}").write_text(text, encoding="utf-8")
-        binarize_test_split(root / "tok" / "test", data_bin, root / "data-bin")
+        edited_test_set(root, data_bin, empty_sources)
         source_text_path(root / "data-bin", "test", "en", "fr").unlink()
 
     return made_once(tmp_path_factory, "empty-sources", make)
+
+
+LONG_SENTENCE = 3  # a test sentence over 1,024 tokens on each side, fairseq's default limit
+
+
+@pytest.fixture(scope="session")
+def test_set_with_a_long_sentence(data_bin, tmp_path_factory) -> Path:
+    """The demo test set with sentence LONG_SENTENCE (source and reference) repeated 150 times, as
+    a test set's line of a whole paragraph (over 1,024 tokens): the folder of data-bin/, raw/ and
+    tok/."""
+
+    def lengthen(_, lines):
+        return [
+            " ".join([line] * 150) if i == LONG_SENTENCE else line for i, line in enumerate(lines)
+        ]
+
+    return made_once(
+        tmp_path_factory, "long-sentence", lambda root: edited_test_set(root, data_bin, lengthen)
+    )

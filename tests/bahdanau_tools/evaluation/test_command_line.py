@@ -7,7 +7,7 @@ import pytest
 
 from ...support.png import assert_png
 from ...support.demo_data import TEST_SENTENCES
-from .conftest import EMPTY_SOURCES, HEATMAP_SENTENCES, MODELS, run_evaluate
+from .conftest import EMPTY_SOURCES, HEATMAP_SENTENCES, LONG_SENTENCE, MODELS, run_evaluate
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
 
@@ -101,6 +101,21 @@ def test_an_empty_source_is_translated_as_empty_as_with_replace_unk(evaluation_o
     empty = [translations[sentence] for sentence in EMPTY_SOURCES]
     others = [line for sentence, line in enumerate(translations) if sentence not in EMPTY_SOURCES]
     assert empty == ["", ""] and all(others)
+
+
+def test_a_sentence_over_fairseqs_default_limit_of_1024_tokens_is_translated_and_drawn(
+    test_set_with_a_long_sentence, checkpoints, tmp_path
+):
+    """fairseq's translation task stopped at it in a traceback, after the inputs were checked."""
+    completed = run_evaluate(
+        *("--data", test_set_with_a_long_sentence / "data-bin", "--out-dir", tmp_path),
+        *("--model", f"rnnsearch={checkpoints['rnnsearch_50']}", "--beam", 2, "--max-len-b", 6),
+        *("--heatmaps", LONG_SENTENCE),
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    translations = (tmp_path / "rnnsearch" / "test.hyp").read_text(encoding="utf-8")
+    assert len(translations.splitlines()) == TEST_SENTENCES
+    assert_png(tmp_path / "heatmaps" / "rnnsearch" / f"sentence_{LONG_SENTENCE}.png")
 
 
 def test_a_bpe_data_bin_away_from_its_codes_is_refused_before_anything_is_translated(

@@ -13,6 +13,7 @@ from bahdanau_tools.evaluation.generate import (
     Generation,
     Progress,
     generate_command,
+    max_positions,
     read_hypotheses,
 )
 
@@ -115,3 +116,13 @@ def test_progress_ends_with_one_line_for_all_the_sentences(capsys):
     progress.sentence_translated()
     progress.finished()
     assert capsys.readouterr().err.splitlines() == ["rnnencdec: 2 of 2 sentences translated, 0 s"]
+
+
+def test_fairseq_generate_takes_sentences_as_long_as_the_splits_longest():
+    positions = max_positions(1_201)
+    assert option(command(max_positions=positions), "--max-source-positions") == "1201"
+    assert option(command(max_positions=positions), "--max-target-positions") == "1201"
+
+
+def test_fairseqs_own_limit_stays_where_no_sentence_is_over_it():
+    assert max_positions(14) == 1024
