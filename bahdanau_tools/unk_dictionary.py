@@ -250,12 +250,20 @@ def dictionary_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def files_read(arguments: argparse.Namespace) -> Dict[str, List[Path]]:
+    """The files the command reads, by what each is: those of INPUTS, and the --data folder's
+    dictionaries, which the model is loaded with (a dict.fr.txt written over would leave a data-bin
+    that no tool reads, and the model's vocabulary lost)."""
+    read = {f"the {option} file": [getattr(arguments, option[2:])] for option in INPUTS}
+    read["a dictionary of the --data folder"] = sorted(arguments.data.glob("dict.*.txt"))
+    return read
+
+
 def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
     check_output_file(arguments.output, "--output", "unk-dictionary.txt")
-    read = {f"the {option} file": [getattr(arguments, option[2:])] for option in INPUTS}
-    check_no_input_replaced(arguments.output, read, "dictionary")
+    check_no_input_replaced(arguments.output, files_read(arguments), "dictionary")
     pairs = read_pairs(arguments.source, arguments.target)
     model, task = load_model(arguments.checkpoint, arguments.data)
     check_segmentation(task.target_dictionary, [target for _, target in pairs], arguments.target)

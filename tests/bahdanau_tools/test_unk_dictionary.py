@@ -3,6 +3,7 @@ the model cannot write (outside its dictionary), aligned by the model's own atte
 
 import errno
 import os
+import shutil
 from types import SimpleNamespace
 
 import pytest
@@ -177,6 +178,22 @@ def test_an_output_that_is_one_of_the_inputs_is_refused_leaving_it_as_it_was(
         "which the dictionary would replace: name another file"
     )
     assert inputs[option].read_bytes() == before
+
+
+def test_an_output_that_is_a_dictionary_of_the_data_folder_is_refused_leaving_it_as_it_was(
+    checkpoints, data_bin, tmp_path
+):
+    """The model is loaded with it: written over, the data-bin would be read by no tool."""
+    source, target = write_sides(tmp_path, PAIRS)
+    data = shutil.copytree(data_bin, tmp_path / "data-bin")
+    before = (data / "dict.fr.txt").read_bytes()
+    with pytest.raises(OutputFolderError) as raised:
+        build(checkpoints["rnnsearch_50"], data, source, target, data / "dict.fr.txt")
+    assert str(raised.value) == (
+        f"--output {data / 'dict.fr.txt'} is a dictionary of the --data folder, which the "
+        "dictionary would replace: name another file"
+    )
+    assert (data / "dict.fr.txt").read_bytes() == before
 
 
 def test_a_write_that_fails_keeps_the_dictionary_it_would_replace_and_says_why(
