@@ -137,11 +137,17 @@ def unresumable_incomplete_checkpoint(path) -> str:
     return f"cannot resume from {path}: {INCOMPLETE}; {fix}"
 
 
+def restore_file_path(restore_file: str, suffix: str) -> str:
+    """The file fairseq-train reads for a --restore-file: its checkpoint_suffix (a model-parallel
+    rank's) before .pt."""
+    return restore_file.replace(".pt", suffix + ".pt") if suffix else restore_file
+
+
 def check_restore_file(restore_file: str, suffix: str, option: str = "--restore-file") -> None:
     """A --restore-file (or --continue-once) that names no checkpoint file: fairseq would log that
     it found none and train from scratch, saving over the --save-dir's checkpoints (or, from
     --continue-once, starting the training that later launches resume)."""
-    path = restore_file.replace(".pt", suffix + ".pt") if suffix else restore_file
+    path = restore_file_path(restore_file, suffix)
     if not os.path.isfile(path):
         what = "is a folder" if os.path.isdir(path) else "not found"
         raise errors.CheckpointError(

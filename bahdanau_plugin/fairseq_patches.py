@@ -29,12 +29,13 @@ from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from fairseq.tasks.translation import TranslationTask
 from omegaconf import DictConfig, open_dict
 
-from . import save_dir
+from . import resuming, save_dir
 from .checkpoint_safety import (
     DEFAULT_RESTORE_FILE,
     FAIRSEQ_CHECKPOINT_TYPES,
     TorchLoadingWeightsOnly,
     check_restore_file,
+    restore_file_path,
 )
 from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
@@ -56,6 +57,8 @@ TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
 # with every new row count. oneDNN's cache of 16 keeps the speed; ideep's adds none (the
 # measurements: docs/performance-log.md, 2026-11-21 to 2026-11-23).
 ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACITY": "1"}
+
+logger = logging.getLogger(__name__)
 
 
 def running_fairseq_tool() -> Optional[str]:
@@ -354,8 +357,10 @@ def own_the_save_dir_in_training() -> None:
     """Where fairseq-train runs, for these models: the run holds its --save-dir, which is checked
     to have room for a checkpoint, and a --restore-file must name a checkpoint file, before it
     resumes or trains, and be of no point before a numbered checkpoint there, once loaded
-    (save_dir.py, checkpoint_safety.py), and its checkpoints
-    are written whole, a full disk one line (checkpoint_writing.py). fairseq-train calls
+    (save_dir.py, checkpoint_safety.py); a resume mid-epoch through other batches than the
+    checkpoint's is said in a warning (resuming.py); and its checkpoints are written whole, a full
+    disk one line (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the
+    epoch's batches. fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
     at every save: the wrappers do their part there for these models and call fairseq's own, which
     is all they do for any other model. No option, task or hook runs before fairseq-train resumes,
@@ -365,7 +370,7 @@ def own_the_save_dir_in_training() -> None:
     if getattr(checkpoint_utils.load_checkpoint, SAVE_DIR_WRAPPER, False):
         return
     checkpoint_utils.load_checkpoint = _holding_the_save_dir(checkpoint_utils.load_checkpoint)
-    checkpoint_utils.save_checkpoint = _writing_whole(checkpoint_utils.save_checkpoint)
+    checkpoint_utils.save_checkpoint = _saving_these_models(checkpoint_utils.save_checkpoint)
 
 
 def _trains_these_models(trainer) -> bool:
@@ -393,6 +398,10 @@ def _holding_the_save_dir(load_checkpoint):
             save_dir.check_no_later_checkpoints(
                 cfg.save_dir, suffix, epoch_itr.epoch, trainer.get_num_updates()
             )
+        if saves:
+            checkpoint = _resumed_checkpoint(cfg, suffix)
+            if other := resuming.other_batches_than_saved(checkpoint, extra_state, epoch_itr):
+                logger.warning(other)
         return extra_state, epoch_itr
 
     setattr(wrapper, SAVE_DIR_WRAPPER, True)
@@ -420,15 +429,28 @@ def _starts_from_another_checkpoint(cfg, suffix: str) -> bool:
     return bool(given) and _first_launch(cfg, suffix)
 
 
-def _writing_whole(save_checkpoint):
+def _resumed_checkpoint(cfg, suffix: str) -> str:
+    """The checkpoint whose position in its epoch fairseq-train resumed from, as its
+    load_checkpoint chooses it: --restore-file, else --continue-once at the first launch, else
+    --save-dir's checkpoint_last.pt (--finetune-from-model starts at no position)."""
+    if cfg.restore_file != DEFAULT_RESTORE_FILE:
+        return restore_file_path(cfg.restore_file, suffix)
+    if _continues_once(cfg, suffix):
+        return cfg.continue_once
+    return os.path.join(cfg.save_dir, f"checkpoint_last{suffix}.pt")
+
+
+def _saving_these_models(save_checkpoint):
     # fairseq's save_checkpoint keeps the best loss as an attribute of the function that its
     # module names save_checkpoint, this wrapper from now on, as fairseq-train reads it too.
     @functools.wraps(save_checkpoint)
     def wrapper(cfg, trainer, epoch_itr, val_loss):
         if not _trains_these_models(trainer):
             return save_checkpoint(cfg, trainer, epoch_itr, val_loss)
+        # every file written whole; the iterator's state, mid-epoch, with its batches' fingerprint
         with checkpoints_written_whole():
-            return save_checkpoint(cfg, trainer, epoch_itr, val_loss)
+            recording = resuming.RecordingTheEpochsBatches(epoch_itr)
+            return save_checkpoint(cfg, trainer, recording, val_loss)
 
     setattr(wrapper, SAVE_DIR_WRAPPER, True)
     return wrapper
@@ -508,8 +530,9 @@ CHANGES = (
     hide_dependency_warnings,
     # fairseq.checkpoint_utils.load_checkpoint and save_checkpoint, where fairseq-train runs: for
     # these models, the run holds its --save-dir and checks its room before training (and, from a
-    # --restore-file, that no checkpoint there is of a later point), and writes every checkpoint
-    # whole; for other models, fairseq's own.
+    # --restore-file, that no checkpoint there is of a later point), writes every checkpoint
+    # whole, records the batches of the epoch a checkpoint stops in and warns of a resume through
+    # others; for other models, fairseq's own.
     own_the_save_dir_in_training,
     # fairseq.tasks.translation.TranslationTask.setup_task, where a fairseq tool runs: the task
     # records the languages the command gave, which fairseq overwrites where one is left out;

@@ -11,10 +11,21 @@ say which differ in a warning line as they resume (models/recurrent_translation.
 fairseq's advice for the first two, --reset-optimizer and --reset-dataloader, is read at every
 launch of the command, as --restore-file is: each rerun after a stop would reset them again (the
 dataloader to epoch 1). The lines say what does not.
+
+An epoch that the resuming command batches into as many batches or more goes on without an error,
+after the checkpoint's number of batches of this run's order: where that order is another (another
+--batch-size, --max-tokens, length limit, --seed, number of workers, or a training split
+binarized anew), the rest of the epoch leaves out pairs the checkpoint had not reached and trains
+on others twice. A checkpoint saved mid-epoch records the fingerprint of its epoch's batches
+beside fairseq's state of its epoch iterator (``RecordingTheEpochsBatches``), and a run resuming
+it through other batches says so in one warning line (``other_batches_than_saved``): a new
+batching may be meant (a batch size that no longer fits the GPU), and it costs that epoch only.
 """
 
-from typing import Optional
+import hashlib
+from typing import Iterable, Optional
 
+import numpy as np
 from fairseq.data.iterators import EpochBatchIterator
 
 from . import errors
@@ -90,6 +101,74 @@ def fewer_batches_in_the_epoch(error: BaseException) -> Optional[str]:
         "batches the training data otherwise (another --batch-size, --max-tokens, "
         "--max-train-length, number of workers, or other data); resume it with those it was "
         "trained with (--reset-dataloader would start again from epoch 1 at every launch)"
+    )
+
+
+# The key of the fingerprint of an epoch's batches in the state of fairseq's epoch iterator that a
+# checkpoint keeps (extra_state["train_iterator"]): fairseq's load_state_dict reads its own only.
+EPOCHS_BATCHES = "bahdanau_epochs_batches"
+
+
+def fingerprint_of_batches(batches: Iterable) -> str:
+    """The SHA-256 digest of batches in order, each a sequence of the indices of its pairs."""
+    digest = hashlib.sha256()
+    for batch in batches:
+        indices = np.asarray(batch, dtype=np.int64)
+        digest.update(len(indices).to_bytes(8, "little"))
+        digest.update(indices.tobytes())
+    return digest.hexdigest()
+
+
+def epochs_batches(epoch_itr, shuffle: bool) -> Optional[str]:
+    """The fingerprint of the batches of epoch_itr's epoch in the order this worker goes through
+    them: fairseq's own (ordered_batches: shuffled with --seed and the epoch, then this worker's
+    shard). None for an iterator of another kind, or over a dataset that fairseq prefetches, which
+    ordering the batches would prefetch."""
+    if type(epoch_itr) is not EpochBatchIterator or epoch_itr._supports_prefetch:
+        return None
+    # fix_batches_to_gpus orders prefetched datasets only; load_state_dict leaves it False too
+    return fingerprint_of_batches(epoch_itr.ordered_batches(epoch_itr.epoch, False, shuffle))
+
+
+class RecordingTheEpochsBatches:
+    """fairseq's epoch iterator as save_checkpoint reads it, whose state, saved mid-epoch, also
+    holds the fingerprint of the epoch's batches (EPOCHS_BATCHES). Saved at an epoch's end, the
+    state names the next epoch from its start, whatever its batches."""
+
+    def __init__(self, epoch_itr):
+        self._epoch_itr = epoch_itr
+
+    def __getattr__(self, name):
+        return getattr(self._epoch_itr, name)
+
+    def state_dict(self) -> dict:
+        state = self._epoch_itr.state_dict()
+        if state.get("iterations_in_epoch", 0) > 0:
+            batches = epochs_batches(self._epoch_itr, state.get("shuffle", True))
+            if batches is not None:
+                state[EPOCHS_BATCHES] = batches
+        return state
+
+
+def other_batches_than_saved(checkpoint: str, extra_state, epoch_itr) -> Optional[str]:
+    """A line for a run that resumed checkpoint mid-epoch (epoch_itr, as fairseq's load_checkpoint
+    returned it, after the batches the checkpoint had gone through) through other batches than
+    those the checkpoint recorded; None where they are the same, where it resumed at an epoch's
+    start (also after --reset-dataloader), or where the checkpoint recorded none (saved before)."""
+    state = (extra_state or {}).get("train_iterator") or {}
+    recorded, done = state.get(EPOCHS_BATCHES), epoch_itr.iterations_in_epoch
+    if recorded is None or done == 0:
+        return None
+    if epochs_batches(epoch_itr, state.get("shuffle", True)) in (recorded, None):
+        return None
+    epoch = epoch_itr.epoch
+    return (
+        f"{checkpoint} was saved after batch {done} of epoch {epoch}, of other batches than this "
+        "run's (another --batch-size, --max-tokens, --max-train-length, --seed, number of "
+        "workers, or a training split binarized anew): this run goes on after its own batch "
+        f"{done}, so epoch {epoch} leaves out pairs that the checkpoint had not reached and trains "
+        "on others twice; to continue the epoch as it was, resume with the options and data it "
+        "was trained with (the epochs after it are whole either way)"
     )
 
 

@@ -3,9 +3,15 @@ says what to give (bahdanau_plugin/resuming.py), not a traceback; nothing is wri
 
 import shutil
 
+import numpy as np
 import pytest
+import torch
+from fairseq.data.iterators import EpochBatchIterator
+
+from bahdanau_plugin.resuming import epochs_batches, fingerprint_of_batches
 
 from ..support.assertions import assert_one_line_error
+from ..support.demo_data import preprocess
 from ..support.tools import tool_on_bytes
 from ..support.training import train_command
 
@@ -22,8 +28,8 @@ def resume(data_bin, checkpoints, tmp_path):
     checkpoint = save_dir / "checkpoint_last.pt"
     shutil.copy(checkpoints["rnnsearch_50"], checkpoint)
 
-    def run(*options, leaving_out=()):
-        command = train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "8", *options)
+    def run(*options, leaving_out=(), data=data_bin):
+        command = train_command(data, save_dir, "rnnsearch_50", "--max-update", "8", *options)
         for flag in leaving_out:  # with its value
             at = command.index(flag)
             del command[at : at + 2]
@@ -106,3 +112,67 @@ def test_resuming_with_the_options_it_was_trained_with_says_nothing_of_them(resu
     assert returncode == 0, output[-2000:]
     assert "Loaded checkpoint" in output
     assert "trained with other options" not in output
+    assert "of other batches than this run's" not in output
+
+
+def _warnings_of_other_batches(output):
+    return [line for line in output.splitlines() if "of other batches than this run's" in line]
+
+
+def test_resuming_mid_epoch_through_more_batches_of_another_size_says_so_in_a_warning(resume):
+    """The checkpoint stopped after batch 4 of its 25 (of 80 pairs); in batches of 40 the epoch
+    has 50, and fairseq goes on after the 4th of those, another order."""
+    returncode, output, checkpoint = resume("--batch-size", "40")
+    assert returncode == 0, output[-2000:]
+    warnings = _warnings_of_other_batches(output)
+    assert len(warnings) == 1
+    assert f"{checkpoint} was saved after batch 4 of epoch 1, of other batches" in warnings[0]
+    assert "another --batch-size" in warnings[0]
+    assert "resume with the options and data it was trained with" in warnings[0]
+
+
+@pytest.fixture
+def binarized_anew(data_bin, tmp_path):
+    """The demo data-bin with its training split binarized anew from the same sentences in
+    reverse order (another sentence at each index), with the same dictionaries."""
+    raw, text = data_bin.parent / "raw", tmp_path / "text"
+    text.mkdir()
+    for language in ("en", "fr"):
+        lines = (raw / f"train.{language}").read_text(encoding="utf-8").splitlines()
+        (text / f"train.{language}").write_text("\n".join(reversed(lines)) + "\n")
+    preprocess(
+        *("--trainpref", text / "train", "--validpref", raw / "valid"),
+        *("--srcdict", data_bin / "dict.en.txt", "--tgtdict", data_bin / "dict.fr.txt"),
+        *("--destdir", tmp_path / "data-bin"),
+    )
+    return tmp_path / "data-bin"
+
+
+def test_resuming_mid_epoch_a_training_split_binarized_anew_says_so_in_a_warning(
+    resume, binarized_anew
+):
+    returncode, output, _ = resume(data=binarized_anew)
+    assert returncode == 0, output[-2000:]
+    warnings = _warnings_of_other_batches(output)
+    assert len(warnings) == 1
+    assert "a training split binarized anew" in warnings[0]
+
+
+class _Indices(torch.utils.data.Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, index):
+        return index
+
+
+def test_the_fingerprint_of_an_epochs_batches_is_of_those_fairseq_goes_through():
+    """Shuffled with the seed and the epoch, the second worker's shard of two."""
+    batches = [np.arange(start, min(start + 3, 10)) for start in range(0, 10, 3)]
+    iterator = EpochBatchIterator(
+        _Indices(), list, batches, seed=7, num_shards=2, shard_id=1, epoch=2
+    )
+    gone_through = list(iterator.next_epoch_itr(shuffle=True))
+
+    assert epochs_batches(iterator, shuffle=True) == fingerprint_of_batches(gone_through)
+    assert epochs_batches(iterator, shuffle=False) != fingerprint_of_batches(gone_through)
