@@ -29,6 +29,7 @@ frames of its loading functions, as ``checkpoint_problem`` reads them from a tra
 
 import argparse
 import contextlib
+import inspect
 import os
 import re
 import sys
@@ -242,8 +243,11 @@ def unresumable_checkpoint(error: BaseException) -> Optional[str]:
     given = errors.locals_where(error, loading)
     if given is None:
         return None
+    resuming = errors.locals_where(error, fairseqs_load_checkpoint())
+    option = option_naming(resuming["cfg"] if resuming else None, given["filename"])
     return _why_not_resumable(
         given["filename"],
+        option,
         given["state"]["cfg"]["model"],
         given["self"].cfg.model,
         error.__context__,
@@ -257,14 +261,53 @@ def trainers_loading() -> Optional[types.CodeType]:
     return trainer.Trainer.load_checkpoint.__code__ if trainer is not None else None
 
 
+def fairseqs_load_checkpoint() -> types.CodeType:
+    """The code of fairseq's checkpoint_utils.load_checkpoint, where fairseq-train resumes: its
+    own, under the wrapper that holds the --save-dir (fairseq_patches.py)."""
+    return inspect.unwrap(checkpoint_utils.load_checkpoint).__code__
+
+
+def option_naming(cfg, checkpoint: str) -> Optional[str]:
+    """The option of fairseq-train (its checkpoint configuration, cfg) that named the checkpoint
+    it loads: --finetune-from-model, --continue-once or --restore-file; None for --save-dir's
+    checkpoint_last.pt, which fairseq loads where none does."""
+    if cfg is None:
+        return None
+    if cfg.finetune_from_model and checkpoint == cfg.finetune_from_model:
+        return "--finetune-from-model"
+    if getattr(cfg, "continue_once", None) and checkpoint == cfg.continue_once:
+        return "--continue-once"
+    if cfg.restore_file != DEFAULT_RESTORE_FILE:
+        return "--restore-file"
+    return None
+
+
+def _started_from(option: Optional[str], checkpoint: str) -> str:
+    """fairseq-train's checkpoint as the lines name it, with the option that gave it."""
+    return f"{option} {checkpoint}" if option else checkpoint
+
+
+def _train_otherwise(option: Optional[str], fitting: str, model: Optional[str] = None) -> str:
+    """What a run gives to train rather than from the checkpoint it was given: a new --save-dir
+    rather than one whose checkpoint_last.pt it resumes (or a --restore-file of model); another
+    checkpoint (fitting, as "of rnnsearch_50"), or none, rather than one that an option names at
+    every launch (--restore-file) or the first (the others), whatever the --save-dir."""
+    if option is None:
+        restore = f" (or --restore-file with a checkpoint of {model})" if model else ""
+        return f"give this run a new --save-dir{restore}"
+    return f"give {option} a checkpoint {fitting}, or leave it out to start without one"
+
+
 class Loading(NamedTuple):
     """A checkpoint that fairseq is loading, the task whose data-bin it is loaded with, whether
-    fairseq-train resumes from it, and then the model's configuration the checkpoint holds."""
+    fairseq-train resumes from it, and then the model's configuration the checkpoint holds and
+    the option that named it (option_naming)."""
 
     checkpoint: Optional[str]
     task: object
     resuming: bool
     trained: object = None
+    option: Optional[str] = None
 
 
 def being_loaded() -> Loading:
@@ -280,11 +323,20 @@ def being_loaded() -> Loading:
         if frame.f_code is resuming:
             state = frame.f_locals.get("state") or {}
             trained = (state.get("cfg") or {}).get("model")
-            return Loading(
-                frame.f_locals.get("filename"), frame.f_locals["self"].task, True, trained
-            )
+            checkpoint = frame.f_locals.get("filename")
+            option = option_naming(_resuming_configuration(frame), checkpoint)
+            return Loading(checkpoint, frame.f_locals["self"].task, True, trained, option)
         frame = frame.f_back
     return Loading(None, None, False)
+
+
+def _resuming_configuration(frame):
+    """The checkpoint configuration of fairseq's load_checkpoint, read from the frames that called
+    frame; None where it was not called so (a program calling the trainer's own)."""
+    code = fairseqs_load_checkpoint()
+    while frame is not None and frame.f_code is not code:
+        frame = frame.f_back
+    return frame.f_locals.get("cfg") if frame is not None else None
 
 
 def _dictionary_file(task, side: str) -> Optional[str]:
@@ -310,10 +362,18 @@ def other_dictionary(side: str, trained_symbols: int, trained, dictionary) -> st
         f"{file or f'the {side} dictionary here'} has {len(dictionary)} (fingerprint "
         f"{fingerprints.short(fingerprints.of_dictionary(dictionary))})"
     )
+    if loading.option == "--finetune-from-model":  # to fine-tune is to train on other data
+        return (
+            f"cannot start from --finetune-from-model {checkpoint}: it was {difference}; binarize "
+            "this run's data with its dictionaries (fairseq-preprocess --srcdict and --tgtdict, "
+            "the dict.*.txt of the data-bin it was trained with), or leave the option out to "
+            "train from scratch"
+        )
     if loading.resuming:
         return (
-            f"cannot resume from {checkpoint}: it was {difference}; continue it with the data-bin "
-            "it was trained with, or give this run a new --save-dir"
+            f"cannot resume from {_started_from(loading.option, checkpoint)}: it was "
+            f"{difference}; continue it with the data-bin it was trained with, or "
+            f"{_train_otherwise(loading.option, f'trained on {data}')}"
         )
     return (
         f"{checkpoint} was {difference}, so it would translate other words than it learned; give "
@@ -321,22 +381,28 @@ def other_dictionary(side: str, trained_symbols: int, trained, dictionary) -> st
     )
 
 
-def _why_not_resumable(filename, saved, run, cause) -> str:
+def _why_not_resumable(filename, option, saved, run, cause) -> str:
+    """The line for a checkpoint (named by option, None for --save-dir's checkpoint_last.pt) whose
+    parameters this run's model cannot take."""
     saved_architecture, run_architecture = _architecture(saved), _architecture(run)
+    finetuning = option == "--finetune-from-model"
+    start = f"cannot {'start' if finetuning else 'resume'} from {_started_from(option, filename)}"
     if saved_architecture != run_architecture:
         return (
-            f"cannot resume from {filename}: its architecture is {saved_architecture} and this "
-            f"run's is {run_architecture}; to train {run_architecture}, give this run a new "
-            f"--save-dir (or --restore-file with a checkpoint of {run_architecture}); to continue "
-            f"that training, --arch {saved_architecture}"
+            f"{start}: its architecture is {saved_architecture} and this run's is "
+            f"{run_architecture}; to train {run_architecture}, "
+            f"{_train_otherwise(option, f'of {run_architecture}', run_architecture)}; "
+            f"{'to fine-tune from it' if finetuning else 'to continue that training'}, --arch "
+            f"{saved_architecture}"
         )
     if isinstance(cause, errors.PluginError):  # the models' own explanation, as a dictionary's
         return str(cause)
     differences = ", ".join(_size_differences(_options(saved), _options(run)))
     return (
-        f"cannot resume from {filename}: its {saved_architecture} model does not fit this run's "
-        f"({differences or 'its parameters differ'}); continue it with the options it was trained "
-        "with, or give this run a new --save-dir"
+        f"{start}: its {saved_architecture} model does not fit this run's "
+        f"({differences or 'its parameters differ'}); "
+        f"{'fine-tune' if finetuning else 'continue'} it with the options it was trained with, or "
+        f"{_train_otherwise(option, 'of these sizes')}"
     )
 
 

@@ -4,18 +4,17 @@ not hold, an empty split, a --finetune-from-model that names no file or comes wi
 (--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
 --task."""
 
-import inspect
 import os
 import re
 from typing import List, Optional
 
-from fairseq import checkpoint_utils, options
+from fairseq import options
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.tasks import translation
 
 from . import errors
-from .checkpoint_safety import DEFAULT_RESTORE_FILE
+from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint
 
 
 def splits_held(data_bin: str) -> List[str]:
@@ -80,12 +79,6 @@ def missing_finetune_checkpoint(error: BaseException) -> Optional[str]:
     ):
         return f"{error}: give the checkpoint file to start from"
     return None
-
-
-def fairseqs_load_checkpoint():
-    """The code of fairseq's checkpoint_utils.load_checkpoint, where fairseq-train resumes: its
-    own, under the wrapper that holds the --save-dir (fairseq_patches.py)."""
-    return inspect.unwrap(checkpoint_utils.load_checkpoint).__code__
 
 
 RESETS = ("reset_optimizer", "reset_lr_scheduler", "reset_meters", "reset_dataloader")

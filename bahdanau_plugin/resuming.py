@@ -29,8 +29,7 @@ import numpy as np
 from fairseq.data.iterators import EpochBatchIterator
 
 from . import errors
-from .checkpoint_safety import trainers_loading
-from .fairseq_errors import fairseqs_load_checkpoint
+from .checkpoint_safety import fairseqs_load_checkpoint, trainers_loading
 
 # fairseq's assertions in Trainer.load_checkpoint: their start, and the group of the configuration
 # whose choice differs, with the option that sets it.

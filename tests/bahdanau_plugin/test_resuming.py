@@ -176,3 +176,27 @@ def test_the_fingerprint_of_an_epochs_batches_is_of_those_fairseq_goes_through()
 
     assert epochs_batches(iterator, shuffle=True) == fingerprint_of_batches(gone_through)
     assert epochs_batches(iterator, shuffle=False) != fingerprint_of_batches(gone_through)
+
+
+@pytest.mark.parametrize(
+    "option, start, then",
+    [
+        ("--restore-file", "resume", "to continue that training"),
+        ("--finetune-from-model", "start", "to fine-tune from it"),
+    ],
+)
+def test_an_option_naming_a_checkpoint_of_another_architecture_is_one_line_naming_the_option(
+    data_bin, checkpoints, tmp_path, option, start, then
+):
+    """A new --save-dir would not help: the option names the checkpoint whatever the folder."""
+    other = checkpoints["rnnencdec_50"]
+    command = train_command(data_bin, tmp_path / "save", "rnnsearch_50", option, other)
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"cannot {start} from {option} {other}: its architecture is rnnencdec_50 and this run's "
+        f"is rnnsearch_50; to train rnnsearch_50, give {option} a checkpoint of rnnsearch_50, or "
+        f"leave it out to start without one; {then}, --arch rnnencdec_50",
+    )
+    assert "--save-dir" not in stderr.strip().splitlines()[-1]
