@@ -29,6 +29,7 @@ frames of its loading functions, as ``checkpoint_problem`` reads them from a tra
 
 import argparse
 import contextlib
+import dataclasses
 import inspect
 import os
 import re
@@ -418,15 +419,27 @@ def _options(model_cfg) -> Dict:
 
 
 def _size_differences(saved: Dict, run: Dict) -> List[str]:
-    """The whole-number options (the sizes) whose values differ, as "NAME is SAVED there and RUN
-    here"."""
+    """The whole-number options of the model (the sizes) whose values differ, as "NAME is SAVED
+    there and RUN here". Under fairseq-train a model's configuration also holds the run's own
+    options (--batch-size, --seed, --log-interval), which size no parameter: left out."""
+    run_options = _fairseqs_run_options()
     return [
         f"{name} is {saved[name]} there and {value} here"
         for name, value in run.items()
         if isinstance(value, int)
         and not isinstance(value, bool)
+        and name not in run_options
         and saved.get(name, value) != value
     ]
+
+
+def _fairseqs_run_options() -> frozenset:
+    """The names of the options of fairseq's configuration groups that are not a component's
+    (common, dataset, optimization, checkpoint, distributed training, generation, ...)."""
+    from fairseq.dataclass.configs import FairseqConfig
+
+    groups = [f.type for f in dataclasses.fields(FairseqConfig) if dataclasses.is_dataclass(f.type)]
+    return frozenset(option.name for group in groups for option in dataclasses.fields(group))
 
 
 errors.EXPLANATIONS.extend([checkpoint_problem, unresumable_checkpoint])

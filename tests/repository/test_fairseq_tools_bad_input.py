@@ -306,10 +306,12 @@ def test_resuming_with_other_sizes_is_one_line_naming_the_sizes_that_differ(
         "rnnsearch_50",
         "--encoder-hidden-dim",
         "9",
+        "--batch-size",  # the run's own option, which sizes no parameter: not named
+        "5",
     )
     assert returncode == 1
     assert_one_line_error(
-        returncode, stderr, "encoder_hidden_dim is 4 there and 9 here", "new --save-dir"
+        returncode, stderr, "encoder_hidden_dim is 4 there and 9 here)", "new --save-dir"
     )
 
 
