@@ -62,6 +62,11 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
             "--retain-iter-history is for fairseq's iterative refinement models; these models' "
             "beam search keeps no history, and fairseq-generate fails after one sentence: drop it"
         )
+    if generation.print_step:  # fairseq-generate prints hypo["steps"], which only they record
+        raise ConfigurationError(
+            "--print-step prints the steps of fairseq's iterative refinement models; these models' "
+            "beam search records none, and fairseq-generate fails after one sentence: drop it"
+        )
 
 
 def batch_every_sentence(cfg) -> None:

@@ -25,8 +25,15 @@ def test_fairseqs_default_generation_options_are_taken():
         (dict(max_len_a=0, max_len_b=0), "--max-len-a 0 --max-len-b 0 leaves translations"),
         (dict(diverse_beam_groups=2, beam=4), "--diverse-beam-groups fails in fairseq 0.12's"),
         (dict(retain_iter_history=True), "--retain-iter-history is for fairseq's iterative"),
+        (dict(print_step=True), "--print-step prints the steps of fairseq's iterative"),
     ],
-    ids=["nbest-over-beam", "no-length", "diverse-beam-groups", "retain-iter-history"],
+    ids=[
+        "nbest-over-beam",
+        "no-length",
+        "diverse-beam-groups",
+        "retain-iter-history",
+        "print-step",
+    ],
 )
 def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(options, message):
     with pytest.raises(ConfigurationError, match=message):
