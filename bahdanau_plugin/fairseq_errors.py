@@ -2,7 +2,7 @@
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
 (--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
---task."""
+--task, --sampling without as many --nbest as --beam."""
 
 import os
 import re
@@ -134,6 +134,19 @@ def no_batch_size(error: BaseException) -> Optional[str]:
     )
 
 
+def sampling_without_nbest_at_beam(error: BaseException) -> Optional[str]:
+    """fairseq-generate's and fairseq-interactive's assertion, a traceback, where --sampling comes
+    without --nbest equal to --beam (its default --beam 5 --nbest 1 among them)."""
+    if not isinstance(error, AssertionError) or str(error) != (
+        "--sampling requires --nbest to be equal to --beam"
+    ):
+        return None
+    return (
+        "--sampling draws --beam translations of each sentence, and fairseq prints them all: give "
+        "--nbest equal to --beam (--beam 1 --nbest 1 for one sample a sentence)"
+    )
+
+
 def no_task(error: BaseException) -> Optional[str]:
     """fairseq-validate's parser, alone among fairseq's tools, has no default task: without
     --task, fairseq looks the options of task None up and fails in a KeyError's traceback."""
@@ -158,5 +171,6 @@ errors.EXPLANATIONS.extend(
         half_precision_on_a_cpu,
         no_task,
         no_batch_size,
+        sampling_without_nbest_at_beam,
     ]
 )

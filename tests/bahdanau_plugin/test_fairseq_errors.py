@@ -81,8 +81,12 @@ def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
             AssertionError("Must specify batch size either with --max-tokens or --batch-size"),
             "give --batch-size N",
         ),
+        (
+            AssertionError("--sampling requires --nbest to be equal to --beam"),
+            "give --nbest equal to --beam",
+        ),
     ],
-    ids=["finetune-from-model", "fp16-on-a-cpu", "no-batch-size"],
+    ids=["finetune-from-model", "fp16-on-a-cpu", "no-batch-size", "sampling-nbest"],
 )
 def test_fairseqs_one_line_errors_say_what_to_give(error, words):
     assert words in one_line(error)
