@@ -2,7 +2,7 @@
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
 (--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
---task, --sampling without as many --nbest as --beam."""
+--task, --sampling without as many --nbest as --beam, --constraints a search cannot write."""
 
 import os
 import re
@@ -11,6 +11,7 @@ from typing import List, Optional
 from fairseq import options
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset
+from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import translation
 
 from . import errors
@@ -147,6 +148,38 @@ def sampling_without_nbest_at_beam(error: BaseException) -> Optional[str]:
     )
 
 
+def constraint_never_written(error: BaseException) -> Optional[str]:
+    """fairseq-interactive's --constraints search forbids a translation's end until it has written
+    every constraint of its line: where it cannot, it runs to the length limit and fairseq asserts
+    (``step < max_len``) in a traceback. A constraint typed as </s> or <pad> is never written:
+    fairseq-interactive reads it with the target dictionary, as the symbol, which a search never
+    writes inside a translation; any other is one longer than the limit leaves room for."""
+    if not isinstance(error, AssertionError) or not re.fullmatch(r"(\d+) < \1", str(error)):
+        return None
+    given = errors.locals_where(error, SequenceGenerator._generate.__code__)
+    if given is None or given.get("constraints") is None:
+        return None
+    generator, limit = given["self"], given["max_len"]
+    symbols = generator.tgt_dict
+    control = {symbols.eos(): symbols.eos_word, symbols.pad(): symbols.pad_word}
+    # a row: the line's number of constraints, then their tokens (end of sentence and padding
+    # never stand for anything else there)
+    typed = sorted({control[token] for token in given["constraints"][:, 1:].flatten().tolist()
+                    if token in control})  # fmt: skip
+    if typed:
+        return (
+            f"a --constraints word is {' or '.join(typed)}, which fairseq-interactive reads as the "
+            "target dictionary's control symbol, and no translation holds one: the search ran to "
+            f"its length limit ({limit} tokens) without writing it; drop it from the constraints"
+        )
+    return (
+        f"the search reached its length limit of {limit} tokens (--max-len-a "
+        f"{generator.max_len_a:g} --max-len-b {generator.max_len_b}, from the batch's longest "
+        f"source of {given['src_len']} tokens) before it wrote every --constraints word of a line: "
+        "give a larger --max-len-b, or fewer or shorter constraints"
+    )
+
+
 def no_task(error: BaseException) -> Optional[str]:
     """fairseq-validate's parser, alone among fairseq's tools, has no default task: without
     --task, fairseq looks the options of task None up and fails in a KeyError's traceback."""
@@ -172,5 +205,6 @@ errors.EXPLANATIONS.extend(
         no_task,
         no_batch_size,
         sampling_without_nbest_at_beam,
+        constraint_never_written,
     ]
 )

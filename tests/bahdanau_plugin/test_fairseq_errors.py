@@ -145,3 +145,54 @@ def test_fairseq_validate_without_a_batch_size_is_one_line_naming_the_options(
     assert_one_line_error(
         returncode, stderr, "no batch size given: give --batch-size N", "or --max-tokens N"
     )
+
+
+def constrained_translation(data_bin, checkpoint, line, *options):
+    """fairseq-interactive translating one line with its tab-separated --constraints."""
+    return tool_on_bytes(
+        "fairseq-interactive", data_bin, "--user-dir", PLUGIN, "--path", checkpoint,
+        "--source-lang", "en", "--target-lang", "fr", "--constraints", "--beam", "3", "--cpu",
+        *options, stdin=f"{line}\n".encode(),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("symbol", ["</s>", "<pad>"])
+def test_a_constraint_typed_as_a_control_symbol_is_one_line_naming_it(
+    data_bin, checkpoints, symbol
+):
+    """fairseq-interactive reads it as the symbol, which the search never writes."""
+    returncode, _, stderr = constrained_translation(
+        data_bin,
+        checkpoints["rnnsearch_50"],
+        f"the dog sees a cat\tle {symbol}",
+        "--max-len-b",
+        "8",
+    )
+    assert_one_line_error(
+        returncode, stderr, f"a --constraints word is {symbol}", "drop it from the constraints"
+    )
+
+
+def test_constraints_longer_than_the_length_limit_are_one_line_naming_the_limit(
+    data_bin, checkpoints
+):
+    returncode, _, stderr = constrained_translation(
+        data_bin,
+        checkpoints["rnnsearch_50"],
+        "the dog sees a cat\tle chien voit un chat",
+        "--max-len-a", "0", "--max-len-b", "3",
+    )  # fmt: skip
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "the search reached its length limit of 3 tokens (--max-len-a 0 --max-len-b 3",
+        "give a larger --max-len-b, or fewer or shorter constraints",
+    )
+
+
+def test_constraints_within_the_length_limit_are_written(data_bin, checkpoints):
+    returncode, stdout, stderr = constrained_translation(
+        data_bin, checkpoints["rnnsearch_50"], "the dog sees a cat\tchien", "--max-len-b", "8"
+    )
+    assert returncode == 0, stderr[-2000:]
+    assert re.search(r"^H-0\t\S+\t.*\bchien\b", stdout, flags=re.M)
