@@ -2,7 +2,8 @@
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
 (--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
---task, --sampling without as many --nbest as --beam, --constraints a search cannot write."""
+--task, --sampling without as many --nbest as --beam, --constraints a search cannot write, a
+--min-len over a batch's length limit."""
 
 import os
 import re
@@ -148,6 +149,33 @@ def sampling_without_nbest_at_beam(error: BaseException) -> Optional[str]:
     )
 
 
+def min_len_over_the_length_limit(error: BaseException) -> Optional[str]:
+    """fairseq's search asserts, in a traceback, that --min-len is within a batch's length limit:
+    with --max-len-a, that limit grows with the batch's longest source, so a batch of short
+    sentences can end a run that translated longer ones (inference_setup refuses --max-len-a 0
+    before any translation)."""
+    if not isinstance(error, AssertionError) or str(error) != (
+        "min_len cannot be larger than max_len, please adjust these!"
+    ):
+        return None
+    given = errors.locals_where(error, SequenceGenerator._generate.__code__)
+    if given is None:
+        return None
+    generator, limit = given["self"], given["max_len"]
+    if generator.match_source_len:
+        allowed = f"--match-source-len allows {limit} tokens, its longest source's {limit} words"
+        to_give = "give a smaller --min-len, or drop --match-source-len"
+    else:
+        allowed = (
+            f"--max-len-a {generator.max_len_a:g} --max-len-b {generator.max_len_b} allow "
+            f"{limit} tokens, from its longest source of {given['src_len']} tokens"
+        )
+        to_give = "give a smaller --min-len, or a larger --max-len-b"
+    return (
+        f"--min-len {generator.min_len} is over the length limit of a batch: {allowed}; {to_give}"
+    )
+
+
 def constraint_never_written(error: BaseException) -> Optional[str]:
     """fairseq-interactive's --constraints search forbids a translation's end until it has written
     every constraint of its line: where it cannot, it runs to the length limit and fairseq asserts
@@ -206,5 +234,6 @@ errors.EXPLANATIONS.extend(
         no_batch_size,
         sampling_without_nbest_at_beam,
         constraint_never_written,
+        min_len_over_the_length_limit,
     ]
 )

@@ -196,3 +196,26 @@ def test_constraints_within_the_length_limit_are_written(data_bin, checkpoints):
     )
     assert returncode == 0, stderr[-2000:]
     assert re.search(r"^H-0\t\S+\t.*\bchien\b", stdout, flags=re.M)
+
+
+@pytest.mark.parametrize(
+    "limit, words",
+    [
+        (
+            ["--max-len-a", "0.5", "--max-len-b", "0"],
+            "--max-len-a 0.5 --max-len-b 0 allow 4 tokens",
+        ),
+        (["--match-source-len"], "--match-source-len allows 8 tokens"),
+    ],
+    ids=["max-len-a", "match-source-len"],
+)
+def test_a_min_len_over_a_batchs_length_limit_is_one_line_naming_the_limit(
+    data_bin, checkpoints, limit, words
+):
+    """The limit grows with a batch's longest source: the first batch of four, the shortest test
+    sentences (of at most 8 words), is too short for it."""
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
+        "--cpu", "--batch-size", "4", "--min-len", "9", *limit,
+    )  # fmt: skip
+    assert_one_line_error(returncode, stderr, "--min-len 9 is over the length limit", words)
