@@ -192,8 +192,8 @@ def constraint_never_written(error: BaseException) -> Optional[str]:
     control = {symbols.eos(): symbols.eos_word, symbols.pad(): symbols.pad_word}
     # a row: the line's number of constraints, then their tokens (end of sentence and padding
     # never stand for anything else there)
-    typed = sorted({control[token] for token in given["constraints"][:, 1:].flatten().tolist()
-                    if token in control})  # fmt: skip
+    tokens = given["constraints"][:, 1:].flatten().tolist()
+    typed = sorted({control[token] for token in tokens if token in control})
     if typed:
         return (
             f"a --constraints word is {' or '.join(typed)}, which fairseq-interactive reads as the "
