@@ -351,6 +351,7 @@ def _loaded_copies(module_name: str):
 # Set on the wrappers, so that importing the plugin again wraps nothing twice.
 SAVE_DIR_WRAPPER = "__bahdanau_the_run_owns_its_save_dir__"
 LANGUAGES_WRAPPER = "__bahdanau_records_the_languages_given__"
+VALIDATION_WRAPPER = "__bahdanau_validates_every_sentence__"
 
 
 def own_the_save_dir_in_training() -> None:
@@ -456,6 +457,39 @@ def _saving_these_models(save_checkpoint):
     return wrapper
 
 
+def validate_every_sentence_in_training() -> None:
+    """Where fairseq-train runs, for these models: validation batches every sentence of a split.
+    fairseq 0.12 leaves out a last batch smaller than --required-batch-size-multiple (8 by
+    default; fairseq issue #5036), so the validation loss, and with it checkpoint_best.pt, would
+    miss up to 7 sentences of each split (its longest: fairseq batches them sorted by length),
+    without a word. fairseq's Trainer reads the option from its configuration for its training and
+    validation batches alike; no option or hook sets it for validation alone. Training keeps
+    fairseq's batches."""
+    if running_fairseq_tool() not in TRAINING_TOOLS:
+        return
+    from fairseq.trainer import Trainer  # loaded by fairseq-train already
+
+    if getattr(Trainer.get_valid_iterator, VALIDATION_WRAPPER, False):
+        return
+    Trainer.get_valid_iterator = _batching_every_sentence(Trainer.get_valid_iterator)
+
+
+def _batching_every_sentence(get_valid_iterator):
+    @functools.wraps(get_valid_iterator)
+    def wrapper(trainer, *args, **kwargs):
+        if not _trains_these_models(trainer):
+            return get_valid_iterator(trainer, *args, **kwargs)
+        dataset = trainer.cfg.dataset
+        multiple, dataset.required_batch_size_multiple = dataset.required_batch_size_multiple, 1
+        try:
+            return get_valid_iterator(trainer, *args, **kwargs)
+        finally:
+            dataset.required_batch_size_multiple = multiple
+
+    setattr(wrapper, VALIDATION_WRAPPER, True)
+    return wrapper
+
+
 def remember_the_languages_given() -> None:
     """fairseq's translation task, where a fairseq tool sets it up, records on itself the
     languages the command gave, before it infers a pair for the one left out and overwrites both
@@ -534,6 +568,10 @@ CHANGES = (
     # whole, records the batches of the epoch a checkpoint stops in and warns of a resume through
     # others; for other models, fairseq's own.
     own_the_save_dir_in_training,
+    # fairseq.trainer.Trainer.get_valid_iterator, where fairseq-train runs: for these models,
+    # validation batches with --required-batch-size-multiple 1, so that it reads every sentence
+    # (fairseq 0.12 leaves out a last batch under its multiple); for other models, fairseq's own.
+    validate_every_sentence_in_training,
     # fairseq.tasks.translation.TranslationTask.setup_task, where a fairseq tool runs: the task
     # records the languages the command gave, which fairseq overwrites where one is left out;
     # these models check them (models/language_pair.py). For other models, a record no one reads.

@@ -30,7 +30,8 @@ from bahdanau_plugin.models.language_pair import LANGUAGES_GIVEN
 
 from ..support.demo_data import TEST_SENTENCES
 from ..support.paths import PLUGIN
-from ..support.tools import fairseq_env, fairseq_tool, python_program
+from ..support.tools import fairseq_env, fairseq_tool, python_program, run
+from ..support.training import train_command
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
 
@@ -136,6 +137,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
         "own_the_save_dir_in_training",
+        "validate_every_sentence_in_training",
         "remember_the_languages_given",
     ]
 
@@ -379,6 +381,18 @@ def test_for_other_models_fairseq_train_resumes_and_saves_with_fairseq_s_own_fun
     checkpoint_utils.save_checkpoint(cfg, trainer, None, None)
     assert calls == [("load", str(tmp_path)), ("save", FAIRSEQS_SAVE)]
     assert os.listdir(tmp_path) == []
+
+
+def test_fairseq_train_validates_every_sentence_of_a_split_not_a_multiple_of_8(data_bin, tmp_path):
+    """The demo's 13 test sentences as the validation split, in one batch of 80 sentences at most:
+    fairseq 0.12's batching under --required-batch-size-multiple 8 validated 8 of them."""
+    log = run(
+        "fairseq-train",
+        *train_command(data_bin, tmp_path / "save", "rnnsearch_50", "--max-update", "1"),
+        *("--valid-subset", "test", "--required-batch-size-multiple", "8", "--no-save"),
+    )
+    validation = next(line for line in log.splitlines() if "valid on 'test' subset" in line)
+    assert f"bsz {TEST_SENTENCES} " in validation
 
 
 def reading_as_interactive_does(input_file, models):
