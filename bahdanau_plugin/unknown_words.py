@@ -181,17 +181,23 @@ def replaced_tokens(
     return replaced
 
 
+def check_source_text_there(path: Path) -> None:
+    """fairseq-generate's replacement reads a split's source words from path (source_text_path):
+    refused where it is missing, which bahdanau-evaluate checks before it translates anything."""
+    if not path.is_file():
+        raise ConfigurationError(
+            f"{OPTION}: fairseq-generate reads the real source words from {path}, the text "
+            "the binaries were made from (tokens as binarized, one sentence per line), and it "
+            "is missing: write it there (bahdanau-prepare-data does)"
+        )
+
+
 class SourceText:
     """fairseq-generate's source words: line N of the split's text holds sentence N, cut to its
     first `kept` words where --truncate-source cut the binarized sentence so."""
 
     def __init__(self, path: Path, kept: Optional[int] = None):
-        if not path.is_file():
-            raise ConfigurationError(
-                f"{OPTION}: fairseq-generate reads the real source words from {path}, the text "
-                "the binaries were made from (tokens as binarized, one sentence per line), and it "
-                "is missing: write it there (bahdanau-prepare-data does)"
-            )
+        check_source_text_there(path)
         self.path, self.kept = path, kept
         with path.open(encoding="utf-8") as text:  # lines as fairseq-preprocess reads them:
             self.lines = [line.rstrip("\n") for line in text]  # not at U+2028, as splitlines

@@ -51,7 +51,11 @@ from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
-from bahdanau_plugin.unknown_words import load_word_dictionary
+from bahdanau_plugin.unknown_words import (
+    check_source_text_there,
+    load_word_dictionary,
+    source_text_path,
+)
 
 from ..alignment import NoAttentionError
 from ..errors import EvaluationError
@@ -357,13 +361,27 @@ def check_inputs(arguments: argparse.Namespace, split: BinarizedSplit) -> None:
                 f"--heatmaps {sentence}: the test set has sentences 0 to {len(split) - 1}"
             )
     check_bpe_codes(arguments, split)
-    load_word_dictionary(arguments.replace_unk)  # a file that cannot be read, or a line of it
+    if arguments.replace_unk is not None:
+        check_replacement_reads(arguments)
     for file in SCORES:  # a model's folder of that name, from before its names were checked
         if (arguments.out_dir / file).is_dir():
             raise EvaluationError(
                 f"{arguments.out_dir / file} is a folder, where bahdanau-evaluate writes its "
                 f"{file}: move it aside, or give another --out-dir"
             )
+
+
+def check_replacement_reads(arguments: argparse.Namespace) -> None:
+    """What fairseq-generate --replace-unk reads, read now: the dictionary file (a file that cannot
+    be read, or a line of it), and the split's source text beside the binaries (load_split checked
+    its words where it is there), whose absence it would say only once it translated with the
+    first model, followed by its failure."""
+    load_word_dictionary(arguments.replace_unk)
+    check_source_text_there(
+        source_text_path(
+            arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang
+        )
+    )
 
 
 def check_bpe_codes(arguments: argparse.Namespace, split: BinarizedSplit) -> None:

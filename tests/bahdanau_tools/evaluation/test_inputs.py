@@ -9,6 +9,7 @@ import pytest
 from fairseq.data import Dictionary
 
 from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.unknown_words import source_text_path
 from bahdanau_tools.errors import EvaluationError
 from bahdanau_tools.evaluation import command_line
 from bahdanau_tools.evaluation.binarized_split import BinarizedSplit, Side
@@ -282,4 +283,20 @@ def test_a_replace_unk_dictionary_that_cannot_be_read_is_refused_before_anything
             [str(dictionary)],
             m=checkpoints["rnnsearch_50"],
         )
+    assert translated == []
+
+
+def test_with_replace_unk_a_split_without_its_source_text_is_refused_before_anything_is_translated(
+    data_bin, checkpoints, tmp_path, translated
+):
+    """fairseq-generate reads the source words from it: it said it was missing only once it
+    translated with the first model, followed by its own failure."""
+    with pytest.raises(ConfigurationError) as raised:
+        evaluate_replacing_unk(data_bin, tmp_path / "out", [], m=checkpoints["rnnsearch_50"])
+    assert str(raised.value) == (
+        "--replace-unk: fairseq-generate reads the real source words from "
+        f"{source_text_path(data_bin, 'test', 'en', 'fr')}, the text the binaries were made from "
+        "(tokens as binarized, one sentence per line), and it is missing: write it there "
+        "(bahdanau-prepare-data does)"
+    )
     assert translated == []
