@@ -181,6 +181,32 @@ def replaced_tokens(
     return replaced
 
 
+def text_mismatch(
+    lines: Sequence[str], sentences: Sequence[torch.Tensor], dictionary: Dictionary, path: Path
+) -> Optional[str]:
+    """What keeps lines, the text at path, from being the text that sentences (ids, end of sentence
+    included) were binarized from with dictionary, if anything: another number of lines, of tokens
+    on a line, or other words. Each word must binarize to its sentence's token as
+    fairseq-preprocess binarized it (a word the dictionary lacks to <unk>): a text of the same
+    lengths but other words (a cased text beside a split binarized anew lowercased) is not the
+    binaries' either."""
+    if len(lines) != len(sentences):
+        return f"{path} has {len(lines)} lines but the split has {len(sentences)} sentences"
+    for number, (line, sentence) in enumerate(zip(lines, sentences)):
+        tokens = len(sentence) - 1  # its end of sentence left out
+        if len(line.split()) != tokens:
+            return (
+                f"line {number + 1} of {path} has {len(line.split())} tokens but sentence "
+                f"{number} of the binarized split has {tokens}"
+            )
+        if not torch.equal(dictionary.encode_line(line, add_if_not_exist=False), sentence):
+            return (
+                f"line {number + 1} of {path} holds other words than sentence {number} of the "
+                "binarized split"
+            )
+    return None
+
+
 def check_source_text_there(path: Path) -> None:
     """fairseq-generate's replacement reads a split's source words from path (source_text_path):
     refused where it is missing, which bahdanau-evaluate checks before it translates anything."""
@@ -202,16 +228,22 @@ class SourceText:
         with path.open(encoding="utf-8") as text:  # lines as fairseq-preprocess reads them:
             self.lines = [line.rstrip("\n") for line in text]  # not at U+2028, as splitlines
 
-    def words(self, sample, row: int, tokens: int) -> List[str]:
-        index = sample["id"][row].item()
-        words = self.lines[index].split()[: self.kept] if index < len(self.lines) else []
-        if len(words) != tokens:
+    def check_binarized(self, sentences: Sequence[torch.Tensor], dictionary: Dictionary) -> None:
+        """The text holds the words of the split's source side (sentences, as the task reads them:
+        cut where --truncate-source cuts them), line by line. A text of other words, though of
+        the same lengths (a cased text left beside a split binarized anew lowercased), would be
+        copied into the translations without a word. Once per split loaded."""
+        kept = [" ".join(line.split()[: self.kept]) for line in self.lines]
+        mismatch = text_mismatch(kept, sentences, dictionary, self.path)
+        if mismatch is not None:
             raise ConfigurationError(
-                f"{OPTION}: line {index + 1} of {self.path} has {len(words)} words but sentence "
-                f"{index} of the binarized split has {tokens} tokens; that file must hold the text "
-                "the binaries were made from"
+                f"{OPTION}: {mismatch}; that file must hold the text the binaries were made from: "
+                "write it again from the text you binarized (bahdanau-prepare-data writes it)"
             )
-        return words
+
+    def words(self, sample, row: int, tokens: int) -> List[str]:
+        """The words of a sample's sentence, as many as its tokens (check_binarized)."""
+        return self.lines[sample["id"][row].item()].split()[: self.kept]
 
 
 class DictionaryWords:

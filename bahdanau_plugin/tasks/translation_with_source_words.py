@@ -116,6 +116,10 @@ class TranslationWithSourceWordsTask(TranslationTask):
             # fairseq's --truncate-source keeps a sentence's first max_source_positions - 1 tokens
             kept = self.cfg.max_source_positions - 1 if self.cfg.truncate_source else None
             self.source_text = unknown_words.SourceText(path, kept)
+            source = self.datasets[split].src
+            self.source_text.check_binarized(
+                [source[index] for index in range(len(source))], self.source_dictionary
+            )
 
     def keep_source_words(self, lines):
         """The words of lines (tokenized, BPE applied) that the source dictionary lacks get ids of

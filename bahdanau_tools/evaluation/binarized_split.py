@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence
 import torch
 from fairseq.data import Dictionary, data_utils
 
-from bahdanau_plugin.unknown_words import source_text_path
+from bahdanau_plugin.unknown_words import source_text_path, text_mismatch
 
 from ..bpe_units import BPE_CONTINUATION
 from ..data.bpe import segment_lines
@@ -66,28 +66,12 @@ def load_source_text(path: Path, source: Side) -> Optional[List[str]]:
     if not path.is_file():
         return None
     lines = read_lines(path, "--data's source text")
-    redo = (
-        "it must be the text the binaries beside it were made from: write it again "
-        "(bahdanau-prepare-data does), or remove it"
-    )
-    if len(lines) != len(source.sentences):
+    mismatch = text_mismatch(lines, source.sentences, source.dictionary, path)
+    if mismatch is not None:  # its words too: Figure 3 translates the text's line where it is there
         raise EvaluationError(
-            f"{path} has {len(lines)} lines but the split has {len(source.sentences)} sentences: "
-            + redo
+            f"{mismatch}: it must be the text the binaries beside it were made from: write it "
+            "again (bahdanau-prepare-data does), or remove it"
         )
-    for number, (line, sentence) in enumerate(zip(lines, source.sentences)):
-        tokens = len(sentence) - 1  # its end of sentence left out
-        if len(line.split()) != tokens:
-            raise EvaluationError(
-                f"line {number + 1} of {path} has {len(line.split())} tokens but sentence "
-                f"{number} of the binarized split has {tokens}: " + redo
-            )
-        # the words too: Figure 3 translates the text's line where it is there
-        if not torch.equal(source.dictionary.encode_line(line, add_if_not_exist=False), sentence):
-            raise EvaluationError(
-                f"line {number + 1} of {path} holds other words than sentence {number} of the "
-                "binarized split: " + redo
-            )
     return lines
 
 

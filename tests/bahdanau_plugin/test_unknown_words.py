@@ -4,6 +4,7 @@ fairseq-interactive (--task translation_with_source_words) and the hub interface
 (bahdanau_plugin/unknown_words.py)."""
 
 import re
+import shutil
 
 import pytest
 import torch
@@ -201,6 +202,28 @@ def test_binarized_data_without_its_source_text_is_a_one_line_error_naming_the_f
         stderr,
         str(source_text_path(data_bin, "test", "en", "fr")),
         "bahdanau-prepare-data",
+    )
+
+
+def test_a_source_text_of_other_words_than_the_binaries_is_a_one_line_error_naming_its_line(
+    unknown_data_bin, checkpoints, tmp_path
+):
+    """A text of as many words a line, as a cased text left beside a split binarized anew
+    lowercased: its words were copied into the translations without a word."""
+    data = shutil.copytree(unknown_data_bin, tmp_path / "data-bin")
+    text = source_text_path(data, "test", "en", "fr")
+    cased = [
+        source.capitalize() if index == 2 else source for index, (source, _) in enumerate(SENTENCES)
+    ]
+    text.write_text("".join(line + "\n" for line in cased), encoding="utf-8")
+    returncode, _, stderr = replacing_unknown_words(
+        "fairseq-generate", data, checkpoints["rnnsearch_50"], *ALL_UNKNOWN
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--replace-unk: line 3 of {text} holds other words than sentence 2 of the binarized split",
+        "write it again from the text you binarized",
     )
 
 
