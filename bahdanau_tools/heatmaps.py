@@ -12,9 +12,10 @@ from typing import List, Sequence
 import torch
 
 from bahdanau_plugin.errors import PluginError
+from bahdanau_plugin.tasks.translation_with_source_words import registered_name
 from bahdanau_plugin.unicode_form import holds_a_word
 
-from .alignment import END_OF_SENTENCE, translate_with_alignment
+from .alignment import END_OF_SENTENCE, NoAttentionError, translate_with_alignment
 from .figures import pyplot, save_png
 from .hub import load_translator
 from .words import merge_subwords
@@ -108,10 +109,25 @@ def remove_earlier_figures(out_dir: Path, drawn: int) -> None:
             path.unlink()
 
 
+def check_attends(translator, checkpoint: Path) -> None:
+    """bahdanau-plot-alignment draws the model's attention: a model of the plugin without any
+    (RNNencdec) is refused as soon as it is loaded, saying what to give instead, not once the first
+    sentence is translated. A model of fairseq's own returns none to the hub either: translating
+    says so (NoAttentionError, which bahdanau-evaluate prints as it skips a model's heatmaps)."""
+    for model in translator.models:
+        if getattr(model, "has_attention", True) is False:
+            raise NoAttentionError(
+                f"--checkpoint {checkpoint} holds an {registered_name(model)} model, which has no "
+                "attention to draw (it translates from one fixed context): give an RNNsearch "
+                "checkpoint"
+            )
+
+
 def alignment_heatmaps(
     checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
 ):
     translator = load_translator(checkpoint, data, **options)
+    check_attends(translator, checkpoint)
     translator.eval()
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):

@@ -109,3 +109,21 @@ def test_the_heatmaps_an_earlier_run_drew_for_more_sentences_are_removed_once_th
     )
     assert sorted(path.name for path in figures.iterdir()) == sorted(["alignment_1.png"] + others)
     assert_png(figures / "alignment_1.png")
+
+
+def test_an_rnnencdec_checkpoint_is_refused_as_it_is_loaded_saying_to_give_an_rnnsearch_one(
+    checkpoints, data_bin, tmp_path
+):
+    """It has no attention to draw: refused once a sentence was translated, in a line that did not
+    say what to do."""
+    checkpoint = checkpoints["rnnencdec_30"]
+    output = run(
+        "bahdanau-plot-alignment",
+        *("--checkpoint", checkpoint, "--data", data_bin, "--out-dir", tmp_path / "figures"),
+        "the dog sees a cat",
+        check=False,
+    )
+    assert output.strip().splitlines()[-1] == (
+        f"error: --checkpoint {checkpoint} holds an rnnencdec model, which has no attention to "
+        "draw (it translates from one fixed context): give an RNNsearch checkpoint"
+    )
