@@ -3,7 +3,8 @@ line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a langua
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
 (--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
 --task, --sampling without as many --nbest as --beam, --constraints a search cannot write, a
---min-len over a batch's length limit."""
+--min-len over a batch's length limit, a sentence over the length limit of validation or
+translation."""
 
 import os
 import re
@@ -13,7 +14,7 @@ from fairseq import options
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.sequence_generator import SequenceGenerator
-from fairseq.tasks import translation
+from fairseq.tasks import FairseqTask, translation
 
 from . import errors
 from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint
@@ -222,8 +223,71 @@ def no_task(error: BaseException) -> Optional[str]:
     )
 
 
+SIDES = (("source", "--max-source-positions"), ("target", "--max-target-positions"))
+SKIP_INVALID = (
+    "add --skip-invalid-size-inputs-valid-test to leave such sentences out "
+    "(dataset.skip_invalid_size_inputs_valid_test=true under fairseq-hydra-train)"
+)
+
+
+def sentence_over_the_length_limit(error: BaseException) -> Optional[str]:
+    """fairseq's "Size of sample #N is invalid (=(S, T)) since max_positions=(A, B), skip this
+    example with --skip-invalid-size-inputs-valid-test", a traceback, where a sentence of what it
+    batches is over the length limit: a validation sentence over the training limit
+    (fairseq-train, fairseq-validate), a test sentence over the task's --max-source-positions
+    (fairseq-generate), a line of fairseq-interactive's input. The limit of each side is the
+    smaller of the task's and the models' (fairseq's resolve_max_positions): only the task's is an
+    option to raise; these models' own is their training length limit (--max-train-length), which
+    validation keeps to as training does."""
+    if not str(error).startswith("Size of sample #"):
+        return None
+    given = errors.locals_where(error, FairseqTask.filter_indices_by_size.__code__)
+    if given is None:
+        return None
+    task, dataset, index = given["self"], given["dataset"], given["ignored"][0]
+    sizes, limits = dataset.size(index), given["max_positions"]
+    if not (isinstance(sizes, tuple) and isinstance(limits, tuple)):  # not a translation pair's
+        return None
+    over = [  # the sides over their limit: (side, its option, its tokens, its limit, the task's)
+        (side, option, int(size), limit, limit == task_limit)
+        for (side, option), size, limit, task_limit in zip(
+            SIDES, sizes, limits, task.max_positions()
+        )
+        if limit is not None and size > limit
+    ]
+    if not over:
+        return None
+    tokens = " and ".join(f"{size:,} {side}" for side, _, size, _, _ in over)
+    sentence = (
+        f"{sentence_named(task, dataset, index)} has {tokens} tokens (end of sentence included)"
+    )
+    if all(the_tasks for *_, the_tasks in over):
+        limits = " and ".join(f"{option} {limit:,}" for _, option, _, limit, _ in over)
+        raised = " and ".join(f"{option} to {size:,}" for _, option, size, _, _ in over)
+        return f"{sentence}, over {limits}: raise {raised}, or {SKIP_INVALID}"
+    limits = " and ".join(f"{limit:,} {side}" for side, _, _, limit, _ in over)
+    return (
+        f"{sentence}, over the {limits} tokens the models take (these models' training length "
+        f"limit, --max-train-length, which validation keeps to): {SKIP_INVALID}"
+    )
+
+
+def sentence_named(task, dataset, index: int) -> str:
+    """A sentence fairseq filters by size: of a split the task loaded (fairseq's ids, from 0), or
+    of fairseq-interactive's input (numbered as its S- lines where the task counts the lines read,
+    as translation_with_source_words does)."""
+    split = next((name for name, held in task.datasets.items() if held is dataset), None)
+    if split is not None:
+        return f"sentence {index} of the '{split}' split"
+    first_line = getattr(task, "first_line", None)
+    return (
+        "a sentence of the input" if first_line is None else f"input sentence {first_line + index}"
+    )
+
+
 errors.EXPLANATIONS.extend(
     [
+        sentence_over_the_length_limit,
         missing_split,
         missing_dictionary,
         empty_split,

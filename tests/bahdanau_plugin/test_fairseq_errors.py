@@ -10,6 +10,7 @@ from fairseq.data import indexed_dataset
 from bahdanau_plugin.errors import one_line
 
 from ..support.assertions import assert_one_line_error
+from ..support.demo_data import preprocess
 from ..support.paths import PLUGIN
 from ..support.tools import tool_on_bytes
 from ..support.training import train_command
@@ -219,3 +220,86 @@ def test_a_min_len_over_a_batchs_length_limit_is_one_line_naming_the_limit(
         "--cpu", "--batch-size", "4", "--min-len", "9", *limit,
     )  # fmt: skip
     assert_one_line_error(returncode, stderr, "--min-len 9 is over the length limit", words)
+
+
+LONG = 3  # the valid sentence made longer than rnnsearch_50 trains on, 51 tokens a side
+
+
+@pytest.fixture(scope="module")
+def long_validation_sentence(data_bin, tmp_path_factory):
+    """data_bin, valid sentence LONG (source and reference) repeated 6 times: (the data-bin, the
+    sentence's tokens on each side, end of sentence included)."""
+    root = tmp_path_factory.mktemp("long-valid")
+    data = root / "data-bin"
+    data.mkdir()
+    for name in os.listdir(data_bin):
+        if name.startswith("train."):
+            (data / name).symlink_to(data_bin / name)
+    tokens = []
+    for language in ("en", "fr"):
+        lines = (
+            (data_bin.parent / "raw" / f"valid.{language}").read_text(encoding="utf-8").splitlines()
+        )
+        lines[LONG] = " ".join([lines[LONG]] * 6)
+        tokens.append(len(lines[LONG].split()) + 1)
+        (root / f"valid.{language}").write_text(
+            "".join(line + "\n" for line in lines), encoding="utf-8"
+        )
+    preprocess(
+        *("--validpref", root / "valid", "--destdir", data),
+        *("--srcdict", data_bin / "dict.en.txt", "--tgtdict", data_bin / "dict.fr.txt"),
+    )
+    assert min(tokens) > 51
+    return data, tokens
+
+
+def test_a_validation_sentence_over_the_training_limit_is_one_line_saying_to_skip_it(
+    long_validation_sentence, tmp_path
+):
+    """fairseq-train validates with the limit it trains with, and stopped in a traceback."""
+    data, (source, target) = long_validation_sentence
+    command = train_command(data, tmp_path, "rnnsearch_50", "--max-update", "1", "--no-save")
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"sentence {LONG} of the 'valid' split has {source} source and {target} target tokens "
+        "(end of sentence included), over the 51 source and 51 target tokens the models take",
+        "--max-train-length",
+        ": add --skip-invalid-size-inputs-valid-test to leave such sentences out",
+    )
+
+
+def test_fairseq_validate_of_a_sentence_over_the_models_limit_is_the_same_one_line(
+    long_validation_sentence, checkpoints
+):
+    data, (source, _) = long_validation_sentence
+    returncode, _, stderr = validation(
+        data, checkpoints["rnnsearch_50"], "--task", "translation", "--batch-size", "16"
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"sentence {LONG} of the 'valid' split has {source} source and",
+        "add --skip-invalid-size-inputs-valid-test",
+    )
+
+
+def test_a_sentence_over_max_source_positions_is_one_line_saying_to_raise_it(
+    long_validation_sentence, checkpoints
+):
+    """fairseq-generate's limit is the task's option: these models translate any length."""
+    data, (source, _) = long_validation_sentence
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-generate",
+        data,
+        *("--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"], "--cpu"),
+        *("--gen-subset", "valid", "--max-source-positions", "20", "--max-len-b", "2"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"sentence {LONG} of the 'valid' split has {source} source tokens (end of sentence "
+        f"included), over --max-source-positions 20: raise --max-source-positions to {source}, "
+        "or add --skip-invalid-size-inputs-valid-test",
+    )
