@@ -14,7 +14,8 @@
 #                      are started in the order below, so with 2 jobs RNNsearch and RNNencdec
 #                      share the machine with each other, then lstm with RNNsearch-Adadelta
 #   PAPER_RECIPE=1     also train RNNsearch with the paper's Adadelta recipe (0: do not)
-#   DATA=/tmp/multi30k-bpe10k         prepared data; made if missing, from $MULTI30K
+#   DATA=/tmp/multi30k-bpe10k         prepared data (bahdanau-prepare-data's --out, which holds
+#                                     data-bin/); made if missing, from $MULTI30K
 #   HEATMAPS="1 7 49 58 357"          test sentences (from 0) to draw alignments for ("": none)
 #   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH (the recipe of the
 #   three compared systems), MULTI30K, EVALUATE_OPTIONS
@@ -57,6 +58,12 @@ for sentence in "${heatmaps[@]}"; do
 done
 check_no_colon OUT "$out"
 check_no_colon DATA "$DATA"
+# DATA is the folder bahdanau-prepare-data writes, its data-bin/ inside: given the data-bin itself,
+# the run would prepare Multi30k anew inside it, and train on that rather than on the data given
+dictionaries=("$DATA"/dict.*.txt)
+if [ -f "${dictionaries[0]}" ]; then
+  refuse "DATA $DATA is a data-bin folder: give the folder bahdanau-prepare-data wrote it in, $(dirname "$DATA")"
+fi
 cores=$(nproc)
 threads=$(( cores / JOBS > 0 ? cores / JOBS : 1 ))
 mkdir -p "$out"

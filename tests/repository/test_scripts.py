@@ -234,6 +234,23 @@ def test_a_bad_setting_is_refused_in_one_line_before_anything_runs(driver, setti
 
 
 @pytest.mark.parametrize("driver", ["experiment"], indirect=True)
+def test_the_experiment_refuses_a_data_bin_as_its_data(driver):
+    """DATA is the folder bahdanau-prepare-data writes, with its data-bin/ inside: given the
+    data-bin itself, the experiment prepared Multi30k anew inside it and trained on that, not on
+    the data given, without a word."""
+    data_bin = Path(driver.settings["DATA"]) / "data-bin"
+    completed = driver.run(driver.out, **{**driver.settings, "DATA": str(data_bin)})
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        f"error: DATA {data_bin} is a data-bin folder: give the folder bahdanau-prepare-data "
+        f"wrote it in, {data_bin.parent}\n"
+    )
+    assert not driver.out.exists()
+    assert not driver.run.calls("bahdanau-prepare-data")
+    assert not driver.run.calls("fairseq-train")
+
+
+@pytest.mark.parametrize("driver", ["experiment"], indirect=True)
 def test_empty_heatmaps_draw_none(driver):
     assert driver.run(driver.out, **driver.settings, HEATMAPS="").returncode == 0
     [arguments] = driver.run.calls("bahdanau-evaluate").values()
