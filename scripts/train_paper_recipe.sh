@@ -6,7 +6,8 @@
 #
 # Usage: bash scripts/train_paper_recipe.sh ARCH DATA SAVE_DIR [more fairseq-train options]
 #   ARCH: rnnsearch_30, rnnsearch_50, rnnencdec_30 or rnnencdec_50 (or rnnsearch, rnnencdec);
-#   later options win, e.g. --max-train-length 80 --stop-time-hours 24
+#   later options win, e.g. --max-train-length 80 --stop-time-hours 24 (not --optimizer: the
+#   recipe is Adadelta's)
 set -euo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 ARCH DATA SAVE_DIR [more fairseq-train options]" >&2
@@ -18,6 +19,10 @@ for option in "$@"; do
   case "$option" in
     --memory-efficient-fp16 | --memory-efficient-bf16)
       echo "error: $option does not support Adadelta, the paper's optimizer (fairseq refuses it: \"Unsupported optimizer: adadelta\"): use ${option/memory-efficient-/}, which keeps float32 master weights (docs/precision.md)" >&2
+      exit 2 ;;
+    # fairseq-train would refuse the recipe's --adadelta-rho and --adadelta-eps, not the option
+    --optimizer | --optimizer=*)
+      echo "error: --optimizer: the paper's recipe trains with Adadelta, and gives fairseq-train its --adadelta-rho and --adadelta-eps, which another optimizer does not take: for another optimizer, run fairseq-train itself, as docs/training.md's CPU recipe (Adam) does" >&2
       exit 2 ;;
   esac
 done

@@ -323,3 +323,24 @@ def test_the_paper_recipe_script_refuses_memory_efficient_half_precision_in_one_
     assert completed.stderr.count("\n") == 1
     assert completed.stderr.startswith(f"error: {option} does not support Adadelta")
     assert f"use {option.replace('memory-efficient-', '')}" in completed.stderr
+
+
+@pytest.mark.parametrize("given", [["--optimizer", "adam"], ["--optimizer=adam"]])
+def test_the_paper_recipe_script_refuses_another_optimizer_in_one_line(given, tmp_path):
+    """fairseq-train refused the recipe's own --adadelta-rho and --adadelta-eps, which the user
+    never typed, as unrecognized arguments of adam."""
+    data = tmp_path / "data-bin"
+    data.mkdir()
+    (data / "dict.en.txt").touch()
+    completed = subprocess.run(
+        ["bash", str(PAPER_RECIPE), "rnnsearch_50", str(data), str(tmp_path / "ckpt"), *given],
+        env=fairseq_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        "error: --optimizer: the paper's recipe trains with Adadelta, and gives fairseq-train its "
+        "--adadelta-rho and --adadelta-eps, which another optimizer does not take: for another "
+        "optimizer, run fairseq-train itself, as docs/training.md's CPU recipe (Adam) does\n"
+    )
