@@ -33,6 +33,13 @@ if [ ! -f "${dictionaries[0]}" ]; then
   exit 2
 fi
 plugin="$(cd "$(dirname "$0")/.." && pwd)/bahdanau_plugin"
+# fairseq-train's parser takes a word that starts with '-' for an option (DATA -data ended in 'the
+# following arguments are required: data'): such a relative path goes to it as ./-data
+for path in data save_dir; do
+  if [[ ${!path} == -* ]]; then
+    printf -v "$path" './%s' "${!path}"
+  fi
+done
 
 exec fairseq-train "$data" --user-dir "$plugin" --arch "$arch" \
   --task translation --criterion cross_entropy \

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 import torch
@@ -78,17 +79,18 @@ def cpu_recipe_flags():
             "--skip-invalid-size-inputs-valid-test", "--data-buffer-size", "0"]  # fmt: skip
 
 
-def paper_recipe_flags(arch, folder):
+def paper_recipe_flags(arch, folder, data="DATA", save_dir="SAVE_DIR"):
     """The arguments scripts/train_paper_recipe.sh gives fairseq-train, caught by a stand-in; its
-    DATA a folder with a dictionary (the script checks that), named as the recipe names its data."""
+    DATA a folder with a dictionary (the script checks that), named as the recipe names its data
+    unless given, as the SAVE_DIR, both relative to folder."""
     stand_in = folder / "fairseq-train"
     stand_in.write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$(dirname "$0")/arguments"\n')
     stand_in.chmod(0o755)
-    (folder / "DATA").mkdir()
-    (folder / "DATA" / "dict.en.txt").touch()
+    (folder / data).mkdir()
+    (folder / data / "dict.en.txt").touch()
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
     subprocess.run(
-        ["bash", str(PAPER_RECIPE), arch, "DATA", "SAVE_DIR"], env=env, cwd=folder, check=True
+        ["bash", str(PAPER_RECIPE), arch, data, save_dir], env=env, cwd=folder, check=True
     )
     return (folder / "arguments").read_text().split("\0")[:-1]
 
@@ -287,6 +289,16 @@ def test_fairseq_train_flags_give_the_same_configuration_as_the_recipe(arch, tmp
     for section in RECIPE_SECTIONS:
         for key, value in from_recipe[section].items():
             assert setting(from_flags, section, key) == value, f"{section}.{key}"
+
+
+def test_the_paper_recipe_script_passes_paths_that_start_with_a_dash_as_paths(tmp_path):
+    """fairseq-train's parser took DATA -data for an option ('the following arguments are
+    required: data'), and SAVE_DIR -checkpoints too ('argument --save-dir: expected one
+    argument')."""
+    flags = paper_recipe_flags("rnnsearch_50", tmp_path, "-data", "-checkpoints")
+    cfg = flags_configuration(flags)
+    assert Path(cfg.task.data) == Path("-data")
+    assert Path(cfg.checkpoint.save_dir) == Path("-checkpoints")
 
 
 def test_the_cpu_recipe_is_the_one_docs_results_measured():
