@@ -8,6 +8,12 @@ them ``<unk>``; under ``LC_ALL=C`` without Python's UTF-8 mode the codes do not 
 command-line tool reads them so too). The same class segments the training text
 (bahdanau_tools/data/bpe.py) and the text to translate: the plugin's task builds it for
 fairseq-interactive and fairseq-generate, and the hub interface for itself and bahdanau-serve.
+
+It also segments a line into the words that fairseq then reads its pieces as: subword-nmt splits
+words at spaces alone, so a tab, a no-break space or any other whitespace between two words (text
+given without ``--tokenizer moses``, which turns them into spaces) was segmented inside one word,
+``red<TAB>cat`` into ``re@@ d@@ <TAB>@@ ca@@ t``, which fairseq, splitting at any whitespace, read
+as ``re@@ d@@ @@ ca@@ t``: the two words as one, around an ``<unk>``.
 """
 
 from argparse import Namespace
@@ -16,6 +22,7 @@ from fairseq import file_utils
 from fairseq.data import encoders
 from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
 from fairseq.dataclass.utils import merge_with_parent
+from fairseq.tokenizer import tokenize_line
 from omegaconf import DictConfig
 
 NAME = "subword_nmt"  # fairseq's name for it: --bpe subword_nmt
@@ -33,6 +40,12 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
         with open(file_utils.cached_path(cfg.bpe_codes), encoding="utf-8") as codes:
             self.bpe = apply_bpe.BPE(codes, separator=cfg.bpe_separator)
         self.bpe_symbol = cfg.bpe_separator + " "
+
+    def encode(self, x: str) -> str:
+        """x's words, split at any whitespace as fairseq reads a line (tokenize_line), each
+        segmented into pieces: subword-nmt's own splitting, at spaces alone, would segment two
+        words with a tab between them as one."""
+        return self.bpe.process_line(" ".join(tokenize_line(x)))
 
 
 def build_bpe(cfg):

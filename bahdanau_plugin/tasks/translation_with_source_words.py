@@ -21,8 +21,8 @@ or pad the source in its middle (``encode_source``, the hub's ``binarize`` too).
 
 Raw text is read as bahdanau-prepare-data wrote the training text: each line of
 fairseq-interactive's input in one Unicode form, NFC (``get_interactive_tokens_and_lengths``,
-unicode_form.py), and ``--bpe subword_nmt``'s codes as UTF-8 whatever the locale (``build_bpe``,
-subword_nmt_codes.py).
+unicode_form.py), and ``--bpe subword_nmt``'s codes as UTF-8 whatever the locale, each line's
+words split at any whitespace, as fairseq reads the pieces (``build_bpe``, subword_nmt_codes.py).
 
 An empty or blank line is translated as empty (``inference_step``), as Marian and Sockeye
 translate it, where the models would make a sentence up from the end of sentence alone; so is a

@@ -157,3 +157,22 @@ def test_fairseq_interactive_reads_text_in_nfd_as_the_same_text_in_nfc(
     hypotheses = dict(re.findall(r"^H-(\d+)\t(.*)$", output, flags=re.M))
     assert "è" in sources["0"] and "<unk>" not in sources["0"]
     assert (sources["1"], hypotheses["1"]) == (sources["0"], hypotheses["0"])
+
+
+def test_fairseq_interactive_with_bpe_alone_reads_a_tab_between_words_as_a_space(
+    bpe_prepared, bpe_checkpoint
+):
+    """Text already tokenized, given without --tokenizer moses (which turns a tab into a space):
+    subword-nmt segmented red<TAB>cat as one word, and the model read re@@ d@@ <unk> ca@@ t."""
+    output = run(
+        "fairseq-interactive",
+        bpe_prepared / "data-bin",
+        *("--user-dir", PLUGIN, *TASK, "--path", bpe_checkpoint),
+        *("--source-lang", "en", "--target-lang", "fr", "--max-len-b", "10"),
+        *("--bpe", "subword_nmt", "--bpe-codes", bpe_prepared / "bpe.codes"),
+        stdin="the red cat\nthe red\tcat\n",
+    )
+    sources = dict(re.findall(r"^S-(\d+)\t(.*)$", output, flags=re.M))
+    hypotheses = dict(re.findall(r"^H-(\d+)\t(.*)$", output, flags=re.M))
+    assert "<unk>" not in sources["0"]
+    assert (sources["1"], hypotheses["1"]) == (sources["0"], hypotheses["0"])
