@@ -303,3 +303,25 @@ def test_a_sentence_over_max_source_positions_is_one_line_saying_to_raise_it(
         f"included), over --max-source-positions 20: raise --max-source-positions to {source}, "
         "or add --skip-invalid-size-inputs-valid-test",
     )
+
+
+def test_a_line_over_max_source_positions_in_fairseq_interactive_is_named_as_its_s_line(
+    data_bin, checkpoints
+):
+    """fairseq numbered it within the --buffer-size lines read with it ("Size of sample #1")."""
+    returncode, stdout, stderr = tool_on_bytes(
+        "fairseq-interactive",
+        data_bin,
+        *("--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"], "--cpu"),
+        *("--task", "translation_with_source_words", "--source-lang", "en", "--target-lang", "fr"),
+        *("--max-len-b", "5", "--max-source-positions", "4", "--buffer-size", "2"),
+        stdin=b"a cat\nthe dog\nthe cat\nthe dog sees a cat\nthe red cat\n",
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "input sentence 3 has 6 source tokens (end of sentence included), over "
+        "--max-source-positions 4: raise --max-source-positions to 6, or add "
+        "--skip-invalid-size-inputs-valid-test",
+    )
+    assert re.findall(r"^S-(\d+)\t", stdout, flags=re.M) == ["0", "1"]
