@@ -114,40 +114,29 @@ def finetuning_with_another_start(error: BaseException) -> Optional[str]:
     )
 
 
-def half_precision_on_a_cpu(error: BaseException) -> Optional[str]:
-    if isinstance(error, AssertionError) and str(error) == "Torch not compiled with CUDA enabled":
-        return (
-            "this torch has no CUDA, and --fp16 (also --memory-efficient-fp16) needs a GPU: on a "
-            "CPU, train in float32 or with --bf16 (docs/precision.md)"
-        )
-    return None
-
-
-def no_batch_size(error: BaseException) -> Optional[str]:
-    """fairseq-train's and fairseq-validate's assertion, a traceback, where neither --batch-size nor
-    --max-tokens is given: they have no default."""
-    if not isinstance(error, AssertionError) or str(error) != (
-        "Must specify batch size either with --max-tokens or --batch-size"
-    ):
-        return None
-    return (
+# fairseq's assertions whose message alone tells the mistake, each with its line: half precision
+# on a CPU, no batch size (fairseq-train, fairseq-validate: neither has a default), --sampling
+# without --nbest equal to --beam (its default --beam 5 --nbest 1 among them)
+ASSERTIONS = {
+    "Torch not compiled with CUDA enabled": (
+        "this torch has no CUDA, and --fp16 (also --memory-efficient-fp16) needs a GPU: on a "
+        "CPU, train in float32 or with --bf16 (docs/precision.md)"
+    ),
+    "Must specify batch size either with --max-tokens or --batch-size": (
         "no batch size given: give --batch-size N (sentences a batch; the paper trains with 80) "
         "or --max-tokens N (tokens a batch); dataset.batch_size in a fairseq-hydra-train "
         "configuration"
-    )
-
-
-def sampling_without_nbest_at_beam(error: BaseException) -> Optional[str]:
-    """fairseq-generate's and fairseq-interactive's assertion, a traceback, where --sampling comes
-    without --nbest equal to --beam (its default --beam 5 --nbest 1 among them)."""
-    if not isinstance(error, AssertionError) or str(error) != (
-        "--sampling requires --nbest to be equal to --beam"
-    ):
-        return None
-    return (
+    ),
+    "--sampling requires --nbest to be equal to --beam": (
         "--sampling draws --beam translations of each sentence, and fairseq prints them all: give "
         "--nbest equal to --beam (--beam 1 --nbest 1 for one sample a sentence)"
-    )
+    ),
+}
+
+
+def told_by_its_message(error: BaseException) -> Optional[str]:
+    """One of fairseq's ASSERTIONS, a traceback, as its line."""
+    return ASSERTIONS.get(str(error)) if isinstance(error, AssertionError) else None
 
 
 def min_len_over_the_length_limit(error: BaseException) -> Optional[str]:
@@ -293,10 +282,8 @@ errors.EXPLANATIONS.extend(
         empty_split,
         missing_finetune_checkpoint,
         finetuning_with_another_start,
-        half_precision_on_a_cpu,
+        told_by_its_message,
         no_task,
-        no_batch_size,
-        sampling_without_nbest_at_beam,
         constraint_never_written,
         min_len_over_the_length_limit,
     ]
