@@ -241,11 +241,8 @@ def newest_checkpoint(states: Dict[Path, dict]) -> Path:
     recorded them, the last named among equals. Not merely the last named: a shell's glob names
     checkpoint10.pt before checkpoint9.pt, and the average takes the newest's place in training
     (its updates and epoch: fairseq-train --restore-file goes on from the epoch after it)."""
-    paths = list(states)
-    return max(
-        paths,
-        key=lambda path: (updates(states[path]) or 0, paths.index(path)),
-    )
+    # max keeps the first of equals: the last named, read backwards
+    return max(reversed(list(states)), key=lambda path: updates(states[path]) or 0)
 
 
 def average_parameters(
