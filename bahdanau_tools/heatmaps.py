@@ -31,7 +31,12 @@ def draw_alignment(source: Sequence[str], target: Sequence[str], alpha: torch.Te
     width = 1.5 + 0.45 * len(source)
     height = 1.5 + 0.4 * len(target)
     figure, axes = plt.subplots(figsize=(width, height))
-    image = axes.imshow(alpha.numpy(), cmap="gray", vmin=0.0, vmax=1.0, aspect="equal")
+    # a mesh of cells, not imshow, which resamples alpha to the PNG's pixels in floats: a long
+    # sentence's heatmap in a fifth of imshow's time and a sixth of its memory (docs/decoding.md)
+    columns, rows = ([i - 0.5 for i in range(n + 1)] for n in (len(source), len(target)))
+    image = axes.pcolormesh(columns, rows, alpha.numpy(), cmap="gray", vmin=0.0, vmax=1.0)
+    axes.set_aspect("equal")
+    axes.invert_yaxis()  # the first target word on top, as read
     # words as written: a word with two $ would otherwise be read as mathematics, and drawn as
     # such, or end the drawing in matplotlib's parse error
     axes.set_xticks(range(len(source)), labels=source, rotation=90, parse_math=False)

@@ -3,6 +3,7 @@
 import pytest
 
 from bahdanau_tools import heatmaps
+from bahdanau_tools.figures import LONGEST_SIDE
 from bahdanau_tools.heatmaps import (
     NothingToDraw,
     alignment_heatmaps,
@@ -13,7 +14,7 @@ from bahdanau_tools.heatmaps import (
 from bahdanau_tools.hub import load_translator
 from bahdanau_tools.words import merge_subwords
 
-from ..support.png import assert_png
+from ..support.png import assert_png, png_size
 from ..support.words import SOURCE, TARGET, TARGET_WORDS, attention
 
 
@@ -21,9 +22,9 @@ def test_heatmap_has_one_grayscale_cell_per_target_and_source_word_and_a_colour_
     source, target, alpha = merge_subwords(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)))
     figure = draw_alignment(source, target, alpha)
     heatmap, colour_bar = figure.axes
-    image = heatmap.images[0]
-    assert image.get_array().shape == (len(target), len(source))
-    assert image.get_cmap().name == "gray" and image.get_clim() == (0.0, 1.0)
+    (cells,) = heatmap.collections
+    assert cells.get_array().shape == (len(target), len(source))
+    assert cells.get_cmap().name == "gray" and cells.get_clim() == (0.0, 1.0)
     assert [label.get_text() for label in heatmap.get_xticklabels()] == source
     assert colour_bar.get_ylabel() == "alpha"
 
@@ -41,6 +42,16 @@ def test_heatmap_is_written_as_png(tmp_path):
     path = tmp_path / "alignment.png"
     assert save_heatmap(SOURCE, TARGET, attention(len(TARGET), len(SOURCE)), path) == TARGET_WORDS
     assert_png(path)
+
+
+def test_the_heatmap_of_a_sentence_of_hundreds_of_words_is_written_whole_within_the_pixel_limit(
+    tmp_path,
+):
+    source, target = [f"w{i}" for i in range(400)], ["a", "b", "<end>"]
+    path = tmp_path / "alignment.png"
+    save_heatmap(source, target, attention(len(target), len(source)), path)
+    width, height = png_size(path)
+    assert LONGEST_SIDE * 0.9 < width <= LONGEST_SIDE and height < width  # 20,975 at 120 dpi
 
 
 def test_a_sentence_without_a_word_is_refused_before_any_is_translated(checkpoints, data_bin):
