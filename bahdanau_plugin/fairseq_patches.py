@@ -21,7 +21,6 @@ import logging
 import os
 import sys
 import warnings
-from typing import Optional
 
 import torch
 from fairseq import checkpoint_utils
@@ -48,6 +47,7 @@ from .log_level import fairseqs_log_level
 from .models import unknown_options
 from .models.language_pair import LANGUAGES_GIVEN
 from .models.recurrent_translation import RecurrentTranslationModel
+from .running_program import running_fairseq_tool, running_plugin_command
 
 TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
 # oneDNN compiles a kernel for each shape and caches up to 1024 of them; ideep, torch's layer over
@@ -59,17 +59,6 @@ TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
 ONEDNN_CACHE_SIZES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16", "LRU_CACHE_CAPACITY": "1"}
 
 logger = logging.getLogger(__name__)
-
-
-def running_fairseq_tool() -> Optional[str]:
-    """The fairseq command-line tool this process runs (``fairseq-train``, ``fairseq-interactive``,
-    ...), as its console script, as ``python -m fairseq_cli.NAME`` or in a worker process that one
-    of them started; None in any other program."""
-    module = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) or ""
-    if module.startswith("fairseq_cli."):
-        return "fairseq-" + module[len("fairseq_cli.") :].replace("_", "-")
-    command = os.path.splitext(os.path.basename(sys.argv[0]))[0] if sys.argv else ""
-    return command if command.startswith("fairseq-") else None
 
 
 def limit_onednn_caches() -> None:
@@ -194,14 +183,6 @@ def keep_freed_memory_for_reuse_in_training() -> None:
         keep_freed_memory_for_reuse()
     except ConfigurationError:  # a setting the fast path refuses: said when the model is built
         pass
-
-
-def running_plugin_command() -> bool:
-    """Whether this process runs one of the plugin's own commands (``bahdanau-evaluate``, ...), as
-    its console script or as ``python -m bahdanau_tools.NAME``."""
-    module = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None) or ""
-    command = os.path.basename(sys.argv[0]) if sys.argv else ""
-    return module.startswith("bahdanau_tools.") or command.startswith("bahdanau-")
 
 
 def log_at_the_level_of_fairseqs_tools() -> None:

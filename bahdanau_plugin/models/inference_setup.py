@@ -6,6 +6,7 @@ it, so training is fairseq's own.
 """
 
 from ..errors import ConfigurationError
+from ..running_program import running_fairseq_tool
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
 
 
@@ -14,6 +15,7 @@ def apply(cfg, has_attention: bool) -> None:
     if not has_attention:
         refuse_alignment(cfg)
     refuse_what_fairseqs_search_cannot_do(cfg.generation)
+    refuse_constraints_where_none_are_read(cfg.generation)
     batch_every_sentence(cfg)
 
 
@@ -57,6 +59,17 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
             "--diverse-beam-groups fails in fairseq 0.12's search past its first sentences (an "
             "IndexError): drop it, or use --diversity-rate (diverse siblings search)"
         )
+    other_searches = {  # fairseq's build_generator picks these before the constrained search
+        "--sampling": generation.sampling,
+        "--match-source-len": generation.match_source_len,
+        "--diversity-rate": generation.diversity_rate > -1,
+    }
+    other = next((option for option, given in other_searches.items() if given), None)
+    if generation.constraints and other:  # fairseq raises at the first batch, in a traceback
+        raise ConfigurationError(
+            f"--constraints needs fairseq's lexically constrained beam search, and {other} "
+            "chooses another search, which takes no constraints: drop one of the two"
+        )
     if generation.retain_iter_history:
         raise ConfigurationError(
             "--retain-iter-history is for fairseq's iterative refinement models; these models' "
@@ -66,6 +79,18 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
         raise ConfigurationError(
             "--print-step prints the steps of fairseq's iterative refinement models; these models' "
             "beam search records none, and fairseq-generate fails after one sentence: drop it"
+        )
+
+
+def refuse_constraints_where_none_are_read(generation) -> None:
+    """fairseq-interactive reads --constraints from each line of its input; fairseq-generate's
+    test sets hold none (fairseq's translation datasets have no constraints), so it translates
+    without any, the option silently dropped."""
+    if generation.constraints and running_fairseq_tool() == "fairseq-generate":
+        raise ConfigurationError(
+            "--constraints is read by fairseq-interactive, after a tab on each input line; "
+            "fairseq-generate's test set holds none, and it would translate without them: drop "
+            "the option, or translate with fairseq-interactive"
         )
 
 

@@ -149,25 +149,6 @@ def test_importing_the_plugin_in_a_program_leaves_its_excepthook_and_standard_in
     assert completed.stdout.split() == ["True"] * 4
 
 
-@pytest.mark.parametrize(
-    "argv0, main_module, tool",
-    [
-        ("/venv/bin/fairseq-interactive", "__main__", "fairseq-interactive"),
-        ("-m", "fairseq_cli.hydra_train", "fairseq-hydra-train"),
-        ("/home/me/train.py", "__main__", None),
-        ("", "__main__", None),
-    ],
-)
-def test_the_running_fairseq_tool_is_read_from_its_command_or_module(
-    argv0, main_module, tool, monkeypatch
-):
-    monkeypatch.setattr(sys, "argv", [argv0])
-    main = types.ModuleType("__main__")
-    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
-    monkeypatch.setitem(sys.modules, "__main__", main)
-    assert fairseq_patches.running_fairseq_tool() == tool
-
-
 # What a program that imports fairseq, then the plugin, finds of its logging level and warning
 # filters after the plugin's import: each as fairseq's import left it, or not.
 IMPORT_AFTER_FAIRSEQ = """
@@ -183,25 +164,6 @@ def test_importing_the_plugin_in_a_program_leaves_its_logging_level_and_warnings
     completed = python("-c", IMPORT_AFTER_FAIRSEQ)
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert completed.stdout.split() == ["True", "True"]
-
-
-@pytest.mark.parametrize(
-    "argv0, main_module, running",
-    [
-        ("/venv/bin/bahdanau-evaluate", "__main__", True),
-        ("-m", "bahdanau_tools.plot_alignment", True),
-        ("/venv/bin/fairseq-train", "__main__", False),
-        ("/home/me/notebook.py", "__main__", False),
-    ],
-)
-def test_the_running_plugin_command_is_read_from_its_command_or_module(
-    argv0, main_module, running, monkeypatch
-):
-    monkeypatch.setattr(sys, "argv", [argv0])
-    main = types.ModuleType("__main__")
-    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
-    monkeypatch.setitem(sys.modules, "__main__", main)
-    assert fairseq_patches.running_plugin_command() is running
 
 
 def test_the_plugin_s_commands_print_no_debug_lines(data_bin, checkpoints, tmp_path):

@@ -254,6 +254,29 @@ def test_diverse_beam_groups_are_a_one_line_error_before_any_translation(
     assert not re.search(r"^H-", stdout, flags=re.M)
 
 
+def test_constraints_given_to_fairseq_generate_are_a_one_line_error_saying_where_they_are_read(
+    data_bin, checkpoints
+):
+    """Its test set holds no constraints: it translated without them, without a word."""
+    returncode, stdout, stderr = translating(
+        "fairseq-generate", data_bin, checkpoints["rnnsearch_50"], "--constraints"
+    )
+    assert_one_line_error(returncode, stderr, "--constraints is read by fairseq-interactive")
+    assert not re.search(r"^H-", stdout, flags=re.M)
+
+
+def test_constraints_with_a_search_that_takes_none_are_a_one_line_error_before_any_translation(
+    data_bin, checkpoints
+):
+    """fairseq's --match-source-len search raised NotImplementedError at the first batch."""
+    returncode, stdout, stderr = translating(
+        "fairseq-interactive", data_bin, checkpoints["rnnsearch_50"], "--constraints",
+        "--match-source-len",
+    )  # fmt: skip
+    assert_one_line_error(returncode, stderr, "--constraints needs", "--match-source-len chooses")
+    assert not re.search(r"^H-", stdout, flags=re.M)
+
+
 @pytest.mark.parametrize(
     "path, expected",
     [("missing.pt", ["checkpoint", "missing.pt not found"]), ("", ["is a folder", "checkpoint_"])],
