@@ -10,6 +10,8 @@ are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a miss
 fairseq would set and never read, is refused. So is a sentence over max_source_positions, which
 fairseq would leave out of the results under ``skip_invalid_size_inputs``, and
 ``print_alignment='soft'`` with ``verbose=True``, whose log fairseq writes as hard alignments only.
+The options given to ``from_pretrained`` are checked too (``check_loading_options``): fairseq
+drops a misspelt one, and ``beam``, which every call replaces by its own, without a word.
 
 A word spelt as one of the dictionary's control symbols (``</s>``, ``<pad>``, ``<s>``, ``<unk>``)
 is binarized as a word the dictionary lacks, ``<unk>``, as fairseq-interactive reads it with the
@@ -20,8 +22,11 @@ Unicode form, NFC (``tokenize``, the first step of ``encode`` and ``translate``:
 and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_codes.py).
 """
 
+import difflib
+
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
+from omegaconf import DictConfig
 
 from . import subword_nmt_codes
 from .errors import ConfigurationError
@@ -32,6 +37,45 @@ from .unicode_form import normalized
 
 # GeneratorHubInterface.generate's own arguments, not generation options
 CALL_ARGUMENTS = ("skip_invalid_size_inputs", "inference_step_args", "prefix_allowed_tokens_fn")
+# fairseq's from_pretrained reads it itself: generation options, set on the configuration
+GENERATION_ARGS = "generation_args"
+
+
+def check_loading_options(cfg, options: dict) -> None:
+    """The options given to from_pretrained, refused where fairseq would take them without a word
+    and nothing would read them: beam, which translate(), sample() and generate() replace by their
+    own argument's default, and a name that no block of the loaded configuration holds (a misspelt
+    one, or a tokenizer's or BPE's option without it), which fairseq drops."""
+    given = {**options, **(options.get(GENERATION_ARGS) or {})}
+    if "beam" in given:
+        raise ConfigurationError(
+            f"from_pretrained(beam={given['beam']!r}): the beam is chosen per call, not when the "
+            "model is loaded: translate() searches with beam=5, sample() with 1 and generate() "
+            "with 5 whatever from_pretrained was given; give translate(..., beam=N)"
+        )
+    names = option_names(cfg)
+    for name in given:
+        if name != GENERATION_ARGS and name not in names:
+            near = difflib.get_close_matches(name, names, n=1)
+            raise ConfigurationError(
+                f"from_pretrained({name}=...): {name} is none of this model's options (its "
+                "configuration's, fairseq's in snake_case), and fairseq would drop it without a "
+                f"word: {f'did you mean {near[0]}? ' if near else ''}correct it or drop it (a "
+                "tokenizer's or BPE's own option is read with the tokenizer= or bpe= that takes it)"
+            )
+
+
+def option_names(cfg: DictConfig) -> set:
+    """The names of the configuration's blocks and of the options they hold, at any depth. A block
+    that is not a DictConfig (a legacy optimizer's Namespace) is left out: fairseq sets every
+    option given on one, read or not."""
+    names = set()
+    for name in cfg.keys():
+        names.add(name)
+        block = cfg._get_node(name)  # not cfg[name]: a mandatory value ('???') raises when read
+        if isinstance(block, DictConfig):
+            names |= option_names(block)
+    return names
 
 
 class CallsOptions:

@@ -16,7 +16,7 @@ from torch import nn
 
 from .. import checkpoint_safety, fingerprints
 from ..errors import CheckpointError, ConfigurationError
-from ..hub_interface import RecurrentTranslationHubInterface
+from ..hub_interface import RecurrentTranslationHubInterface, check_loading_options
 from ..speed import setting
 from . import inference_setup, pretrained_paths, training_setup
 from .config import add_checked_options, check_options, options_differing, other_length_limit
@@ -110,7 +110,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
 
         Both folders are read from the current directory (pretrained_paths.py); without
         data_name_or_path, the dictionaries are those beside the checkpoint. A checkpoint that
-        cannot be loaded is a CheckpointError of one line, as the commands print it."""
+        cannot be loaded is a CheckpointError of one line, as the commands print it; an option
+        that nothing would read, a ConfigurationError (check_loading_options)."""
         model_folder = pretrained_paths.model_folder(model_name_or_path)
         data_folder = pretrained_paths.data_folder(data_name_or_path, model_folder)
         try:
@@ -127,6 +128,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             if explanation is None:
                 raise
             raise CheckpointError(explanation) from None
+        check_loading_options(loaded["args"], kwargs)
         return RecurrentTranslationHubInterface(loaded["args"], loaded["task"], loaded["models"])
 
     @property

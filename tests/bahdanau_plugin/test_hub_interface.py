@@ -99,6 +99,37 @@ def test_a_generation_option_fairseq_would_ignore_or_fail_on_is_refused_in_one_l
     assert hub.translate("the dog sees a cat", beam=2, nbest=2, lenpen=0.5)
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(beamm=3), r"from_pretrained\(beamm=\.\.\.\): beamm is none of this model's options"),
+        (dict(moses_no_escape=True), "moses_no_escape is none of this model's options"),
+        (dict(beam=1), r"from_pretrained\(beam=1\): the beam is chosen per call"),
+        (dict(generation_args={"beam": 1}), r"from_pretrained\(beam=1\): the beam is chosen"),
+    ],
+    ids=["misspelt", "a-tokenizers-option-without-it", "beam", "beam-in-generation-args"],
+)
+def test_an_option_given_when_loading_that_nothing_would_read_is_refused_in_one_line(
+    checkpoints, data_bin, options, message
+):
+    """fairseq drops an option its configuration lacks, and each call searches with a beam of its
+    own: from_pretrained(beam=1) translated with beam 5."""
+    with pytest.raises(ConfigurationError, match=message):
+        load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, **options)
+
+
+def test_the_options_of_a_tokenizer_given_when_loading_are_taken_with_it(checkpoints, data_bin):
+    hub = load(
+        RNNsearchModel,
+        checkpoints["rnnsearch_50"],
+        data_bin,
+        tokenizer="moses",
+        moses_no_escape=True,
+        lenpen=0.5,
+    )
+    assert hub.cfg.tokenizer.moses_no_escape and hub.cfg.generation.lenpen == 0.5
+
+
 @pytest.mark.parametrize("given_when", ["loaded", "called"])
 def test_a_soft_alignment_logged_verbose_is_refused_before_any_sentence_is_translated(
     checkpoints, data_bin, given_when
