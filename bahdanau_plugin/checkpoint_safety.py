@@ -33,6 +33,7 @@ import dataclasses
 import inspect
 import os
 import re
+import reprlib
 import sys
 import traceback
 import types
@@ -107,6 +108,27 @@ def explain_load_error(path, error: Exception):
     if _incomplete(path, error):
         return f"cannot read checkpoint {path}: {INCOMPLETE}; use an intact copy"
     return None
+
+
+def not_a_fairseq_checkpoint(path, state) -> Optional[str]:
+    """One line for a torch file that loaded but is no checkpoint of fairseq's (a model's
+    state_dict saved alone): fairseq looked in it for what fairseq-train saves beside the
+    parameters and failed in a traceback (KeyError: 'best_loss'). None for a checkpoint of
+    fairseq's, which failed for another reason."""
+    if isinstance(state, dict) and "model" in state and ("cfg" in state or "args" in state):
+        return None
+    held = (
+        f"the keys {reprlib.repr(list(state))}"
+        if isinstance(state, dict)
+        else f"a {type(state).__name__}"
+    )
+    return (
+        f"cannot load {path}: it is a torch file but not a fairseq checkpoint: it holds {held}, "
+        "where fairseq-train saves the parameters under 'model' beside the configuration they "
+        "were built with under 'cfg' (a state_dict saved alone cannot be loaded); give a "
+        "checkpoint that fairseq-train or bahdanau-average-checkpoints wrote, such as "
+        "SAVE_DIR/checkpoint_best.pt"
+    )
 
 
 def newest_intact_checkpoint(folder, other_than) -> Optional[str]:
@@ -184,6 +206,8 @@ def checkpoint_problem(error: BaseException) -> Optional[str]:
             resumed = any(outer.f_code is resuming for outer in frames)
             if resumed and os.path.isfile(path) and _incomplete(path, error):
                 return unresumable_incomplete_checkpoint(path)
+            if "state" in frame.f_locals:  # torch read the file: fairseq failed on what it holds
+                return not_a_fairseq_checkpoint(path, frame.f_locals["state"])
             return explain_load_error(path, error)
         if frame.f_code is ensemble and str(error).startswith("Model file not found"):
             missing = frame.f_locals["filename"]

@@ -9,6 +9,7 @@ import shutil
 import unicodedata
 
 import pytest
+import torch
 from fairseq.hub_utils import GeneratorHubInterface
 
 from bahdanau_plugin.errors import CheckpointError, ConfigurationError, MissingPathError
@@ -240,6 +241,26 @@ def test_a_missing_checkpoint_is_a_one_line_error_naming_it(standing_beside_chec
     with pytest.raises(CheckpointError, match=r"checkpoint \S+/checkpoints/best\.pt not found"):
         RNNsearchModel.from_pretrained(
             "checkpoints", checkpoint_file="best.pt", data_name_or_path=data_bin
+        )
+
+
+def test_a_models_state_dict_saved_alone_is_an_error_saying_it_is_not_a_fairseq_checkpoint(
+    standing_beside_checkpoints, data_bin
+):
+    """fairseq looked in it for what fairseq-train saves beside the parameters: KeyError:
+    'best_loss', in a traceback."""
+    hub = RNNsearchModel.from_pretrained(
+        "checkpoints", checkpoint_file="checkpoint_last.pt", data_name_or_path=data_bin
+    )
+    torch.save(hub.models[0].state_dict(), "checkpoints/weights.pt")
+    with pytest.raises(
+        CheckpointError,
+        match=r"cannot load \S+/checkpoints/weights\.pt: it is a torch file but not a fairseq "
+        r"checkpoint: it holds the keys \['encoder\.embed_tokens\.weight', .*give a checkpoint "
+        "that fairseq-train or bahdanau-average-checkpoints wrote",
+    ):
+        RNNsearchModel.from_pretrained(
+            "checkpoints", checkpoint_file="weights.pt", data_name_or_path=data_bin
         )
 
 
