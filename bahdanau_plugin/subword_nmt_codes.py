@@ -16,6 +16,10 @@ given without ``--tokenizer moses``, which turns them into spaces) was segmented
 as ``re@@ d@@ @@ ca@@ t``: the two words as one, around an ``<unk>``.
 """
 
+import contextlib
+import io
+import re
+import reprlib
 from argparse import Namespace
 
 from fairseq import file_utils
@@ -25,7 +29,11 @@ from fairseq.dataclass.utils import merge_with_parent
 from fairseq.tokenizer import tokenize_line
 from omegaconf import DictConfig
 
+from .errors import ConfigurationError
+
 NAME = "subword_nmt"  # fairseq's name for it: --bpe subword_nmt
+# the first line that subword-nmt writes to stderr before it exits, refusing a line of the codes
+INVALID_LINE = re.compile(r"Error: invalid line (\d+) in BPE codes file: (.*)")
 
 
 class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
@@ -37,8 +45,7 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
             raise ValueError("--bpe-codes is required for --bpe=subword_nmt")  # as fairseq says
         from subword_nmt import apply_bpe  # as fairseq imports it: only where --bpe asks for it
 
-        with open(file_utils.cached_path(cfg.bpe_codes), encoding="utf-8") as codes:
-            self.bpe = apply_bpe.BPE(codes, separator=cfg.bpe_separator)
+        self.bpe = read_codes(apply_bpe, cfg.bpe_codes, cfg.bpe_separator)
         self.bpe_symbol = cfg.bpe_separator + " "
 
     def encode(self, x: str) -> str:
@@ -46,6 +53,30 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
         segmented into pieces: subword-nmt's own splitting, at spaces alone, would segment two
         words with a tab between them as one."""
         return self.bpe.process_line(" ".join(tokenize_line(x)))
+
+
+def read_codes(apply_bpe, path: str, separator: str):
+    """subword-nmt's BPE of the codes file, read as UTF-8. A file that is not one (the training
+    text, or a binary file, given for the codes) is a ConfigurationError of one line: subword-nmt
+    writes why to stderr and exits the process, a Python program that loads the hub included, and
+    bytes that are not UTF-8 fail in a traceback."""
+    not_codes = f"--bpe-codes {path} is not a subword-nmt codes file"
+    give = "give the codes the data was segmented with (bahdanau-prepare-data writes OUT/bpe.codes)"
+    why = io.StringIO()
+    try:
+        with open(file_utils.cached_path(path), encoding="utf-8") as codes:
+            with contextlib.redirect_stderr(why):
+                return apply_bpe.BPE(codes, separator=separator)
+    except SystemExit:
+        line, text = INVALID_LINE.match(why.getvalue()).groups()
+        raise ConfigurationError(
+            f"{not_codes}: its line {line}, {reprlib.repr(text)}, is not a merge of two units "
+            f"separated by a space; {give}"
+        ) from None
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"{not_codes}: it is not UTF-8 text (byte {error.object[error.start]:#04x}); {give}"
+        ) from None
 
 
 def build_bpe(cfg):

@@ -1,10 +1,12 @@
 """--bpe subword_nmt as the plugin builds it (bahdanau_plugin/subword_nmt_codes.py) segments a
-line into the words fairseq reads its pieces as: split at any whitespace, not at spaces alone."""
+line into the words fairseq reads its pieces as: split at any whitespace, not at spaces alone; and
+refuses a file that is not codes in one line."""
 
 from argparse import Namespace
 
 import pytest
 
+from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.subword_nmt_codes import build_bpe
 
 WHITESPACE = {
@@ -24,3 +26,33 @@ def test_words_separated_by_any_whitespace_are_segmented_as_words_separated_by_a
     that continue across the tab (re@@ d@@ <TAB>@@ ca@@ t), read by fairseq as red@@ @@ cat."""
     bpe = build_bpe(Namespace(bpe="subword_nmt", bpe_codes=str(bpe_prepared / "bpe.codes")))
     assert bpe.encode(f"the red{space}cat") == bpe.encode("the red cat")
+
+
+def subword_nmt_with_codes(path):
+    return build_bpe(Namespace(bpe="subword_nmt", bpe_codes=str(path)))
+
+
+def test_a_text_given_for_the_codes_is_refused_in_one_line_naming_its_line_not_exiting(tmp_path):
+    """subword-nmt wrote two lines to stderr and exited the process: a Python program that loaded
+    the hub with it ended there."""
+    text = tmp_path / "train.en"
+    text.write_text("a red cat sees the dog\n", encoding="utf-8")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"--bpe-codes \S+/train\.en is not a subword-nmt codes file: its line 1, 'a red cat "
+        "sees the dog', is not a merge of two units separated by a space; give the codes",
+    ):
+        subword_nmt_with_codes(text)
+
+
+def test_codes_that_are_not_utf8_are_refused_in_one_line(bpe_prepared, tmp_path):
+    latin1 = tmp_path / "bpe.codes"
+    latin1.write_bytes(
+        (bpe_prepared / "bpe.codes").read_bytes() + "caf\u00e9 x\n".encode("latin-1")
+    )
+    with pytest.raises(
+        ConfigurationError,
+        match=r"--bpe-codes \S+/bpe\.codes is not a subword-nmt codes file: it is not UTF-8 text "
+        r"\(byte 0xe9\)",
+    ):
+        subword_nmt_with_codes(latin1)
