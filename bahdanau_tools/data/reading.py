@@ -16,6 +16,14 @@ SGML_SEGMENT = re.compile(rb"<seg[^>]*>(.*)</seg>")
 # them, a file from Windows (cp1252) has its quotes, dashes, ... and the euro sign there.
 C1_CONTROL = re.compile("[\x80-\x9f]")
 UTF8 = "utf-8"
+# The byte-order marks of the encodings that write an ASCII letter in more than one byte, UTF-32's
+# first: its little-endian mark begins with UTF-16's.
+WIDE_ENCODING_MARKS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,8 @@ def count_records(path: Path, encoding: str) -> int:
     controls = not is_utf8(encoding)  # where control characters are misread text: not in UTF-8
     count = 0
     for number, line in enumerate(lines(path), start=1):
+        if number == 1:
+            check_not_wide_encoding(path, line, encoding)
         try:
             text = line.decode(encoding)
         except UnicodeDecodeError as error:
@@ -108,6 +118,34 @@ def count_records(path: Path, encoding: str) -> int:
             "them): read at \\n only, it is one sentence; convert its line ends (tr '\\r' '\\n')"
         )
     return count
+
+
+def check_not_wide_encoding(path: Path, first_line: bytes, encoding: str) -> None:
+    """A file in UTF-16 or UTF-32 (Windows' "Unicode", as Notepad, Excel and PowerShell save text)
+    has a NUL byte beside each of its ASCII letters. Without a byte-order mark it decodes as UTF-8,
+    in Latin-1 always, and Moses deletes the NULs: its ASCII letters were read right, the others
+    as other letters (œ, 53 01 in UTF-16LE, as S), and the NUL after its last \\n made one more
+    sentence, empty, without an error. No text in UTF-8, or in an encoding --encoding takes (one
+    byte for \\n), holds a NUL byte. Only the first line is looked at, where such a file has its
+    mark or its first letters: a crawled corpus may hold a stray NUL deeper down, which Moses
+    deletes there as it does at translation."""
+    wide = next((name for mark, name in WIDE_ENCODING_MARKS if first_line.startswith(mark)), None)
+    if wide is not None:
+        found, iconv = (
+            f"{wide} text (it starts with {wide}'s byte-order mark)",
+            f"iconv -f {wide.lower()} -t utf-8",
+        )
+    elif b"\0" in first_line:
+        byte = first_line.index(b"\0") + 1
+        found = f"UTF-16 or UTF-32 text (line 1, byte {byte:,} is 0x00, as beside ASCII letters)"
+        iconv = "iconv -f utf-16le -t utf-8, or from the encoding it is in"
+    else:
+        return
+    named = "UTF-8" if is_utf8(encoding) else encoding
+    raise DataError(
+        f"{path} is {found}, not {named}: its letters would be read as others; convert the file "
+        f"to UTF-8 ({iconv})"
+    )
 
 
 def not_in_encoding(

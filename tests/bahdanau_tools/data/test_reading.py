@@ -101,6 +101,35 @@ def test_a_cp1252_file_read_as_latin1_is_an_error_naming_the_control_character(t
     )
 
 
+def test_a_utf16_file_with_its_byte_order_mark_is_refused_in_the_encoding_suggested_for_it(
+    tmp_path,
+):
+    """Read as Latin-1 (as the error of a file that is not UTF-8 suggests), its œ became S."""
+    french = "le cœur\n".encode("utf-16")  # with its mark, as Notepad saves "Unicode" text
+    assert refusal(tmp_path, b"the heart\n", french, "latin-1") == (
+        f"{tmp_path / 'a.fr'} is UTF-16 text (it starts with UTF-16's byte-order mark), not "
+        "latin-1: its letters would be read as others; convert the file to UTF-8 (iconv -f "
+        "utf-16 -t utf-8)"
+    )
+
+
+def test_a_utf16_file_without_a_byte_order_mark_is_refused_though_it_decodes_as_utf8(tmp_path):
+    """Its NULs deleted by Moses, its œ became S, and the NUL after its last line end one more
+    sentence."""
+    french = "le cœur\n".encode("utf-16-le")
+    assert refusal(tmp_path, b"the heart\n\n", french) == (
+        f"{tmp_path / 'a.fr'} is UTF-16 or UTF-32 text (line 1, byte 2 is 0x00, as beside ASCII "
+        "letters), not UTF-8: its letters would be read as others; convert the file to UTF-8 "
+        "(iconv -f utf-16le -t utf-8, or from the encoding it is in)"
+    )
+
+
+def test_a_nul_byte_after_the_first_line_is_left_to_the_tokenizer(tmp_path):
+    (tmp_path / "a.en").write_bytes(b"one\ntw\0o\n")
+    (tmp_path / "a.fr").write_bytes(b"un\ndeux\n")
+    assert check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr")) == 2
+
+
 def test_a_utf8_file_read_in_an_encoding_that_would_misread_it_is_an_error(tmp_path):
     english, french = "the café\n".encode(), "le café\n".encode("latin-1")
     assert refusal(tmp_path, english, french, "latin-1") == (
