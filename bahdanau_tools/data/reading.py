@@ -16,6 +16,7 @@ SGML_SEGMENT = re.compile(rb"<seg[^>]*>(.*)</seg>")
 # them, a file from Windows (cp1252) has its quotes, dashes, ... and the euro sign there.
 C1_CONTROL = re.compile("[\x80-\x9f]")
 UTF8 = "utf-8"
+GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of every gzip file
 # The byte-order marks of the encodings that write an ASCII letter in more than one byte, UTF-32's
 # first: its little-endian mark begins with UTF-16's.
 WIDE_ENCODING_MARKS = (
@@ -101,6 +102,7 @@ def count_records(path: Path, encoding: str) -> int:
     count = 0
     for number, line in enumerate(lines(path), start=1):
         if number == 1:
+            check_not_gzip_data(path, line)
             check_not_wide_encoding(path, line, encoding)
         try:
             text = line.decode(encoding)
@@ -118,6 +120,25 @@ def count_records(path: Path, encoding: str) -> int:
             "them): read at \\n only, it is one sentence; convert its line ends (tr '\\r' '\\n')"
         )
     return count
+
+
+def check_not_gzip_data(path: Path, first_line: bytes) -> None:
+    """A file of gzip data that is not named .gz (a download saved under the text's name,
+    `curl URL.gz > train.en`) is read as text: its bytes failed to decode, in an error that said
+    to name an encoding (--encoding latin-1, then cp1252, each failing on other bytes), and in
+    one that decodes every byte (cp437) they would have become letters. Named .gz, it is read as
+    gzip, and text that starts so was compressed twice."""
+    if not first_line.startswith(GZIP_MAGIC):
+        return
+    if path.suffix == ".gz":
+        raise DataError(
+            f"{path} is gzip-compressed twice (its text starts with gzip's bytes 1f 8b): "
+            f"decompress it once (gunzip -c {path} > ONCE && mv ONCE {path})"
+        )
+    raise DataError(
+        f"{path} is gzip-compressed (it starts with gzip's bytes 1f 8b), but its name does not end "
+        f"in .gz: rename it {path}.gz, or decompress it (gunzip -c)"
+    )
 
 
 def check_not_wide_encoding(path: Path, first_line: bytes, encoding: str) -> None:

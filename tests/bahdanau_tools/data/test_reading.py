@@ -101,6 +101,23 @@ def test_a_cp1252_file_read_as_latin1_is_an_error_naming_the_control_character(t
     )
 
 
+def test_gzip_data_in_a_file_not_named_gz_is_refused_saying_to_rename_it(tmp_path):
+    """Read as text, its bytes were an encoding to name: latin-1, said the error, then cp1252."""
+    french = gzip.compress("le café\n".encode())
+    assert refusal(tmp_path, b"the cafe\n", french) == (
+        f"{tmp_path / 'a.fr'} is gzip-compressed (it starts with gzip's bytes 1f 8b), but its name "
+        f"does not end in .gz: rename it {tmp_path / 'a.fr'}.gz, or decompress it (gunzip -c)"
+    )
+
+
+def test_a_file_compressed_twice_is_refused_saying_to_decompress_it_once(tmp_path):
+    path = tmp_path / "a.fr.gz"
+    path.write_bytes(gzip.compress(gzip.compress(b"le cafe\n")))
+    (tmp_path / "a.en").write_bytes(b"the cafe\n")
+    with pytest.raises(DataError, match=r"a\.fr\.gz is gzip-compressed twice"):
+        check_aligned(ParallelFiles(tmp_path / "a.en", path))
+
+
 def test_a_utf16_file_with_its_byte_order_mark_is_refused_in_the_encoding_suggested_for_it(
     tmp_path,
 ):
