@@ -87,11 +87,18 @@ def parallel_files(prefix: Path, languages: Tuple[str, str]) -> ParallelFiles:
 
 
 def side_file(prefix: Path, language: str) -> Path:
-    """PREFIX.LANG, or PREFIX.LANG.gz."""
+    """PREFIX.LANG, or PREFIX.LANG.gz; not both: the plain file was read, without a word, where the
+    other may be another version of the text (a newer download beside an older copy unpacked,
+    a gunzip cut short)."""
     plain = Path(f"{prefix}.{language}")
-    for candidate in (plain, Path(f"{plain}.gz")):
-        if candidate.is_file():
-            return candidate
+    found = [candidate for candidate in (plain, Path(f"{plain}.gz")) if candidate.is_file()]
+    if len(found) == 2:
+        raise DataError(
+            f"{plain} and {plain}.gz are both there, and either would be read as the "
+            f"{language} side of {prefix}: move the one that is not the corpus out of its folder"
+        )
+    if found:
+        return found[0]
     raise DataError(
         f"missing file {plain} (or {plain}.gz): each prefix needs one file per language, "
         f"named PREFIX.{language}, one sentence per line"

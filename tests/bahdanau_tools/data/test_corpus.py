@@ -256,6 +256,31 @@ def test_a_missing_side_is_an_error_naming_the_file_it_looked_for(corpus, tmp_pa
         main(arguments)
 
 
+def test_a_side_there_both_plain_and_gzipped_is_an_error_naming_both_files(tmp_path):
+    """The plain file was read without a word, the .gz beside it another version of the text."""
+    corpus = write_corpus(
+        tmp_path / "corpus",
+        {
+            "train": sentence_pairs(40),
+            "dev": sentence_pairs(6, offset=40),
+            "dev-gz": sentence_pairs(9, offset=40),
+            "news": sentence_pairs(5, offset=50),
+            "web-gz": sentence_pairs(4, offset=60),
+        },
+        LANGUAGES,
+    )
+    (corpus / "dev-gz.de.gz").rename(corpus / "dev.de.gz")
+    arguments = corpus_arguments(corpus, tmp_path / "out")
+    plain = corpus / "dev.de"
+    with pytest.raises(DataError) as raised:
+        main(arguments)
+    assert str(raised.value) == (
+        f"{plain} and {plain}.gz are both there, and either would be read as the de side of "
+        f"{corpus / 'dev'}: move the one that is not the corpus out of its folder"
+    )
+    assert not (tmp_path / "out" / "tok").exists()  # stopped before any work
+
+
 def test_the_summary_gives_the_merges_learned_where_subword_nmt_stops_short_of_those_asked(
     prepared_with_bpe,
 ):
