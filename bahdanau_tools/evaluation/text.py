@@ -13,17 +13,31 @@ from sacremoses import MosesDetokenizer
 
 from bahdanau_plugin.unicode_form import normalized
 
-from ..data.reading import UTF8, lines, not_in_encoding
-from ..errors import EvaluationError
+from ..data.reading import (
+    UTF8,
+    check_not_gzip_data,
+    check_not_wide_encoding,
+    lines,
+    not_in_encoding,
+)
+from ..errors import DataError, EvaluationError
 
 
 def read_lines(path: Path, option: str) -> List[str]:
     """The lines of path, the file given with option, without their line ends: split at \\n only
     and without the byte-order mark (data/reading.py's lines), decoded from UTF-8 and in NFC.
     A line that is not UTF-8 is an error naming it, not a traceback: the file is in another
-    encoding, and read in one that decodes any byte its letters would silently become others."""
+    encoding, and read in one that decodes any byte its letters would silently become others.
+    So is a file in UTF-16 (whose ASCII letters, each beside a NUL, decode as UTF-8) or in gzip
+    not named .gz, as the data preparation refuses them."""
     text = []
     for number, line in enumerate(lines(path), start=1):
+        if number == 1:
+            try:
+                check_not_gzip_data(path, line)
+                check_not_wide_encoding(path, line, UTF8)
+            except DataError as error:
+                raise EvaluationError(f"{option} {error}") from None
         try:
             text.append(normalized(line.decode(UTF8)))
         except UnicodeDecodeError as error:
