@@ -9,6 +9,14 @@ import pytest
 from bahdanau_plugin import running_program
 
 
+def run_as(monkeypatch, argv0: str, main_module: str) -> None:
+    """This process made to look as one started as argv0 (``-m``: as ``python -m main_module``)."""
+    monkeypatch.setattr(sys, "argv", [argv0])
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+
+
 @pytest.mark.parametrize(
     "argv0, main_module, tool",
     [
@@ -21,10 +29,7 @@ from bahdanau_plugin import running_program
 def test_the_running_fairseq_tool_is_read_from_its_command_or_module(
     argv0, main_module, tool, monkeypatch
 ):
-    monkeypatch.setattr(sys, "argv", [argv0])
-    main = types.ModuleType("__main__")
-    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
-    monkeypatch.setitem(sys.modules, "__main__", main)
+    run_as(monkeypatch, argv0, main_module)
     assert running_program.running_fairseq_tool() == tool
 
 
@@ -40,8 +45,5 @@ def test_the_running_fairseq_tool_is_read_from_its_command_or_module(
 def test_the_running_plugin_command_is_read_from_its_command_or_module(
     argv0, main_module, running, monkeypatch
 ):
-    monkeypatch.setattr(sys, "argv", [argv0])
-    main = types.ModuleType("__main__")
-    main.__spec__ = importlib.machinery.ModuleSpec(main_module, None) if argv0 == "-m" else None
-    monkeypatch.setitem(sys.modules, "__main__", main)
+    run_as(monkeypatch, argv0, main_module)
     assert running_program.running_plugin_command() is running
