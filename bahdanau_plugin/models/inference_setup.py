@@ -59,17 +59,6 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
             "--diverse-beam-groups fails in fairseq 0.12's search past its first sentences (an "
             "IndexError): drop it, or use --diversity-rate (diverse siblings search)"
         )
-    other_searches = {  # fairseq's build_generator picks these before the constrained search
-        "--sampling": generation.sampling,
-        "--match-source-len": generation.match_source_len,
-        "--diversity-rate": generation.diversity_rate > -1,
-    }
-    other = next((option for option, given in other_searches.items() if given), None)
-    if generation.constraints and other:  # fairseq raises at the first batch, in a traceback
-        raise ConfigurationError(
-            f"--constraints needs fairseq's lexically constrained beam search, and {other} "
-            "chooses another search, which takes no constraints: drop one of the two"
-        )
     if generation.retain_iter_history:
         raise ConfigurationError(
             "--retain-iter-history is for fairseq's iterative refinement models; these models' "

@@ -26,14 +26,6 @@ def test_fairseqs_default_generation_options_are_taken():
         (dict(diverse_beam_groups=2, beam=4), "--diverse-beam-groups fails in fairseq 0.12's"),
         (dict(retain_iter_history=True), "--retain-iter-history is for fairseq's iterative"),
         (dict(print_step=True), "--print-step prints the steps of fairseq's iterative"),
-        *(
-            (dict(constraints="ordered", **other), f"--constraints needs .* and {option} chooses")
-            for option, other in [
-                ("--sampling", dict(sampling=True, beam=2, nbest=2)),
-                ("--match-source-len", dict(match_source_len=True)),
-                ("--diversity-rate", dict(diversity_rate=0.5)),
-            ]
-        ),
     ],
     ids=[
         "nbest-over-beam",
@@ -41,9 +33,6 @@ def test_fairseqs_default_generation_options_are_taken():
         "diverse-beam-groups",
         "retain-iter-history",
         "print-step",
-        "constraints-sampling",
-        "constraints-match-source-len",
-        "constraints-diverse-siblings",
     ],
 )
 def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(options, message):
