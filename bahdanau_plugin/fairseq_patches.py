@@ -9,7 +9,9 @@ bahdanau_plugin/__init__.py calls) the same however often the plugin is imported
 fairseq's command-line tools are made only when one of them runs (``running_fairseq_tool``), or
 the plugin's own (``running_plugin_command``): a notebook or a script that imports the plugin
 keeps its own excepthook, standard input, malloc, logging level and warning filters.
-None of them changes what fairseq computes, for these models or any other.
+None of them changes what fairseq computes, for these models or any other, but the length
+--match-source-len gives these models' translations, which fairseq made one word too long
+(match_the_source_length_in_words).
 """
 
 import codecs
@@ -25,6 +27,8 @@ import warnings
 import torch
 from fairseq import checkpoint_utils
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+from fairseq.search import LengthConstrainedBeamSearch
+from fairseq.tasks import FairseqTask
 from fairseq.tasks.translation import TranslationTask
 from omegaconf import DictConfig, open_dict
 
@@ -333,6 +337,7 @@ def _loaded_copies(module_name: str):
 SAVE_DIR_WRAPPER = "__bahdanau_the_run_owns_its_save_dir__"
 LANGUAGES_WRAPPER = "__bahdanau_records_the_languages_given__"
 VALIDATION_WRAPPER = "__bahdanau_validates_every_sentence__"
+SOURCE_LENGTH_WRAPPER = "__bahdanau_matches_the_source_length_in_words__"
 
 
 def own_the_save_dir_in_training() -> None:
@@ -498,6 +503,37 @@ def _recording_the_languages_given(setup_task):
     return wrapper
 
 
+def match_the_source_length_in_words() -> None:
+    """fairseq's --match-source-len ("generations should match the source length") gave these
+    models' translations one word more than their sources had: the search fairseq's task builds for
+    the option (LengthConstrainedBeamSearch, its lengths hard-coded there) ends a translation at
+    the source's length as the translation task batches it, the source's end of sentence counted,
+    so a source of 6 words was translated in 7, in fairseq-generate, fairseq-interactive and the
+    hub alike. For these models, that search now ends each translation after as many tokens as
+    its source has words; for other models, fairseq's own. In any process: the hub builds its
+    generator with the task too. No option reaches the search's lengths, and the task builds the
+    search inside build_generator, after every hook the models have (prepare_for_inference_)."""
+    if not getattr(FairseqTask.build_generator, SOURCE_LENGTH_WRAPPER, False):
+        FairseqTask.build_generator = _matching_the_source_length_in_words(
+            FairseqTask.build_generator
+        )
+
+
+def _matching_the_source_length_in_words(build_generator):
+    @functools.wraps(build_generator)
+    def wrapper(task, models, *args, **kwargs):
+        generator = build_generator(task, models, *args, **kwargs)
+        search = getattr(generator, "search", None)  # fairseq-generate's scorer has none
+        these_models = all(isinstance(model, RecurrentTranslationModel) for model in models)
+        if isinstance(search, LengthConstrainedBeamSearch) and these_models:
+            # fairseq's lengths are 1 x the source's tokens + 0: its end of sentence not counted
+            search.min_len_b = search.max_len_b = -1
+        return generator
+
+    setattr(wrapper, SOURCE_LENGTH_WRAPPER, True)
+    return wrapper
+
+
 CHANGES = (
     # os.environ, in any process: ONEDNN_PRIMITIVE_CACHE_CAPACITY=16 and LRU_CACHE_CAPACITY=1
     # unless set: torch's defaults (1,024 kernels each) cost memory for no speed
@@ -557,6 +593,10 @@ CHANGES = (
     # records the languages the command gave, which fairseq overwrites where one is left out;
     # these models check them (models/language_pair.py). For other models, a record no one reads.
     remember_the_languages_given,
+    # fairseq.tasks.FairseqTask.build_generator, in any process: for these models,
+    # --match-source-len gives each translation as many words as its source, not one more
+    # (fairseq counted the source's end of sentence); for other models, fairseq's own.
+    match_the_source_length_in_words,
 )
 
 

@@ -17,9 +17,11 @@ import types
 import pytest
 import torch
 from fairseq import checkpoint_utils, utils
+from fairseq.data import Dictionary
 from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.models import ARCH_CONFIG_REGISTRY
+from fairseq.search import LengthConstrainedBeamSearch
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from omegaconf import OmegaConf
 
@@ -139,6 +141,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "own_the_save_dir_in_training",
         "validate_every_sentence_in_training",
         "remember_the_languages_given",
+        "match_the_source_length_in_words",
     ]
 
 
@@ -376,6 +379,33 @@ def test_for_other_models_fairseq_interactive_reads_its_input_file_as_fairseq_do
         "the dog",
         "sees a cat",
     ]
+
+
+def test_match_source_len_translates_each_line_in_as_many_words_as_it_has(data_bin, checkpoints):
+    """Lines of 2 to 15 words in one batch of fairseq-interactive: fairseq's search, counting the
+    source's end of sentence, gave each a word more."""
+    lines = ["the dog", "the book follows the small house", " ".join(["the blue cat sees"] * 4)]
+    log = run(
+        "fairseq-interactive", data_bin, "--user-dir", PLUGIN,
+        "--path", checkpoints["rnnsearch_50"], "--source-lang", "en", "--target-lang", "fr",
+        "--match-source-len", "--buffer-size", "3", "--batch-size", "3", "--cpu",
+        stdin="\n".join(lines) + "\n",
+    )  # fmt: skip
+    translations = re.findall(r"^H-(\d+)\t\S+\t(.*)$", log, flags=re.M)
+    assert sorted((int(line), len(words.split())) for line, words in translations) == [
+        (index, len(line.split())) for index, line in enumerate(lines)
+    ]
+
+
+def test_for_other_models_match_source_len_keeps_fairseq_s_lengths():
+    search = LengthConstrainedBeamSearch(
+        Dictionary(), min_len_a=1, min_len_b=0, max_len_a=1, max_len_b=0
+    )
+    build = fairseq_patches._matching_the_source_length_in_words(
+        lambda task, models, args: types.SimpleNamespace(search=search)
+    )
+    build(None, [torch.nn.Linear(2, 2)], None)
+    assert (search.min_len_b, search.max_len_b) == (0, 0)
 
 
 def test_training_batches_are_fairseqs_own_last_partial_batch_left_out_included(data_bin):
