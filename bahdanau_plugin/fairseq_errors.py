@@ -142,8 +142,8 @@ def told_by_its_message(error: BaseException) -> Optional[str]:
 def min_len_over_the_length_limit(error: BaseException) -> Optional[str]:
     """fairseq's search asserts, in a traceback, that --min-len is within a batch's length limit:
     with --max-len-a, that limit grows with the batch's longest source, so a batch of short
-    sentences can end a run that translated longer ones (inference_setup refuses --max-len-a 0
-    before any translation)."""
+    sentences can end a run that translated longer ones (inference_setup refuses --max-len-a 0,
+    and --match-source-len beside --min-len, before any translation)."""
     if not isinstance(error, AssertionError) or str(error) != (
         "min_len cannot be larger than max_len, please adjust these!"
     ):
@@ -151,18 +151,12 @@ def min_len_over_the_length_limit(error: BaseException) -> Optional[str]:
     given = errors.locals_where(error, SequenceGenerator._generate.__code__)
     if given is None:
         return None
-    generator, limit = given["self"], given["max_len"]
-    if generator.match_source_len:
-        allowed = f"--match-source-len allows {limit} tokens, its longest source's {limit} words"
-        to_give = "give a smaller --min-len, or drop --match-source-len"
-    else:
-        allowed = (
-            f"--max-len-a {generator.max_len_a:g} --max-len-b {generator.max_len_b} allow "
-            f"{limit} tokens, from its longest source of {given['src_len']} tokens"
-        )
-        to_give = "give a smaller --min-len, or a larger --max-len-b"
+    generator = given["self"]
     return (
-        f"--min-len {generator.min_len} is over the length limit of a batch: {allowed}; {to_give}"
+        f"--min-len {generator.min_len} is over the length limit of a batch: --max-len-a "
+        f"{generator.max_len_a:g} --max-len-b {generator.max_len_b} allow {given['max_len']} "
+        f"tokens, from its longest source of {given['src_len']} tokens; give a smaller --min-len, "
+        "or a larger --max-len-b"
     )
 
 

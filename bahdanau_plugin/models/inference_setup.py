@@ -54,6 +54,12 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
             f"--max-len-a 0 --max-len-b {generation.max_len_b} leaves translations shorter than "
             f"--min-len {generation.min_len}: give a larger --max-len-b (or a --max-len-a)"
         )
+    if generation.match_source_len and generation.min_len > 1:
+        raise ConfigurationError(
+            f"--min-len {generation.min_len} does nothing beside --match-source-len, which gives "
+            "each translation as many words as its source, shorter ones included (fairseq fails "
+            "at a batch whose sources are all shorter): drop --min-len, or --match-source-len"
+        )
     if generation.diverse_beam_groups > 0:  # fairseq indexes its groups by the sentences' ids
         raise ConfigurationError(
             "--diverse-beam-groups fails in fairseq 0.12's search past its first sentences (an "

@@ -26,6 +26,10 @@ def test_fairseqs_default_generation_options_are_taken():
         (dict(diverse_beam_groups=2, beam=4), "--diverse-beam-groups fails in fairseq 0.12's"),
         (dict(retain_iter_history=True), "--retain-iter-history is for fairseq's iterative"),
         (dict(print_step=True), "--print-step prints the steps of fairseq's iterative"),
+        (
+            dict(match_source_len=True, min_len=2),
+            "--min-len 2 does nothing beside --match-source-len, which gives each translation",
+        ),
     ],
     ids=[
         "nbest-over-beam",
@@ -33,6 +37,7 @@ def test_fairseqs_default_generation_options_are_taken():
         "diverse-beam-groups",
         "retain-iter-history",
         "print-step",
+        "min-len-beside-match-source-len",
     ],
 )
 def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(options, message):
@@ -46,9 +51,10 @@ def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(opti
         dict(nbest=5, beam=5),
         dict(max_len_a=0, max_len_b=1),
         dict(diversity_rate=0.5),
+        dict(match_source_len=True),
         dict(constraints="unordered"),
     ],
-    ids=["nbest-at-beam", "one-word", "diverse-siblings", "constraints"],
+    ids=["nbest-at-beam", "one-word", "diverse-siblings", "match-source-len", "constraints"],
 )
 def test_the_options_next_to_the_refused_ones_are_taken(options):
     refuse_what_fairseqs_search_cannot_do(generation(**options))
