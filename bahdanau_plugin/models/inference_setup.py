@@ -41,8 +41,30 @@ def refuse_alignment(cfg) -> None:
 
 
 def refuse_what_fairseqs_search_cannot_do(generation) -> None:
-    """Options with which fairseq 0.12's beam search, for any model, stops in a traceback after
-    the first batch (what it had translated lost with it), or gives less than it was asked."""
+    """Options with which fairseq 0.12's beam search, for any model, stops in a traceback (before
+    it translates, or after the first batch, what it had translated lost with it), or gives less
+    than it was asked."""
+    searches = searches_asked(generation)
+    if len(searches) > 1:
+        constraints = " (only its plain beam search writes --constraints)"
+        raise ConfigurationError(
+            f"{' and '.join(searches)} each ask fairseq for a search of its own, and it runs "
+            f"one{constraints if '--constraints' in searches else ''}: give one of them"
+        )
+    for option, value in (
+        ("--sampling-topk", generation.sampling_topk),
+        ("--sampling-topp", generation.sampling_topp),
+    ):
+        if value >= 0 and not generation.sampling:
+            raise ConfigurationError(
+                f"{option} {value:g} limits the words --sampling draws from, and --sampling is "
+                "not given: add --sampling (with --nbest equal to --beam), or drop it"
+            )
+    if generation.temperature <= 0:
+        raise ConfigurationError(
+            f"--temperature {generation.temperature:g}: fairseq divides the models' scores by it "
+            "before the softmax; give one over 0 (1, the default, leaves them as they are)"
+        )
     if generation.nbest > generation.beam:
         raise ConfigurationError(
             f"--nbest {generation.nbest} is over --beam {generation.beam}: the search keeps "
@@ -75,6 +97,19 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
             "--print-step prints the steps of fairseq's iterative refinement models; these models' "
             "beam search records none, and fairseq-generate fails after one sentence: drop it"
         )
+
+
+def searches_asked(generation) -> list:
+    """The options given that each choose fairseq's search (fairseq's build_generator, whose
+    check of them leaves --constraints out, which only its plain beam search writes);
+    --diverse-beam-groups, refused above, is one more."""
+    asked = {
+        "--sampling": generation.sampling,
+        "--match-source-len": generation.match_source_len,
+        f"--diversity-rate {generation.diversity_rate:g}": generation.diversity_rate > -1,
+        "--constraints": generation.constraints is not None,
+    }
+    return [option for option, given in asked.items() if given]
 
 
 def refuse_constraints_where_none_are_read(generation) -> None:

@@ -30,6 +30,19 @@ def test_fairseqs_default_generation_options_are_taken():
             dict(match_source_len=True, min_len=2),
             "--min-len 2 does nothing beside --match-source-len, which gives each translation",
         ),
+        (
+            dict(sampling=True, match_source_len=True),
+            "--sampling and --match-source-len each ask fairseq for a search of its own, and it "
+            "runs one: give one of them",
+        ),
+        (
+            dict(diversity_rate=0.5, constraints="ordered"),
+            r"--diversity-rate 0.5 and --constraints each ask fairseq for a search of its own, "
+            r"and it runs one \(only its plain beam search writes --constraints\)",
+        ),
+        (dict(sampling_topk=5), "--sampling-topk 5 limits the words --sampling draws from, and"),
+        (dict(sampling_topp=0.5), "--sampling-topp 0.5 limits the words --sampling draws from"),
+        (dict(temperature=0.0), "--temperature 0: fairseq divides the models' scores by it"),
     ],
     ids=[
         "nbest-over-beam",
@@ -38,6 +51,11 @@ def test_fairseqs_default_generation_options_are_taken():
         "retain-iter-history",
         "print-step",
         "min-len-beside-match-source-len",
+        "two-searches",
+        "constraints-beside-another-search",
+        "sampling-topk-without-sampling",
+        "sampling-topp-without-sampling",
+        "temperature-0",
     ],
 )
 def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(options, message):
@@ -52,9 +70,19 @@ def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(opti
         dict(max_len_a=0, max_len_b=1),
         dict(diversity_rate=0.5),
         dict(match_source_len=True),
-        dict(constraints="unordered"),
+        dict(sampling=True, sampling_topk=5, sampling_topp=0.5, beam=2, nbest=2),
+        dict(constraints="ordered"),
+        dict(temperature=0.5),
     ],
-    ids=["nbest-at-beam", "one-word", "diverse-siblings", "match-source-len", "constraints"],
+    ids=[
+        "nbest-at-beam",
+        "one-word",
+        "diverse-siblings",
+        "match-source-len",
+        "sampling-within-the-top",
+        "constraints",
+        "temperature-under-1",
+    ],
 )
 def test_the_options_next_to_the_refused_ones_are_taken(options):
     refuse_what_fairseqs_search_cannot_do(generation(**options))
