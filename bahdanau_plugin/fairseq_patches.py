@@ -48,7 +48,7 @@ from .errors import (
     print_hydra_jobs_errors_as_one_line,
 )
 from .log_level import fairseqs_log_level
-from .models import unknown_options
+from .models import training_setup, unknown_options
 from .models.language_pair import LANGUAGES_GIVEN
 from .models.recurrent_translation import RecurrentTranslationModel
 from .running_program import running_fairseq_tool, running_plugin_command
@@ -293,7 +293,8 @@ def read_the_options_as_given() -> None:
       the others (``+optimizer.adadelta_rhoo=0.9``, a typo of adadelta_rho, trained with rho 0.9
       unset), and a key the model does not take failed in omegaconf's traceback.
     For these models, add_defaults now first refuses a key of those blocks that nothing takes, in
-    one line (models/unknown_options.py), and applies the architecture (models/config.py:
+    one line (models/unknown_options.py), and an --update-freq under 1, which fairseq never checks
+    (models/training_setup.py), and applies the architecture (models/config.py:
     apply_architecture) to the options as written, then does fairseq's own; for other models,
     fairseq's own alone. In any process, and in the copies fairseq-train's and fairseq-hydra-train's
     modules hold where loaded: fairseq-hydra-train's matters in a hydra multirun, whose later jobs
@@ -311,6 +312,7 @@ def _reading_the_options_as_given(add_defaults):
         name = model if isinstance(model, str) else getattr(model, "_name", None)
         if _one_of_these_architectures(name) and isinstance(model, (str, DictConfig)):
             unknown_options.check(cfg)
+            training_setup.refuse_an_update_freq_under_one(cfg)
             with open_dict(cfg):
                 if isinstance(model, str):  # model: rnnsearch_50, read as fairseq reads it
                     cfg.model = {"_name": model}

@@ -71,6 +71,24 @@ def check(cfg) -> None:
         )
 
 
+def refuse_an_update_freq_under_one(cfg) -> None:
+    """fairseq-train sums the gradients of --update-freq batches into each update (a number per
+    epoch, the last for the epochs after it); it never checks that number. At 0 it divided by zero
+    in a traceback as the epoch began; under 0 it failed there too, or (--log-format none) went
+    through the epoch without an update and failed after it. Checked as the options are read,
+    before anything is loaded (fairseq_patches.read_the_options_as_given), for every epoch's
+    number: a later epoch's would otherwise fail only once the epochs before it had trained."""
+    optimization = cfg.get("optimization")
+    counts = list(optimization.get("update_freq") or []) if optimization is not None else []
+    if any(count < 1 for count in counts):
+        given = ",".join(str(count) for count in counts)
+        raise ConfigurationError(
+            f"--update-freq {given}: each update sums the gradients of that many batches (a "
+            "number per epoch), so give 1 or more (1, the default, updates after every batch; "
+            "optimization.update_freq under fairseq-hydra-train)"
+        )
+
+
 def max_tokens_never_binding(cfg, max_positions: Tuple[int, int]) -> Optional[str]:
     """A line for a run whose --max-tokens no batch can reach: fairseq closes a batch at
     --batch-size sentences, or before the sentences, padded to the longest among them, would pass

@@ -13,8 +13,12 @@ from fairseq.distributed import LegacyDistributedDataParallel
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.models.training_setup import refuse_an_update_freq_under_one
 
+from ...support.assertions import assert_one_line_error
 from ...support.paths import PLUGIN
+from ...support.tools import tool_on_bytes
+from ...support.training import train_command
 
 SIZES = [
     "--encoder-embed-dim",
@@ -158,3 +162,25 @@ def test_the_task_s_length_limits_count_as_the_longest_pair_too(data_bin, caplog
 )
 def test_max_tokens_that_can_limit_a_batch_is_not_warned(data_bin, caplog, flags):
     assert _warnings_as_training_starts(_model(data_bin, *flags), caplog) == []
+
+
+def test_fairseq_train_with_an_update_freq_of_0_is_one_line_before_anything_is_loaded(
+    data_bin, tmp_path
+):
+    """fairseq divided by zero in a traceback as the first epoch began."""
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *train_command(data_bin, tmp_path / "save", "rnnsearch_50", "--update-freq", "0"),
+    )
+    assert_one_line_error(returncode, stderr, "--update-freq 0: each update sums the gradients")
+    assert not (tmp_path / "save").exists()
+
+
+def test_an_update_freq_under_1_for_a_later_epoch_is_refused_too():
+    cfg = OmegaConf.create({"optimization": {"update_freq": [2, 0]}})
+    with pytest.raises(ConfigurationError, match="--update-freq 2,0: "):
+        refuse_an_update_freq_under_one(cfg)
+
+
+def test_an_update_freq_of_1_or_more_each_epoch_is_taken():
+    refuse_an_update_freq_under_one(OmegaConf.create({"optimization": {"update_freq": [1, 4]}}))
