@@ -23,6 +23,7 @@ REMEDY = (
     "raise --max-train-length (its limit counts tokens as binarized, BPE units included) or "
     "--max-tokens, or check that the data-bin holds the sentences you meant"
 )
+TASKS_OPTIONS = ("--max-source-positions", "--max-target-positions")
 
 
 def every_pair_skipped(error: BaseException) -> Optional[str]:
@@ -37,8 +38,25 @@ def every_pair_skipped(error: BaseException) -> Optional[str]:
             within = f"the lengths {lengths} (source, target; end of sentence included)"
             if tokens is not None:
                 within += f" and --max-tokens {tokens}"
-            return f"fairseq skipped every pair of the split: none is within {within}: {REMEDY}"
+            remedy = tasks_limits_named(frame.f_locals.get("self"), lengths) + REMEDY
+            return f"fairseq skipped every pair of the split: none is within {within}: {remedy}"
     return None
+
+
+def tasks_limits_named(task, lengths) -> str:
+    """The translation task's options to raise first, where its limit is the one a side's length
+    is (--max-source-positions 5, say, under the models' 51): the length limit is the smaller of
+    the task's and the models' (fairseq's resolve_max_positions), and raising --max-train-length
+    alone would leave the task's in place."""
+    task_limits = getattr(task, "max_positions", lambda: None)()
+    if not isinstance(task_limits, tuple) or not isinstance(lengths, tuple):
+        return ""
+    options = [
+        f"{option} (now {limit:,})"
+        for option, length, limit in zip(TASKS_OPTIONS, lengths, task_limits)
+        if limit is not None and length == limit
+    ]
+    return f"raise {' and '.join(options)}, the translation task's limit; or " if options else ""
 
 
 errors.EXPLANATIONS.append(every_pair_skipped)

@@ -23,3 +23,18 @@ def test_fairseqs_empty_dataset_is_one_line_saying_what_to_raise():
     """The few pairs left after the skipped ones fill no batch."""
     error = Exception("The dataset is empty. This could indicate that all elements in the ...")
     assert "raise --max-train-length" in one_line(error)
+
+
+def test_a_task_s_limit_that_every_pair_is_over_is_named_before_the_models(data_bin, tmp_path):
+    """The length limit is the smaller of the task's and the models': under rnnsearch_50's 51
+    source tokens, the task's --max-source-positions 5 binds, which --max-train-length cannot
+    raise."""
+    command = train_command(data_bin, tmp_path, "rnnsearch_50", "--max-source-positions", "5")
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--no-save")
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "none is within the lengths (5, 51)",
+        ": raise --max-source-positions (now 5), the translation task's limit; or raise "
+        "--max-train-length",
+    )
