@@ -92,6 +92,15 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
             "--retain-iter-history is for fairseq's iterative refinement models; these models' "
             "beam search keeps no history, and fairseq-generate fails after one sentence: drop it"
         )
+    if generation.score_reference and generation.print_alignment == "soft":
+        # fairseq's scorer extracts a hard alignment whatever the option, which fairseq-generate
+        # then fails to print as rows of weights
+        raise ConfigurationError(
+            "--print-alignment soft with --score-reference: fairseq scores the references with "
+            "hard alignments only, and fairseq-generate fails after one sentence: give "
+            "--print-alignment hard, or drop --score-reference for the soft alignments of "
+            "translations"
+        )
     if generation.print_step:  # fairseq-generate prints hypo["steps"], which only they record
         raise ConfigurationError(
             "--print-step prints the steps of fairseq's iterative refinement models; these models' "

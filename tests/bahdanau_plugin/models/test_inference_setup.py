@@ -43,6 +43,11 @@ def test_fairseqs_default_generation_options_are_taken():
         (dict(sampling_topk=5), "--sampling-topk 5 limits the words --sampling draws from, and"),
         (dict(sampling_topp=0.5), "--sampling-topp 0.5 limits the words --sampling draws from"),
         (dict(temperature=0.0), "--temperature 0: fairseq divides the models' scores by it"),
+        (
+            dict(score_reference=True, print_alignment="soft"),
+            "--print-alignment soft with --score-reference: fairseq scores the references with "
+            "hard alignments only",
+        ),
     ],
     ids=[
         "nbest-over-beam",
@@ -56,6 +61,7 @@ def test_fairseqs_default_generation_options_are_taken():
         "sampling-topk-without-sampling",
         "sampling-topp-without-sampling",
         "temperature-0",
+        "soft-alignment-of-references",
     ],
 )
 def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(options, message):
@@ -73,6 +79,7 @@ def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(opti
         dict(sampling=True, sampling_topk=5, sampling_topp=0.5, beam=2, nbest=2),
         dict(constraints="ordered"),
         dict(temperature=0.5),
+        dict(score_reference=True, print_alignment="hard"),
     ],
     ids=[
         "nbest-at-beam",
@@ -82,6 +89,7 @@ def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(opti
         "sampling-within-the-top",
         "constraints",
         "temperature-under-1",
+        "hard-alignment-of-references",
     ],
 )
 def test_the_options_next_to_the_refused_ones_are_taken(options):
