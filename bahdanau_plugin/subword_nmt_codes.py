@@ -18,9 +18,11 @@ as ``re@@ d@@ @@ ca@@ t``: the two words as one, around an ``<unk>``.
 
 import contextlib
 import io
+import os
 import re
 import reprlib
 from argparse import Namespace
+from urllib.parse import urlparse
 
 from fairseq import file_utils
 from fairseq.data import encoders
@@ -29,11 +31,14 @@ from fairseq.dataclass.utils import merge_with_parent
 from fairseq.tokenizer import tokenize_line
 from omegaconf import DictConfig
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, MissingPathError
 
 NAME = "subword_nmt"  # fairseq's name for it: --bpe subword_nmt
 # the first line that subword-nmt writes to stderr before it exits, refusing a line of the codes
 INVALID_LINE = re.compile(r"Error: invalid line (\d+) in BPE codes file: (.*)")
+GIVE_CODES = (
+    "give the codes the data was segmented with (bahdanau-prepare-data writes OUT/bpe.codes)"
+)
 
 
 class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
@@ -61,22 +66,41 @@ def read_codes(apply_bpe, path: str, separator: str):
     writes why to stderr and exits the process, a Python program that loads the hub included, and
     bytes that are not UTF-8 fail in a traceback."""
     not_codes = f"--bpe-codes {path} is not a subword-nmt codes file"
-    give = "give the codes the data was segmented with (bahdanau-prepare-data writes OUT/bpe.codes)"
     why = io.StringIO()
     try:
-        with open(file_utils.cached_path(path), encoding="utf-8") as codes:
+        with open(codes_file(path), encoding="utf-8") as codes:
             with contextlib.redirect_stderr(why):
                 return apply_bpe.BPE(codes, separator=separator)
     except SystemExit:
         line, text = INVALID_LINE.match(why.getvalue()).groups()
         raise ConfigurationError(
             f"{not_codes}: its line {line}, {reprlib.repr(text)}, is not a merge of two units "
-            f"separated by a space; {give}"
+            f"separated by a space; {GIVE_CODES}"
         ) from None
     except UnicodeDecodeError as error:
         raise ConfigurationError(
-            f"{not_codes}: it is not UTF-8 text (byte {error.object[error.start]:#04x}); {give}"
+            f"{not_codes}: it is not UTF-8 text (byte {error.object[error.start]:#04x}); "
+            f"{GIVE_CODES}"
         ) from None
+
+
+def codes_file(path: str) -> str:
+    """The file to read the codes from, a URL's downloaded by fairseq's cached_path. A local path
+    that is a folder or is not there is a MissingPathError of one line: open failed on a folder in
+    an IsADirectoryError traceback, and cached_path on a missing file in 'file F not found',
+    neither saying what to give."""
+    if os.path.isdir(path):
+        # bahdanau-prepare-data's OUT given for OUT/bpe.codes
+        inside = os.path.join(path, "bpe.codes")
+        raise MissingPathError(
+            f"--bpe-codes {path} is a folder, not a codes file: "
+            + (f"give the codes in it, {inside}" if os.path.isfile(inside) else GIVE_CODES)
+        )
+    if not urlparse(path).scheme and not os.path.exists(path):  # cached_path's local file
+        raise MissingPathError(
+            f"--bpe-codes {path} not found ({os.path.abspath(path)} does not exist): {GIVE_CODES}"
+        )
+    return file_utils.cached_path(path)
 
 
 def build_bpe(cfg):

@@ -6,7 +6,7 @@ from argparse import Namespace
 
 import pytest
 
-from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.errors import ConfigurationError, MissingPathError
 from bahdanau_plugin.subword_nmt_codes import build_bpe
 
 WHITESPACE = {
@@ -56,3 +56,34 @@ def test_codes_that_are_not_utf8_are_refused_in_one_line(bpe_prepared, tmp_path)
         r"\(byte 0xe9\)",
     ):
         subword_nmt_with_codes(latin1)
+
+
+def test_a_folder_given_for_the_codes_is_refused_in_one_line_naming_the_codes_in_it(bpe_prepared):
+    """open failed on it in an IsADirectoryError traceback: bahdanau-prepare-data's OUT given for
+    OUT/bpe.codes."""
+    with pytest.raises(
+        MissingPathError,
+        match=rf"--bpe-codes {bpe_prepared} is a folder, not a codes file: give the codes in it, "
+        rf"{bpe_prepared / 'bpe.codes'}$",
+    ):
+        subword_nmt_with_codes(bpe_prepared)
+
+
+def test_a_folder_without_codes_in_it_is_refused_saying_which_codes_to_give(tmp_path):
+    with pytest.raises(
+        MissingPathError,
+        match=r"is a folder, not a codes file: give the codes the data was segmented with",
+    ):
+        subword_nmt_with_codes(tmp_path)
+
+
+def test_codes_not_found_are_refused_naming_the_file_and_what_to_give(tmp_path, monkeypatch):
+    """fairseq's cached_path said 'file nope.codes not found', not what to give; the path is read
+    from the current folder."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        MissingPathError,
+        match=rf"--bpe-codes nope\.codes not found \({tmp_path / 'nope.codes'} does not exist\): "
+        "give the codes the data was segmented with",
+    ):
+        subword_nmt_with_codes("nope.codes")
