@@ -25,7 +25,7 @@ from argparse import Namespace
 from urllib.parse import urlparse
 
 from fairseq import file_utils
-from fairseq.data import encoders
+from fairseq.data import Dictionary, encoders
 from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.tokenizer import tokenize_line
@@ -62,26 +62,50 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
 
 def read_codes(apply_bpe, path: str, separator: str):
     """subword-nmt's BPE of the codes file, read as UTF-8. A file that is not one (the training
-    text, or a binary file, given for the codes) is a ConfigurationError of one line: subword-nmt
-    writes why to stderr and exits the process, a Python program that loads the hub included, and
-    bytes that are not UTF-8 fail in a traceback."""
+    text, a data-bin's dictionary, or a binary file, given for the codes) is a ConfigurationError
+    of one line: subword-nmt writes why to stderr and exits the process, a Python program that
+    loads the hub included, takes a dictionary's lines for merges, and bytes that are not UTF-8
+    fail in a traceback."""
     not_codes = f"--bpe-codes {path} is not a subword-nmt codes file"
-    why = io.StringIO()
     try:
         with open(codes_file(path), encoding="utf-8") as codes:
-            with contextlib.redirect_stderr(why):
-                return apply_bpe.BPE(codes, separator=separator)
-    except SystemExit:
-        line, text = INVALID_LINE.match(why.getvalue()).groups()
-        raise ConfigurationError(
-            f"{not_codes}: its line {line}, {reprlib.repr(text)}, is not a merge of two units "
-            f"separated by a space; {GIVE_CODES}"
-        ) from None
+            text = codes.read()
     except UnicodeDecodeError as error:
         raise ConfigurationError(
             f"{not_codes}: it is not UTF-8 text (byte {error.object[error.start]:#04x}); "
             f"{GIVE_CODES}"
         ) from None
+    if is_a_fairseq_dictionary(text):
+        raise ConfigurationError(
+            f"{not_codes}: it is a fairseq dictionary (a word and its count a line, as a "
+            f"data-bin's dict.*.txt), not merges of two units; {GIVE_CODES}"
+        )
+    why = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(why):
+            return apply_bpe.BPE(io.StringIO(text), separator=separator)
+    except SystemExit:
+        line, refused = INVALID_LINE.match(why.getvalue()).groups()
+        raise ConfigurationError(
+            f"{not_codes}: its line {line}, {reprlib.repr(refused)}, is not a merge of two units "
+            f"separated by a space; {GIVE_CODES}"
+        ) from None
+
+
+def is_a_fairseq_dictionary(text: str) -> bool:
+    """Whether fairseq reads text as a dictionary: every line a word and its count (``a 1699``),
+    maybe ``#fairseq:overwrite`` after it. subword-nmt reads such a line as a merge of the word
+    with a unit '1699' that no word holds, and segments every word into its letters without a
+    word. Codes never read so: subword-nmt writes '#version: 0.2' first, which has no count, and
+    codes learned from text (older ones lack that line) are not all merges with a number, their
+    merges that end a word least ('e s</w>')."""
+    if not text.strip():
+        return False  # an empty file: subword-nmt refuses its empty line itself
+    try:
+        Dictionary.load(io.StringIO(text))
+    except (ValueError, RuntimeError):  # a line without a count; a word given twice
+        return False
+    return True
 
 
 def codes_file(path: str) -> str:

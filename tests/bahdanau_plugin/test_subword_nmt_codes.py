@@ -87,3 +87,29 @@ def test_codes_not_found_are_refused_naming_the_file_and_what_to_give(tmp_path, 
         "give the codes the data was segmented with",
     ):
         subword_nmt_with_codes("nope.codes")
+
+
+@pytest.mark.parametrize("overwrite", ["", " #fairseq:overwrite"], ids=["", "overwrite-flag"])
+def test_a_fairseq_dictionary_given_for_the_codes_is_refused_in_one_line(
+    bpe_prepared, tmp_path, overwrite
+):
+    """subword-nmt read each of its lines, 'e@@ 6096', as a merge of two units, and segmented
+    every word into its letters without a word."""
+    dictionary = tmp_path / "dict.en.txt"
+    lines = (bpe_prepared / "data-bin" / "dict.en.txt").read_text(encoding="utf-8").splitlines()
+    dictionary.write_text("".join(f"{line}{overwrite}\n" for line in lines), encoding="utf-8")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"--bpe-codes \S+/dict\.en\.txt is not a subword-nmt codes file: it is a fairseq "
+        r"dictionary \(a word and its count a line, as a data-bin's dict\.\*\.txt\), not merges "
+        "of two units; give the codes",
+    ):
+        subword_nmt_with_codes(dictionary)
+
+
+def test_codes_without_a_version_line_are_read_as_codes(tmp_path):
+    """subword-nmt before 0.2 wrote no '#version:' line: its merges are not taken for a
+    dictionary's lines."""
+    codes = tmp_path / "old.codes"
+    codes.write_text("t h\nth e\n", encoding="utf-8")
+    assert subword_nmt_with_codes(codes).encode("the then") == "the the@@ n"
