@@ -22,6 +22,7 @@ import os
 import re
 import reprlib
 from argparse import Namespace
+from typing import Optional
 from urllib.parse import urlparse
 
 from fairseq import file_utils
@@ -29,7 +30,7 @@ from fairseq.data import Dictionary, encoders
 from fairseq.data.encoders.subword_nmt_bpe import SubwordNMTBPE, SubwordNMTBPEConfig
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.tokenizer import tokenize_line
-from omegaconf import DictConfig
+from omegaconf import MISSING, DictConfig
 
 from .errors import ConfigurationError, MissingPathError
 
@@ -46,11 +47,15 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
     read as UTF-8."""
 
     def __init__(self, cfg: SubwordNMTBPEConfig):
-        if cfg.bpe_codes is None:
-            raise ValueError("--bpe-codes is required for --bpe=subword_nmt")  # as fairseq says
+        codes = given_codes(cfg)
+        if codes is None:
+            raise ConfigurationError(
+                "--bpe subword_nmt without --bpe-codes (from_pretrained's bpe_codes=): "
+                + GIVE_CODES
+            )
         from subword_nmt import apply_bpe  # as fairseq imports it: only where --bpe asks for it
 
-        self.bpe = read_codes(apply_bpe, cfg.bpe_codes, cfg.bpe_separator)
+        self.bpe = read_codes(apply_bpe, codes, cfg.bpe_separator)
         self.bpe_symbol = cfg.bpe_separator + " "
 
     def encode(self, x: str) -> str:
@@ -58,6 +63,14 @@ class SubwordNMTBPEReadInUTF8(SubwordNMTBPE):
         segmented into pieces: subword-nmt's own splitting, at spaces alone, would segment two
         words with a tab between them as one."""
         return self.bpe.process_line(" ".join(tokenize_line(x)))
+
+
+def given_codes(cfg) -> Optional[str]:
+    """The codes cfg names, None where none were given: a configuration then holds omegaconf's
+    mandatory value, which fails in a MissingMandatoryValue of several lines when read (its get
+    is None), a SubwordNMTBPEConfig made from a Namespace the '???' itself, or None."""
+    codes = cfg.get("bpe_codes") if isinstance(cfg, DictConfig) else cfg.bpe_codes
+    return None if codes == MISSING else codes
 
 
 def read_codes(apply_bpe, path: str, separator: str):

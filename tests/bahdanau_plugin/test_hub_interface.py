@@ -351,3 +351,16 @@ def test_the_hub_reads_text_in_nfd_as_the_same_text_in_nfc(bpe_checkpoint, bpe_p
     assert hub.encode(decomposed).tolist() == hub.encode(composed).tolist()
     assert hub.src_dict.unk() not in hub.encode(composed).tolist()
     assert hub.translate(decomposed, max_len_b=10) == hub.translate(composed, max_len_b=10)
+
+
+def test_bpe_subword_nmt_without_codes_is_refused_in_one_line_saying_to_give_them(
+    bpe_checkpoint, bpe_prepared
+):
+    """fairseq failed on it in omegaconf's 'Missing mandatory value: bpe_codes', of several lines
+    (fairseq-interactive with the task likewise)."""
+    with pytest.raises(
+        ConfigurationError,
+        match=r"^--bpe subword_nmt without --bpe-codes \(from_pretrained's bpe_codes=\): give the "
+        "codes the data was segmented with",
+    ):
+        load(RNNsearchModel, bpe_checkpoint, bpe_prepared / "data-bin", bpe="subword_nmt")
