@@ -11,7 +11,8 @@ fairseq would set and never read, is refused. So is a sentence over max_source_p
 fairseq would leave out of the results under ``skip_invalid_size_inputs``, and
 ``print_alignment='soft'`` with ``verbose=True``, whose log fairseq writes as hard alignments only.
 The options given to ``from_pretrained`` are checked too (``check_loading_options``): fairseq
-drops a misspelt one, and ``beam``, which every call replaces by its own, without a word.
+drops a misspelt one, and ``beam``, which every call replaces by its own, without a word, and
+fails in a KeyError on a tokenizer or BPE it does not register (``tokenizer="mosess"``).
 
 A word spelt as one of the dictionary's control symbols (``</s>``, ``<pad>``, ``<s>``, ``<unk>``)
 is binarized as a word the dictionary lacks, ``<unk>``, as fairseq-interactive reads it with the
@@ -26,6 +27,7 @@ import difflib
 
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
+from fairseq.registry import REGISTRIES
 from omegaconf import DictConfig
 
 from . import subword_nmt_codes
@@ -37,6 +39,8 @@ from .unicode_form import normalized
 
 # GeneratorHubInterface.generate's own arguments, not generation options
 CALL_ARGUMENTS = ("skip_invalid_size_inputs", "inference_step_args", "prefix_allowed_tokens_fn")
+# from_pretrained's options that name one of fairseq's registered classes: --tokenizer, --bpe
+REGISTERED_OPTIONS = ("tokenizer", "bpe")
 # fairseq's from_pretrained reads it itself: generation options, set on the configuration
 GENERATION_ARGS = "generation_args"
 
@@ -47,6 +51,7 @@ def check_loading_options(cfg, options: dict) -> None:
     own argument's default, and a name that no block of the loaded configuration holds (a misspelt
     one, or a tokenizer's or BPE's option without it), which fairseq drops."""
     given = {**options, **(options.get(GENERATION_ARGS) or {})}
+    check_registered_names(given)
     if "beam" in given:
         raise ConfigurationError(
             f"from_pretrained(beam={given['beam']!r}): the beam is chosen per call, not when the "
@@ -62,6 +67,21 @@ def check_loading_options(cfg, options: dict) -> None:
                 "configuration's, fairseq's in snake_case), and fairseq would drop it without a "
                 f"word: {f'did you mean {near[0]}? ' if near else ''}correct it or drop it (a "
                 "tokenizer's or BPE's own option is read with the tokenizer= or bpe= that takes it)"
+            )
+
+
+def check_registered_names(given: dict) -> None:
+    """tokenizer= and bpe=, refused where fairseq registers no such name: it failed in a KeyError
+    traceback that named the value alone ('mosess'), or, with the BPE's own options given beside
+    it (bpe='subword-nmt', bpe_codes=...), those were refused as options of no block."""
+    for option in REGISTERED_OPTIONS:
+        name = given.get(option)
+        choices = sorted(REGISTRIES[option]["registry"])
+        if name is not None and name not in choices:
+            near = difflib.get_close_matches(str(name), choices, n=1)
+            raise ConfigurationError(
+                f"from_pretrained({option}={name!r}): fairseq has no {option} {name!r}: "
+                f"{f'did you mean {near[0]!r}? ' if near else ''}give one of {', '.join(choices)}"
             )
 
 

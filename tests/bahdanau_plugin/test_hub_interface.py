@@ -119,6 +119,31 @@ def test_an_option_given_when_loading_that_nothing_would_read_is_refused_in_one_
         load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, **options)
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (
+            dict(tokenizer="mosess"),
+            r"from_pretrained\(tokenizer='mosess'\): fairseq has no tokenizer 'mosess': did you "
+            "mean 'moses'\\? give one of moses, nltk, space$",
+        ),
+        (
+            dict(bpe="subword-nmt", bpe_codes="bpe.codes"),
+            r"from_pretrained\(bpe='subword-nmt'\): fairseq has no bpe 'subword-nmt': did you mean "
+            "'subword_nmt'\\? give one of ",
+        ),
+    ],
+    ids=["tokenizer", "bpe-with-its-codes"],
+)
+def test_a_misspelt_tokenizer_or_bpe_is_refused_naming_the_nearest_one(
+    checkpoints, data_bin, options, message
+):
+    """fairseq failed in a KeyError traceback naming the value alone ('mosess'), and a BPE's
+    codes beside a misspelt BPE were refused as an option of no block, not the BPE's name."""
+    with pytest.raises(ConfigurationError, match=message):
+        load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin, **options)
+
+
 def test_the_options_of_a_tokenizer_given_when_loading_are_taken_with_it(checkpoints, data_bin):
     hub = load(
         RNNsearchModel,
