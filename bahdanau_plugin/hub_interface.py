@@ -18,12 +18,16 @@ A word spelt as one of the dictionary's control symbols (``</s>``, ``<pad>``, ``
 is binarized as a word the dictionary lacks, ``<unk>``, as fairseq-interactive reads it with the
 task (``binarize``), and so bahdanau-serve, which binarizes through it.
 
-Raw text is read as bahdanau-prepare-data wrote the training text, whatever the locale: in one
+Text is a str, or a list of them: bytes, or a sentence of another type, are refused in one line
+(``check_sentences_given``, ``check_text``), where fairseq read bytes as a list of numbers. Raw
+text is read as bahdanau-prepare-data wrote the training text, whatever the locale: in one
 Unicode form, NFC (``tokenize``, the first step of ``encode`` and ``translate``: unicode_form.py),
 and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_codes.py).
 """
 
 import difflib
+import reprlib
+from collections.abc import Iterable
 
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
@@ -41,6 +45,7 @@ from .unicode_form import normalized
 CALL_ARGUMENTS = ("skip_invalid_size_inputs", "inference_step_args", "prefix_allowed_tokens_fn")
 # from_pretrained's options that name one of fairseq's registered classes: --tokenizer, --bpe
 REGISTERED_OPTIONS = ("tokenizer", "bpe")
+BYTES = (bytes, bytearray, memoryview)  # iterable, as numbers: never the sentences themselves
 # fairseq's from_pretrained reads it itself: generation options, set on the configuration
 GENERATION_ARGS = "generation_args"
 
@@ -98,6 +103,32 @@ def option_names(cfg: DictConfig) -> set:
     return names
 
 
+def check_sentences_given(sentences) -> None:
+    """The sentences of translate() or sample(): one str, or an iterable of them. bytes are an
+    iterable of numbers, each of which fairseq read as a sentence, to fail in a TypeError traceback
+    ('normalize() argument 2 must be str, not int')."""
+    if isinstance(sentences, BYTES) or not isinstance(sentences, Iterable):
+        raise ConfigurationError(
+            f"the sentences given are {type(sentences).__name__}, not text: give a sentence as a "
+            f"str, or a list of them{decoding(sentences)}"
+        )
+
+
+def decoding(given) -> str:
+    """How bytes given for text become the str the hub takes; nothing for another type."""
+    return " (decode bytes first: data.decode('utf-8'))" if isinstance(given, BYTES) else ""
+
+
+def check_text(sentence) -> None:
+    """A sentence, refused where it is not a str, in one line that names it: the Unicode
+    normalization failed on it in a TypeError traceback."""
+    if not isinstance(sentence, str):
+        raise ConfigurationError(
+            f"a sentence given as {type(sentence).__name__}, {reprlib.repr(sentence)}, not text: "
+            f"give each sentence as a str{decoding(sentence)}"
+        )
+
+
 class CallsOptions:
     """A call's generation options over those the model was loaded with, read as attributes,
     without copying the configuration at every call (fairseq copies it once more to generate)."""
@@ -124,6 +155,7 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         self.bpe = subword_nmt_codes.build_bpe(bpe)
 
     def tokenize(self, sentence: str) -> str:
+        check_text(sentence)
         return super().tokenize(normalized(sentence))
 
     def binarize(self, sentence: str) -> torch.Tensor:
@@ -132,6 +164,7 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         return self.task.encode_source(sentence)
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, **kwargs):
+        check_sentences_given(sentences)
         if self.task.replaces_unknown_words:
             batch = [sentences] if isinstance(sentences, str) else list(sentences)
             self.task.keep_source_words([self.apply_bpe(self.tokenize(text)) for text in batch])

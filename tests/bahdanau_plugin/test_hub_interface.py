@@ -68,6 +68,38 @@ def test_a_control_symbol_typed_as_a_word_is_binarized_as_an_unknown_word(
     assert expected.count(hub.src_dict.unk()) == 4
 
 
+@pytest.mark.parametrize(
+    "sentences, message",
+    [
+        (
+            b"the dog sees a cat",
+            r"the sentences given are bytes, not text: give a sentence as a str",
+        ),
+        ([b"the dog sees a cat"], r"a sentence given as bytes, b'the dog sees a cat', not text"),
+    ],
+    ids=["alone", "in-a-list"],
+)
+def test_bytes_given_for_sentences_are_refused_in_one_line_saying_to_decode_them(
+    checkpoints, data_bin, sentences, message
+):
+    """fairseq read bytes as a list of numbers, each a sentence, and failed in a TypeError
+    traceback: 'normalize() argument 2 must be str, not int'."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(
+        ConfigurationError, match=rf"^{message}.* \(decode bytes first: data\.decode\('utf-8'\)\)$"
+    ):
+        hub.translate(sentences)
+
+
+def test_a_sentence_that_is_not_text_is_refused_in_one_line_naming_it(checkpoints, data_bin):
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"^a sentence given as NoneType, None, not text: give each sentence as a str$",
+    ):
+        hub.translate(["the dog sees a cat", None])
+
+
 @pytest.mark.parametrize("replace_unk", [None, ""], ids=["loaded-without", "loaded-with"])
 def test_replace_unk_given_per_call_is_refused_saying_to_give_it_when_loading(
     checkpoints, data_bin, replace_unk
