@@ -88,7 +88,9 @@ class TranslateRequest(BaseModel):
         BeforeValidator(_one_sentence_as_a_list),
         Field(min_length=1, max_length=MAX_SENTENCES_PER_REQUEST),
     ]
-    beam: Optional[int] = Field(None, ge=1, le=MAX_BEAM)
+    # None where the body gives none (a default pydantic does not validate), then --beam; a null
+    # given is refused as nbest's is: no JSON integer, and the server's beam not asked for by name
+    beam: int = Field(None, ge=1, le=MAX_BEAM)
     nbest: int = Field(1, ge=1, le=MAX_BEAM)  # a bound of its own: a huge one gets a short line
 
     @model_validator(mode="after")

@@ -133,6 +133,15 @@ def test_a_beam_that_is_not_a_json_integer_is_refused_not_converted(server, beam
     assert_still_serving(server)
 
 
+@pytest.mark.parametrize("field", ["beam", "nbest"])
+def test_a_beam_or_nbest_of_null_is_refused_as_no_integer(server, field):
+    """ "beam": null was taken for the server's --beam while "nbest": null was refused; leaving the
+    field out asks for the default."""
+    response = server.post({"text": "the dog", field: None})
+    assert_refused(response, 422, f"{field}: Input should be a valid integer")
+    assert_still_serving(server)
+
+
 def test_a_lone_surrogate_in_the_text_is_refused_as_text_that_is_not_valid_unicode(server):
     response = server.post(b'{"text": "the \\ud800 dog"}')
     assert_refused(response, 422, "text", "not valid Unicode", "lone surrogate", "whole characters")
