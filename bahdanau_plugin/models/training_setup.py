@@ -89,6 +89,30 @@ def refuse_an_update_freq_under_one(cfg) -> None:
         )
 
 
+# fairseq's batch sizes: (the dataset option, its flag, what a batch holds that many of)
+BATCH_SIZES = (
+    ("batch_size", "sentences"),
+    ("max_tokens", "tokens"),
+    ("batch_size_valid", "validation sentences"),
+    ("max_tokens_valid", "validation tokens"),
+)
+
+
+def refuse_a_batch_size_under_one(cfg) -> None:
+    """fairseq batches a split by --batch-size sentences and --max-tokens tokens and never checks
+    either: at 0 or under, it read the limit as none and trained on the whole split in one batch
+    (bsz 300 of a split of 300), one update an epoch, without a word. Checked as the options are
+    read (fairseq_patches.read_the_options_as_given), the validation's sizes too."""
+    dataset = cfg.get("dataset")
+    for option, held in BATCH_SIZES:
+        size = dataset.get(option) if dataset is not None else None
+        if size is not None and size < 1:
+            raise ConfigurationError(
+                f"--{_flag(option)} {size}: a batch holds up to that many {held}, so give 1 or "
+                f"more (dataset.{option} under fairseq-hydra-train)"
+            )
+
+
 def max_tokens_never_binding(cfg, max_positions: Tuple[int, int]) -> Optional[str]:
     """A line for a run whose --max-tokens no batch can reach: fairseq closes a batch at
     --batch-size sentences, or before the sentences, padded to the longest among them, would pass

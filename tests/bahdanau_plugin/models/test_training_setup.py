@@ -13,7 +13,10 @@ from fairseq.distributed import LegacyDistributedDataParallel
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
-from bahdanau_plugin.models.training_setup import refuse_an_update_freq_under_one
+from bahdanau_plugin.models.training_setup import (
+    refuse_a_batch_size_under_one,
+    refuse_an_update_freq_under_one,
+)
 
 from ...support.assertions import assert_one_line_error
 from ...support.paths import PLUGIN
@@ -184,3 +187,40 @@ def test_an_update_freq_under_1_for_a_later_epoch_is_refused_too():
 
 def test_an_update_freq_of_1_or_more_each_epoch_is_taken():
     refuse_an_update_freq_under_one(OmegaConf.create({"optimization": {"update_freq": [1, 4]}}))
+
+
+def test_fairseq_train_with_a_batch_size_of_0_is_one_line_before_anything_is_loaded(
+    data_bin, tmp_path
+):
+    """fairseq read it as no limit and trained on the whole split in one batch, without a word."""
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *train_command(
+            data_bin, tmp_path / "save", "rnnsearch_50", "--batch-size", "0", "--max-update", "1"
+        ),
+    )
+    assert_one_line_error(
+        returncode, stderr, "--batch-size 0: a batch holds up to that many sentences"
+    )
+    assert not (tmp_path / "save").exists()
+
+
+@pytest.mark.parametrize(
+    "dataset, refused",
+    [
+        ({"max_tokens": -5}, "--max-tokens -5: a batch holds up to that many tokens"),
+        ({"batch_size": 80, "max_tokens_valid": 0}, "--max-tokens-valid 0: "),
+        # fairseq-hydra-train's validation batch size is the training's unless given
+        ({"batch_size": -1, "batch_size_valid": "${dataset.batch_size}"}, "--batch-size -1: "),
+    ],
+    ids=["max-tokens", "validation", "hydra-interpolation"],
+)
+def test_a_batch_size_under_1_is_refused_in_every_limit(dataset, refused):
+    with pytest.raises(ConfigurationError, match=refused):
+        refuse_a_batch_size_under_one(OmegaConf.create({"dataset": dataset}))
+
+
+def test_batch_sizes_of_1_or_more_or_none_are_taken():
+    refuse_a_batch_size_under_one(
+        OmegaConf.create({"dataset": {"batch_size": 1, "max_tokens": None, "max_tokens_valid": 1}})
+    )
