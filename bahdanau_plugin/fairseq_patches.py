@@ -26,6 +26,7 @@ import warnings
 
 import torch
 from fairseq import checkpoint_utils
+from fairseq.distributed import utils as distributed_utils
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from fairseq.search import LengthConstrainedBeamSearch
 from fairseq.tasks import FairseqTask
@@ -272,6 +273,43 @@ def _bfloat16_taken_for_tpu(args) -> bool:
         and "--tpu" not in sys.argv[1:]
         and importlib.util.find_spec("torch_xla") is None
     )
+
+
+# Set on the wrapper, so that importing the plugin again wraps nothing twice.
+RANKS_WRAPPER = "__bahdanau_refuses_ranks_outside_the_world__"
+
+
+def refuse_ranks_outside_the_world_in_training() -> None:
+    """Where fairseq-train runs, for these models: before fairseq starts the run's processes and
+    their rendezvous, a --distributed-rank outside --distributed-world-size, and processes to start
+    for GPUs where there is none, are one line (models/training_setup.py): torch waited 30 minutes
+    without a word for ranks no one starts, and fairseq, with no GPU to spawn a process for, ended
+    having trained nothing. fairseq-train's distributed_utils.call_main starts them right after
+    converting the options; it first infers the init method, from torchrun's or Slurm's
+    variables, which set the rank and the world too, so the check first does fairseq's own
+    inference, which call_main then finds done. No option, task or model hook runs before the
+    rendezvous. fairseq-hydra-train imports the plugin only once its processes have started (a
+    multirun's later jobs are checked). For any other model, fairseq's own alone."""
+    if running_fairseq_tool() not in TRAINING_TOOLS:
+        return
+    if not getattr(distributed_utils.call_main, RANKS_WRAPPER, False):
+        distributed_utils.call_main = _refusing_ranks_outside_the_world(distributed_utils.call_main)
+
+
+def _refusing_ranks_outside_the_world(call_main):
+    @functools.wraps(call_main)
+    def wrapper(cfg, main, **kwargs):
+        model = cfg.get("model")
+        name = getattr(model, "_name", None) or getattr(model, "arch", None)
+        distributed = cfg.distributed_training
+        if _one_of_these_architectures(name) and distributed.distributed_init_method is None:
+            distributed_utils.infer_init_method(distributed)
+        if _one_of_these_architectures(name) and distributed.distributed_init_method is not None:
+            training_setup.refuse_ranks_outside_the_world(distributed, torch.cuda.device_count())
+        return call_main(cfg, main, **kwargs)
+
+    setattr(wrapper, RANKS_WRAPPER, True)
+    return wrapper
 
 
 # Where fairseq's add_defaults is, and the modules that name it as their own: fairseq-hydra-train's
@@ -570,6 +608,11 @@ CHANGES = (
     # --bf16 is not taken for --tpu for these models. The function runs between fairseq-train's
     # parsing and its training, for every model, and returns fairseq's own result for others.
     train_in_bfloat16_on_gpus_and_cpus,
+    # fairseq.distributed.utils.call_main, where fairseq-train runs: for these models, a
+    # --distributed-rank outside --distributed-world-size, or processes to spawn for GPUs where
+    # there is none, is one line before the rendezvous (torch waited 30 minutes for those ranks;
+    # fairseq spawned no process and trained nothing); for other models, fairseq's own.
+    refuse_ranks_outside_the_world_in_training,
     # fairseq.dataclass.initialize.add_defaults, in any process, and the copies fairseq_cli.train
     # and fairseq_cli.hydra_train hold, where loaded: for these models, before fairseq fills in its
     # defaults, a key of the model's, optimizer's or scheduler's block that nothing takes is refused

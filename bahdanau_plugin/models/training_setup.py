@@ -113,6 +113,41 @@ def refuse_a_batch_size_under_one(cfg) -> None:
             )
 
 
+def refuse_ranks_outside_the_world(distributed, gpus: int) -> None:
+    """The ranks a fairseq-train process starts, once fairseq has read its distributed options
+    (distributed: its distributed_training block, the init method inferred), checked before the
+    rendezvous. With --distributed-no-spawn, the process is --distributed-rank; without, it
+    starts a process for each of the machine's gpus (up to the world size), ranked from
+    --distributed-rank on. A rank outside the world (ranks 1 and 2 of 2, a first node numbered 1)
+    made torch wait, in the rendezvous, for a rank 0 no one starts or for more processes than the
+    world holds, for its store timeout of 30 minutes, without a word; and with no GPU to spawn
+    for, fairseq started no process and ended at once, trained nothing and said nothing."""
+    world, first = distributed.distributed_world_size, distributed.distributed_rank
+    on_its_own = distributed.distributed_no_spawn
+    started = 1 if on_its_own else min(gpus, world)
+    if started == 0:
+        raise ConfigurationError(
+            f"--distributed-init-method {distributed.distributed_init_method} without "
+            "--distributed-no-spawn starts a process for each GPU, and this machine has none: "
+            "nothing would train; on CPUs, start each process yourself with --distributed-no-spawn "
+            "and its own --distributed-rank (and --distributed-backend gloo)"
+        )
+    last = first + started - 1
+    if 0 <= first and last < world:
+        return
+    outside = (
+        f"--distributed-rank {first} is"
+        if on_its_own
+        else f"--distributed-rank {first} starts ranks {first} to {last} here (a process for "
+        f"each of {started} GPUs),"
+    )
+    raise ConfigurationError(
+        f"{outside} outside --distributed-world-size {world}, whose ranks are 0 to {world - 1}: "
+        "torch would wait 30 minutes, without a word, for ranks no process has; give each "
+        "process its own rank among them, rank 0 where --distributed-init-method points"
+    )
+
+
 def max_tokens_never_binding(cfg, max_positions: Tuple[int, int]) -> Optional[str]:
     """A line for a run whose --max-tokens no batch can reach: fairseq closes a batch at
     --batch-size sentences, or before the sentences, padded to the longest among them, would pass

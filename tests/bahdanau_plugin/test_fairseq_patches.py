@@ -135,6 +135,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "write_standard_output_in_utf8",
         "keep_freed_memory_for_reuse_in_training",
         "train_in_bfloat16_on_gpus_and_cpus",
+        "refuse_ranks_outside_the_world_in_training",
         "read_the_options_as_given",
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
@@ -214,6 +215,32 @@ def test_importing_the_plugin_again_wraps_fairseq_train_s_conversion_once():
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
     assert train.convert_namespace_to_omegaconf is wrapped
     assert wrapped.__wrapped__ is convert_namespace_to_omegaconf
+
+
+def _started_processes(arch):
+    """What fairseq's call_main, wrapped as importing the plugin wraps it where fairseq-train
+    runs, is handed for a run of arch whose --distributed-rank is outside the world."""
+    started = []
+    call_main = fairseq_patches._refusing_ranks_outside_the_world(
+        lambda cfg, main: started.append(cfg)
+    )
+    distributed = {
+        "distributed_world_size": 2,
+        "distributed_rank": 2,
+        "distributed_no_spawn": True,
+        "distributed_init_method": "tcp://127.0.0.1:1",
+    }
+    call_main(OmegaConf.create({"model": {"_name": arch}, "distributed_training": distributed}), 0)
+    return started
+
+
+def test_a_rank_outside_the_world_of_these_models_is_refused_before_fairseq_starts_processes():
+    with pytest.raises(ConfigurationError, match="--distributed-rank 2 is outside"):
+        _started_processes("rnnsearch_50")
+
+
+def test_for_other_models_fairseq_starts_the_processes_as_given():
+    assert len(_started_processes("lstm")) == 1
 
 
 @pytest.fixture

@@ -78,14 +78,14 @@ def run(tool, *args, stdin=None, cwd=None, timeout=300, check=True):
     return result.stdout + result.stderr
 
 
-def tool_on_bytes(name, *args, stdin=None, env=None):
+def tool_on_bytes(name, *args, stdin=None, env=None, timeout=300):
     """Run a fairseq tool on bytes; (return code, stdout, stderr) as text."""
     result = subprocess.run(
         [fairseq_tool(name), *map(str, args)],
         input=stdin,
         capture_output=True,
         env=env or fairseq_env(),
-        timeout=300,
+        timeout=timeout,
     )
     return (
         result.returncode,

@@ -16,6 +16,7 @@ from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models.training_setup import (
     refuse_a_batch_size_under_one,
     refuse_an_update_freq_under_one,
+    refuse_ranks_outside_the_world,
 )
 
 from ...support.assertions import assert_one_line_error
@@ -224,3 +225,62 @@ def test_batch_sizes_of_1_or_more_or_none_are_taken():
     refuse_a_batch_size_under_one(
         OmegaConf.create({"dataset": {"batch_size": 1, "max_tokens": None, "max_tokens_valid": 1}})
     )
+
+
+def _distributed(rank, world=2, no_spawn=True):
+    return OmegaConf.create(
+        {
+            "distributed_world_size": world,
+            "distributed_rank": rank,
+            "distributed_no_spawn": no_spawn,
+            "distributed_init_method": "tcp://127.0.0.1:29500",
+        }
+    )
+
+
+def test_fairseq_train_with_a_rank_outside_the_world_is_one_line_before_the_rendezvous(
+    data_bin, tmp_path
+):
+    """torch waited 30 minutes for a rank 0 that no process has, without a word."""
+    distributed = [
+        *("--distributed-world-size", "2", "--distributed-rank", "2"),
+        *("--distributed-init-method", "tcp://127.0.0.1:1", "--distributed-no-spawn"),
+        *("--distributed-backend", "gloo"),
+    ]
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *train_command(data_bin, tmp_path / "save", "rnnsearch_50", *distributed),
+        timeout=120,
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "--distributed-rank 2 is outside --distributed-world-size 2, whose ranks are 0 to 1",
+    )
+
+
+@pytest.mark.parametrize(
+    "distributed, gpus, refused",
+    [
+        (_distributed(-1), 0, "--distributed-rank -1 is outside"),
+        (_distributed(1, no_spawn=False), 2, "--distributed-rank 1 starts ranks 1 to 2 here"),
+        (_distributed(0, no_spawn=False), 0, "starts a process for each GPU, and this machine "),
+    ],
+    ids=["negative", "spawned-past-the-world", "spawned-for-no-gpu"],
+)
+def test_ranks_no_process_of_the_world_has_are_refused(distributed, gpus, refused):
+    with pytest.raises(ConfigurationError, match=refused):
+        refuse_ranks_outside_the_world(distributed, gpus)
+
+
+@pytest.mark.parametrize(
+    "distributed, gpus",
+    [
+        (_distributed(0), 0),
+        (_distributed(1), 0),
+        (_distributed(2, world=4, no_spawn=False), 2),  # a second machine's 2 GPUs of 4
+    ],
+    ids=["rank-0", "rank-1", "second-machine"],
+)
+def test_ranks_within_the_world_are_taken(distributed, gpus):
+    refuse_ranks_outside_the_world(distributed, gpus)
