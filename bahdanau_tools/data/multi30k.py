@@ -1,7 +1,8 @@
 """Multi30k task 1, English-French: where its files are published, and which file is which split."""
 
+import sys
 from pathlib import Path
-from typing import List
+from typing import List, Set
 
 from .download import download
 from .pipeline import Split
@@ -40,15 +41,31 @@ def multi30k_splits(directory: Path) -> List[Split]:
 
 
 def extra_test_stems(directory: Path) -> List[str]:
-    """Test sets named like test_2016_flickr (test_*.en.gz with a test_*.fr.gz beside it)."""
-    source, target = LANGUAGES
-    suffix = f".{source}.gz"
-    stems = sorted(path.name[: -len(suffix)] for path in directory.glob(f"test_*{suffix}"))
-    return [
-        stem
-        for stem in stems
-        if stem != "test_2016_flickr" and (directory / f"{stem}.{target}.gz").is_file()
-    ]
+    """Test sets named like test_2016_flickr (test_*.en.gz with a test_*.fr.gz beside it). A test
+    set with one side alone is left out, said in a warning: the others would be numbered test1,
+    test2, ... without it, and its text missing from the data-bin, without a word."""
+    sides = {language: _test_stems(directory, language) for language in LANGUAGES}
+    both = set.intersection(*sides.values()) - {"test_2016_flickr"}
+    for language, stems in sides.items():
+        for stem in sorted(stems - both - {"test_2016_flickr"}):
+            _warn_one_side_alone(directory, stem, language)
+    return sorted(both)
+
+
+def _test_stems(directory: Path, language: str) -> Set[str]:
+    suffix = f".{language}.gz"
+    return {path.name[: -len(suffix)] for path in directory.glob(f"test_*{suffix}")}
+
+
+def _warn_one_side_alone(directory: Path, stem: str, language: str) -> None:
+    (other,) = (side for side in LANGUAGES if side != language)
+    print(
+        f"warning: {directory / f'{stem}.{language}.gz'} has no {stem}.{other}.gz beside it: "
+        "that test set is not prepared, and the other extra test sets are numbered test1, "
+        "test2, ... without it",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _files(directory: Path, stem: str) -> ParallelFiles:

@@ -10,7 +10,7 @@ from fairseq.data import Dictionary
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from bahdanau_tools.data.binarize import FAIRSEQ_SPECIALS
-from bahdanau_tools.data.multi30k import download_multi30k
+from bahdanau_tools.data.multi30k import download_multi30k, multi30k_splits
 
 from .conftest import EXTRA_TEST_STEM, MULTI30K_MAX_LEN
 from .corpora import sentence_pairs, write_multi30k
@@ -148,6 +148,24 @@ def test_other_test_sets_beside_test_2016_flickr_become_test1_onwards(multi30k_b
         "test": "test_2016_flickr",
         "test1": EXTRA_TEST_STEM,
     }
+
+
+@pytest.mark.parametrize("missing", ["fr", "en"])
+def test_a_test_set_with_one_side_alone_is_left_out_in_a_warning_naming_its_file(
+    tmp_path, capsys, missing
+):
+    """It was left out without a word, the test sets after it numbered as if it were not there."""
+    stems = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2018_flickr")
+    folder = write_multi30k(tmp_path / "multi30k", {stem: sentence_pairs(3) for stem in stems})
+    (folder / f"test_2017_flickr.{missing}.gz").unlink()
+    splits = multi30k_splits(folder)
+    assert [(split.name, split.origin) for split in splits][3:] == [("test1", "test_2018_flickr")]
+    (there,) = {"en", "fr"} - {missing}
+    assert capsys.readouterr().err.splitlines() == [
+        f"warning: {folder / f'test_2017_flickr.{there}.gz'} has no test_2017_flickr.{missing}.gz "
+        "beside it: that test set is not prepared, and the other extra test sets are numbered "
+        "test1, test2, ... without it"
+    ]
 
 
 def test_summary_reports_pairs_words_dictionary_sizes_and_unk_share(multi30k_bpe):
