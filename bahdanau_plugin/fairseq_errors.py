@@ -6,15 +6,20 @@ not hold, an empty split, a --finetune-from-model that names no file or comes wi
 --min-len over a batch's length limit, a sentence over the length limit of validation or
 translation."""
 
+import dataclasses
 import os
 import re
+import typing
 from typing import List, Optional
 
 from fairseq import options
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDataset
+from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
+from omegaconf import DictConfig
+from omegaconf.errors import ValidationError
 
 from . import errors
 from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint
@@ -206,6 +211,37 @@ def no_task(error: BaseException) -> Optional[str]:
     )
 
 
+def option_of_another_type(error: BaseException) -> Optional[str]:
+    """omegaconf's ValidationError, a traceback, where fairseq merges a block of a configuration
+    (fairseq-hydra-train's ``model.dropout=abc``) with the dataclass of its component, which
+    types it: the line names the option, its value and the type taken there. Its value is as
+    fairseq-hydra-train resolved it: the paper's recipes read lr_scheduler.lr from optimizer.lr."""
+    if not isinstance(error, ValidationError):
+        return None
+    given = errors.locals_where(error, merge_with_parent.__code__)
+    if given is None or not isinstance(given["cfg"], DictConfig):
+        return None
+    options, key = given["cfg"], error.key
+    taken = {field.name: field.type for field in dataclasses.fields(given["dc"])}.get(key)
+    if options._key() is None or taken is None:
+        return None
+    option, value = f"{options._key()}.{key}", options.get(key)
+    takes = f"{options._key()} {options.get('_name')} takes {_type_name(taken)} there"
+    if typing.get_origin(taken) is list:
+        return (
+            f"{option}={value} is not a list: {takes}: give it as one, [{value}], where it is set"
+        )
+    reason = str(error.msg).splitlines()[0]
+    return f"{option}={value}: {reason}; {takes}: correct the value"
+
+
+def _type_name(annotation) -> str:
+    """float for float, List[float] for typing.List[float]."""
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
 SIDES = (("source", "--max-source-positions"), ("target", "--max-target-positions"))
 SKIP_INVALID = (
     "add --skip-invalid-size-inputs-valid-test to leave such sentences out "
@@ -280,5 +316,6 @@ errors.EXPLANATIONS.extend(
         no_task,
         constraint_never_written,
         min_len_over_the_length_limit,
+        option_of_another_type,
     ]
 )

@@ -6,6 +6,9 @@ import re
 
 import pytest
 from fairseq.data import indexed_dataset
+from fairseq.dataclass import initialize
+from omegaconf import OmegaConf
+from omegaconf.errors import ValidationError
 
 from bahdanau_plugin.errors import one_line
 
@@ -91,6 +94,32 @@ def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
 )
 def test_fairseqs_one_line_errors_say_what_to_give(error, words):
     assert words in one_line(error)
+
+
+def _filling_in_defaults(**blocks):
+    """The line for omegaconf's error as fairseq fills in the defaults of a configuration as
+    fairseq-hydra-train composed it (its blocks, each with its _name)."""
+    with pytest.raises(ValidationError) as refused:
+        initialize.add_defaults(OmegaConf.create(blocks))
+    return one_line(refused.value)
+
+
+def test_a_model_option_of_another_type_is_one_line_naming_it_and_the_type():
+    """omegaconf's ValidationError printed a traceback after hydra's 'Error executing job'."""
+    assert _filling_in_defaults(model={"_name": "rnnsearch_50", "dropout": "abc"}) == (
+        "model.dropout=abc: Value 'abc' of type 'str' could not be converted to Float; model "
+        "rnnsearch_50 takes float there: correct the value"
+    )
+
+
+def test_a_learning_rate_that_is_no_list_is_one_line_saying_to_give_one():
+    """The paper's recipes read lr_scheduler.lr from optimizer.lr: optimizer.lr=0.1 is this."""
+    assert _filling_in_defaults(
+        model={"_name": "rnnsearch_50"}, lr_scheduler={"_name": "fixed", "lr": 0.1}
+    ) == (
+        "lr_scheduler.lr=0.1 is not a list: lr_scheduler fixed takes List[float] there: give it "
+        "as one, [0.1], where it is set"
+    )
 
 
 def test_finetune_from_model_with_a_reset_flag_is_one_line_naming_the_flags_to_drop(

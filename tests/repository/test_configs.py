@@ -205,6 +205,22 @@ def test_a_key_the_recipe_s_optimizer_does_not_take_is_refused_in_one_line_befor
     assert not (tmp_path / "checkpoints").exists()
 
 
+@pytest.mark.parametrize(
+    "override, line",
+    [
+        ("model.dropout=abc", "error: model.dropout=abc: Value 'abc' of type 'str' could not be "),
+        ("optimizer.lr=0.1", "error: lr_scheduler.lr=0.1 is not a list: "),
+    ],
+    ids=["dropout", "learning-rate"],
+)
+def test_an_option_of_another_type_is_one_line_before_training(data_bin, tmp_path, override, line):
+    """omegaconf's ValidationError, raised as fairseq filled in the defaults, was a traceback."""
+    output = hydra_train("rnnsearch_50", data_bin, tmp_path, override, check=False)
+    assert output.splitlines()[-1].startswith(line)
+    assert "Traceback" not in output and "Error executing job" not in output
+    assert not (tmp_path / "checkpoints").exists()
+
+
 def test_max_tokens_beside_a_recipe_s_batch_size_is_said_to_do_nothing(data_bin, tmp_path):
     """80 sentences of at most 50 tokens a side never reach 8,000 tokens: the batches stay the
     batch size's, as without the option."""
