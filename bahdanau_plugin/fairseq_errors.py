@@ -1,10 +1,11 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
-(--restore-file, --reset-*), half precision on a CPU, no batch size, fairseq-validate without
---task, --sampling without as many --nbest as --beam, --constraints a search cannot write, a
---min-len over a batch's length limit, a sentence over the length limit of validation or
-translation."""
+(--restore-file, --reset-*), half precision on a CPU, no batch size, a world of more processes
+than GPUs, fairseq-validate without --task, --sampling without as many --nbest as --beam,
+--constraints a search cannot write, a --min-len over a batch's length limit, a sentence over the
+length limit of validation or translation, a fairseq-hydra-train value of another type than its
+option's."""
 
 import dataclasses
 import os
@@ -142,6 +143,22 @@ ASSERTIONS = {
 def told_by_its_message(error: BaseException) -> Optional[str]:
     """One of fairseq's ASSERTIONS, a traceback, as its line."""
     return ASSERTIONS.get(str(error)) if isinstance(error, AssertionError) else None
+
+
+def more_processes_than_gpus(error: BaseException) -> Optional[str]:
+    """fairseq-train --distributed-world-size N without --distributed-init-method starts N
+    processes on this machine, one a GPU, and asserts in a traceback that it has as many."""
+    found = re.fullmatch(r"world size is (\d+) but have (\d+) available devices", str(error))
+    if not isinstance(error, AssertionError) or found is None:
+        return None
+    world, gpus = map(int, found.groups())
+    fewer = f"give a world size of at most {gpus}" if gpus else "leave it out for one process"
+    return (
+        f"--distributed-world-size {world} without --distributed-init-method starts that many "
+        f"processes on this machine, one a GPU, and it has {gpus or 'none'}: {fewer}, or start "
+        "each process yourself with --distributed-init-method tcp://HOST:PORT "
+        "--distributed-no-spawn --distributed-rank R (--distributed-backend gloo on CPUs)"
+    )
 
 
 def min_len_over_the_length_limit(error: BaseException) -> Optional[str]:
@@ -313,6 +330,7 @@ errors.EXPLANATIONS.extend(
         missing_finetune_checkpoint,
         finetuning_with_another_start,
         told_by_its_message,
+        more_processes_than_gpus,
         no_task,
         constraint_never_written,
         min_len_over_the_length_limit,

@@ -5,6 +5,7 @@ import os
 import re
 
 import pytest
+import torch
 from fairseq.data import indexed_dataset
 from fairseq.dataclass import initialize
 from omegaconf import OmegaConf
@@ -119,6 +120,20 @@ def test_a_learning_rate_that_is_no_list_is_one_line_saying_to_give_one():
     ) == (
         "lr_scheduler.lr=0.1 is not a list: lr_scheduler fixed takes List[float] there: give it "
         "as one, [0.1], where it is set"
+    )
+
+
+def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin, tmp_path):
+    """fairseq asserted in a traceback: 'world size is 2 but have 0 available devices'."""
+    gpus = torch.cuda.device_count()
+    world = str(gpus + 2)  # a world of 2 at least, as one process has no other
+    returncode, _, stderr = training(data_bin, tmp_path, "--distributed-world-size", world)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--distributed-world-size {world} without --distributed-init-method starts that many "
+        f"processes on this machine, one a GPU, and it has {gpus or 'none'}: ",
+        "or start each process yourself with --distributed-init-method",
     )
 
 
