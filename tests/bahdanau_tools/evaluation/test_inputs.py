@@ -79,32 +79,26 @@ def test_references_in_bpe_pieces_are_an_error_saying_to_give_them_before_bpe(
 
 
 @pytest.mark.parametrize("option", OPTIONS)
-def test_references_in_utf16_without_a_byte_order_mark_are_a_one_line_error_saying_to_convert(
-    tmp_path, option
+@pytest.mark.parametrize(
+    "encoding, found",
+    [
+        ("latin-1", "is not UTF-8 text: line 1, byte 7 is 0xe9"),
+        # its ASCII letters, each beside a NUL, decode as UTF-8: it was said to be not UTF-8 at
+        # its first letter past ASCII, or to have a line more than the test set (its last NUL)
+        ("utf-16-le", "is UTF-16 or UTF-32 text"),
+    ],
+    ids=["latin-1", "utf-16-without-its-mark"],
+)
+def test_references_not_in_utf8_are_a_one_line_error_naming_the_file_and_what_they_are(
+    tmp_path, option, encoding, found
 ):
-    """Its ASCII letters, each beside a NUL, decode as UTF-8: it was said to be not UTF-8 at its
-    first letter past ASCII, or to have a line more than the test set (the NUL after its last)."""
-    utf16 = tmp_path / "utf16.fr"
-    utf16.write_bytes("".join(line + "\n" for line in TRANSLATIONS).encode("utf-16-le"))
+    references = tmp_path / "references.fr"
+    references.write_bytes("".join(line + "\n" for line in TRANSLATIONS).encode(encoding))
     with pytest.raises(EvaluationError) as raised:
-        read_references(utf16, len(TRANSLATIONS), option)
+        read_references(references, len(TRANSLATIONS), option)
     message = str(raised.value)
     assert "\n" not in message
-    assert f"{option} {utf16} is UTF-16 or UTF-32 text" in message
-    assert "convert the file to UTF-8" in message
-
-
-@pytest.mark.parametrize("option", OPTIONS)
-def test_references_not_in_utf8_are_a_one_line_error_naming_the_file_line_and_byte(
-    tmp_path, option
-):
-    latin1 = tmp_path / "latin1.fr"
-    latin1.write_bytes("".join(line + "\n" for line in TRANSLATIONS).encode("latin-1"))
-    with pytest.raises(EvaluationError) as raised:
-        read_references(latin1, len(TRANSLATIONS), option)
-    message = str(raised.value)
-    assert "\n" not in message
-    assert f"{option} {latin1} is not UTF-8 text: line 1, byte 7 is 0xe9" in message
+    assert f"{option} {references} {found}" in message
     assert "convert the file to UTF-8" in message
 
 
