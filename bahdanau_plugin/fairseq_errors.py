@@ -5,7 +5,7 @@ not hold, an empty split, a --finetune-from-model that names no file or comes wi
 than GPUs, fairseq-validate without --task, --sampling without as many --nbest as --beam,
 --constraints a search cannot write, a --min-len over a batch's length limit, a sentence over the
 length limit of validation or translation, a fairseq-hydra-train value of another type than its
-option's."""
+option's, --tokenizer moses without both languages."""
 
 import dataclasses
 import os
@@ -19,6 +19,7 @@ from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
+from hydra.errors import ConfigCompositionException
 from omegaconf import DictConfig
 from omegaconf.errors import ValidationError
 
@@ -252,6 +253,27 @@ def option_of_another_type(error: BaseException) -> Optional[str]:
     return f"{option}={value}: {reason}; {takes}: correct the value"
 
 
+def tokenizer_without_its_languages(error: BaseException) -> Optional[str]:
+    """fairseq-interactive and fairseq-generate with --tokenizer moses, and --source-lang or
+    --target-lang left out: the tokenizer's configuration takes both from the task's options, where
+    a language left out is null (the translation task infers it from the data-bin's file names only
+    later), and hydra refuses the null in a traceback: 'Error merging override
+    tokenizer.source_lang=null', after a logged line of every override."""
+    refused = error.__cause__
+    if not isinstance(error, ConfigCompositionException) or not isinstance(
+        refused, ValidationError
+    ):
+        return None
+    if refused.full_key not in ("tokenizer.source_lang", "tokenizer.target_lang"):
+        return None
+    return (
+        "--tokenizer moses tokenizes by the rules of --source-lang and --target-lang, and fairseq "
+        f"reads its {refused.full_key.split('.')[1]} before it takes a language left out from the "
+        "data-bin's file names: give both, the data-bin's languages (--source-lang en "
+        "--target-lang fr, say)"
+    )
+
+
 def _type_name(annotation) -> str:
     """float for float, List[float] for typing.List[float]."""
     if isinstance(annotation, type):
@@ -335,5 +357,6 @@ errors.EXPLANATIONS.extend(
         constraint_never_written,
         min_len_over_the_length_limit,
         option_of_another_type,
+        tokenizer_without_its_languages,
     ]
 )

@@ -6,8 +6,11 @@ import re
 
 import pytest
 import torch
+from fairseq import options
 from fairseq.data import indexed_dataset
 from fairseq.dataclass import initialize
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
@@ -120,6 +123,28 @@ def test_a_learning_rate_that_is_no_list_is_one_line_saying_to_give_one():
     ) == (
         "lr_scheduler.lr=0.1 is not a list: lr_scheduler fixed takes List[float] there: give it "
         "as one, [0.1], where it is set"
+    )
+
+
+@pytest.mark.parametrize(
+    "languages, read_first",
+    [([], "source_lang"), (["--source-lang", "en"], "target_lang")],
+    ids=["neither-language", "source-language-alone"],
+)
+def test_the_moses_tokenizer_without_both_languages_is_one_line_saying_to_give_them(
+    languages, read_first
+):
+    """hydra refused the null language in a traceback: 'ConfigCompositionException: Error merging
+    override tokenizer.source_lang=null', as fairseq-interactive and fairseq-generate read their
+    options."""
+    parser = options.get_generation_parser(interactive=True)
+    given = options.parse_args_and_arch(parser, ["data-bin", "--tokenizer", "moses", *languages])
+    with pytest.raises(ConfigCompositionException) as refused:
+        convert_namespace_to_omegaconf(given)
+    assert one_line(refused.value) == (
+        "--tokenizer moses tokenizes by the rules of --source-lang and --target-lang, and fairseq "
+        f"reads its {read_first} before it takes a language left out from the data-bin's file "
+        "names: give both, the data-bin's languages (--source-lang en --target-lang fr, say)"
     )
 
 
