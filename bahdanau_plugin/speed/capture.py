@@ -28,8 +28,7 @@ from . import compiling, setting
 
 logger = logging.getLogger(__name__)
 
-# Recorded buckets kept per decoder: the least recently used beyond this are dropped.
-MOST_BUCKETS = 64
+MOST_BUCKETS = 64  # recorded buckets kept per decoder: the least recently used beyond, dropped
 # Where tensors start in the arena (bytes): every tensor aligned for any kernel.
 ALIGNMENT = 256
 # The entries of the decoder's inputs (encoder_out, its cache) with a source position axis (1).
@@ -115,6 +114,7 @@ class CUDAGraphs:
 GRAPHS = CUDAGraphs()
 _ARENAS: Dict[torch.device, Arena] = {}
 _TICKETS = itertools.count()
+_CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDictionary()
 
 
 def _padded(name: str, tensor: Tensor, rows: int, positions: int, sources: int) -> torch.Size:
@@ -318,9 +318,6 @@ def _named_inputs(input_drives, encoder_out, cache) -> Tuple[List[str], List[Ten
     for prefix, entries in (("e.", encoder_out), ("c.", cache)):
         named += [(prefix + k, v) for k, v in sorted(entries.items()) if isinstance(v, Tensor)]
     return [name for name, _ in named], [tensor for _, tensor in named]
-
-
-_CAPTURES: "weakref.WeakKeyDictionary[nn.Module, Captures]" = weakref.WeakKeyDictionary()
 
 
 def applies(input_drives: Tensor) -> bool:

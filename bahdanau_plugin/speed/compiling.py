@@ -4,8 +4,8 @@
   takes the same time whatever the length (the unrolled loop's grows: pytorch/pytorch#97155).
 - **Shapes are symbolic** (``dynamic=True``): one compilation per grad mode (a size of 1 apart).
 - **The code as it is now.** torch guards the tensors a compilation read, not the methods it
-  called: the classes of the module and its submodules, with what each defines, key a compilation
-  (``code_of``); an edit is compiled afresh from a copy of the method's code.
+  called: the classes of the module and its submodules, what each defines and its functions' code
+  (``code_of``: edited in place too), key a compilation, compiled afresh from a copy of the code.
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
 - **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
@@ -34,6 +34,8 @@ from . import setting
 logger = logging.getLogger(__name__)
 FAKE_TENSORS = logging.getLogger("torch._subclasses.fake_tensor")
 _EAGER = contextvars.ContextVar("within a method run eagerly first", default=False)
+warn_once = functools.lru_cache(maxsize=None)(logger.warning)  # each reason once per process
+_COMPILATIONS: Dict[tuple, "Compilation"] = {}  # by method, ``code_of`` its module, weights
 
 
 class Identical(tuple):
@@ -53,7 +55,14 @@ def code_of(module: nn.Module) -> tuple:
     classes = dict.fromkeys(c for m in module.modules() for c in type(m).__mro__[:-1])  # no object
     parameters = module.parameters()  # frozen or not: a recording differentiates those that are not
     kinds = (module.training, *((p.dtype, p.device, p.shape, p.requires_grad) for p in parameters))
-    return (kinds, *((c, Identical(vars(c).values())) for c in classes if c is not nn.Module))
+    return (kinds, *((c, Identical(definitions(c))) for c in classes if c is not nn.Module))
+
+
+def definitions(c: type) -> list:
+    """What class ``c`` defines, and the code of each function (a property's, a static or class
+    method's), which an edit in place replaces, keeping the function (IPython's autoreload)."""
+    functions = [getattr(v, "fget", None) or getattr(v, "__func__", v) for v in vars(c).values()]
+    return [*vars(c).values(), *(getattr(f, "__code__", None) for f in functions)]
 
 
 def interposed(module: nn.Module) -> Optional[str]:
@@ -93,9 +102,6 @@ def missing_compiler(device_type: str) -> Optional[str]:
         compiler = config.cpp.cxx[-1]
         return None if shutil.which(compiler) else f"no C++ compiler ({compiler}) is installed"
     return f"torch.compile is not used on {device_type}"
-
-
-warn_once = functools.lru_cache(maxsize=None)(logger.warning)  # each reason once per process
 
 
 class Compilation:
@@ -169,9 +175,6 @@ class Compilation:
             # the backward pass where the alignment model turns it off: v_a's gradient underflows
             return "under autocast (--amp) the alignment model's gradients would lose float32"
         return self.failure or missing_compiler(first_input.device.type)
-
-
-_COMPILATIONS: Dict[tuple, Compilation] = {}
 
 
 def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False) -> Callable:

@@ -3,11 +3,11 @@ computes, and a search's step compiled whole searches as the plain modules do (w
 constants once the model only translates, compiled anew when a weight changes, once for each
 model of an ensemble, dropped with a freed model), and with weights that change never frozen,
 whatever torch's own setting; each compilation is logged once with its time (one row singular);
-edits to the modules' classes are compiled as edited (a buffer changed in place too), and each set
-of frozen parameters apart; a hook on the decoder, a mode or a transform of torch.func makes the
-step run eagerly while it is there; where nothing can compile, or compiling fails (an edit that
-breaks the graph, or that torch compiles anew at every call), the step runs eagerly after one
-warning; a bug in an edit raises its own error alone."""
+edits to the modules' classes are compiled as edited (their code replaced in place, a buffer
+changed in place too), and each set of frozen parameters apart; a hook on the decoder, a mode or a
+transform of torch.func makes the step run eagerly while it is there; where nothing can compile,
+or compiling fails (an edit that breaks the graph, or that torch compiles anew at every call), the
+step runs eagerly after one warning; a bug in an edit raises its own error alone."""
 
 import gc
 import logging
@@ -19,6 +19,7 @@ import torch
 from fairseq.sequence_generator import SequenceGenerator
 
 from bahdanau_plugin.modules.attention import BahdanauAttention
+from bahdanau_plugin.modules.conditional_decoder import ConditionalGRUDecoder
 from bahdanau_plugin.speed import compiling
 
 from ...support.models import build_tiny_model, randomize_
@@ -144,6 +145,39 @@ def test_an_edit_after_compiling_is_compiled_as_edited(monkeypatch):
     assert calls
     assert _relative_difference(ours, edited) < 1e-5
     assert _relative_difference(ours, unedited) > 1e-3
+
+
+def _energies_halved(self, projected_state, projected_annotations):
+    hidden = torch.tanh(projected_state.unsqueeze(2) + projected_annotations.unsqueeze(1))
+    return 0.5 * self.energy(hidden).squeeze(3)
+
+
+def _step_to_half_the_state(self, input_drive, state, encoder_out, cache):
+    context, context_drive, alpha = self.context(state, encoder_out, cache)
+    return context, alpha, 0.5 * self.gru(input_drive + context_drive, state)
+
+
+@pytest.mark.parametrize(
+    "function, edited",
+    [
+        (BahdanauAttention.energies, _energies_halved),
+        (ConditionalGRUDecoder.step, _step_to_half_the_state),
+    ],
+    ids=["a function the step calls", "the step"],
+)
+def test_a_function_s_code_replaced_in_place_after_compiling_is_compiled_as_edited(
+    function, edited, monkeypatch
+):
+    """As IPython's autoreload edits a class: the function kept, its code replaced."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    _results(model)
+    monkeypatch.setattr(function, "__code__", edited.__code__)
+    with compiled_calls(monkeypatch) as calls:
+        ours = _results(model)
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    assert calls
+    assert _relative_difference(ours, plain) < 1e-5
 
 
 def test_the_code_of_a_module_changes_with_any_class_it_holds(monkeypatch):
