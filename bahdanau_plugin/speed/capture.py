@@ -29,10 +29,8 @@ from . import compiling, setting
 logger = logging.getLogger(__name__)
 
 MOST_BUCKETS = 64  # recorded buckets kept per decoder: the least recently used beyond, dropped
-# Where tensors start in the arena (bytes): every tensor aligned for any kernel.
-ALIGNMENT = 256
-# The entries of the decoder's inputs (encoder_out, its cache) with a source position axis (1).
-SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")
+ALIGNMENT = 256  # bytes: where tensors start in the arena, each aligned for any kernel
+SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")  # inputs' axis 1: sources
 # create_graph=True: a graph's backward pass is replayed, not differentiated again.
 HIGHER_ORDER = "no higher-order gradients through CUDA graphs: set BAHDANAU_FAST_PATH=plain"
 

@@ -9,7 +9,8 @@
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
 - **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
-  fails (a graph break too), under autocast, a hook or a mode, it runs eagerly after one warning.
+  fails (a graph break too), under autocast, a hook, a mode, a function set for a method: eager,
+  after one warning.
 """
 
 import contextlib
@@ -36,6 +37,7 @@ FAKE_TENSORS = logging.getLogger("torch._subclasses.fake_tensor")
 _EAGER = contextvars.ContextVar("within a method run eagerly first", default=False)
 warn_once = functools.lru_cache(maxsize=None)(logger.warning)  # each reason once per process
 _COMPILATIONS: Dict[tuple, "Compilation"] = {}  # by method, ``code_of`` its module, weights
+NOT_A_METHOD = "{} runs eagerly: no method of its module (types.MethodType(f, module) compiles)"
 
 
 class Identical(tuple):
@@ -108,9 +110,8 @@ class Compilation:
     """One method compiled, for one ``code_of`` its module."""
 
     def __init__(self, function: Callable, constant_weights: bool, eager_first_on_cpu: bool):
-        self.function = function
-        self.constant_weights, self.eager_first_on_cpu = constant_weights, eager_first_on_cpu
-        self.eager_seconds = 0.0  # run eagerly first, on a CPU
+        self.function, self.constant_weights = function, constant_weights
+        self.eager_first_on_cpu, self.eager_seconds = eager_first_on_cpu, 0.0  # eagerly, first
         self.compiled = self.failure = None  # the compiled method; why compiling it failed
 
     def __call__(self, module: nn.Module, *inputs):
@@ -183,6 +184,9 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
     CPU, if ``eager_first_on_cpu``, once it has run eagerly a while. The method itself where the
     fast path is plain, within code being compiled, and within a search run eagerly first."""
     if torch.compiler.is_compiling() or setting.eager() or _EAGER.get():
+        return method
+    if not isinstance(getattr(method, "__self__", None), nn.Module):  # a function set on a module
+        warn_once(NOT_A_METHOD.format(getattr(method, "__qualname__", type(method).__name__)))
         return method
     module, function = method.__self__, method.__func__
     # with the weights as constants: the module's own (a weak reference equals another to its

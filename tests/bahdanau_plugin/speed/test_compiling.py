@@ -9,6 +9,7 @@ transform of torch.func makes the step run eagerly while it is there; where noth
 or compiling fails (an edit that breaks the graph, or that torch compiles anew at every call), the
 step runs eagerly after one warning; a bug in an edit raises its own error alone."""
 
+import functools
 import gc
 import logging
 import re
@@ -208,6 +209,33 @@ def test_while_a_forward_hook_is_on_the_decoder_the_step_runs_eagerly_with_one_w
         "RNNsearchDecoder.step runs eagerly: a hook is on attention (while it is there)"
     ]
     assert calls  # compiled again once the hook is gone
+
+
+@pytest.mark.parametrize(
+    "set_on_the_decoder, name",
+    [
+        (lambda decoder: lambda *inputs: _step_to_half_the_state(decoder, *inputs), "<lambda>"),
+        (lambda decoder: functools.partial(_step_to_half_the_state, decoder), "partial"),
+    ],
+    ids=["a lambda", "a partial"],
+)
+def test_a_function_set_on_the_decoder_for_its_step_runs_eagerly_with_one_warning(
+    set_on_the_decoder, name, monkeypatch, caplog
+):
+    """Not a method of the module's: it ran eagerly as plain PyTorch, and compiled it failed in
+    an AttributeError traceback (no __self__); types.MethodType makes one, which compiles."""
+    model = randomize_(build_tiny_model("rnnsearch"))
+    model.decoder.step = set_on_the_decoder(model.decoder)
+    with compiled_calls(monkeypatch) as calls, caplog.at_level(logging.WARNING, logger=LOGGER):
+        ours = _results(model)
+        _results(model)
+    with plain_modules(monkeypatch):
+        plain = _results(model)
+    assert calls == []
+    assert _relative_difference(ours, plain) < 1e-5
+    [warning] = messages(caplog, logging.WARNING)
+    assert warning.startswith(name) and "runs eagerly" in warning and "types.MethodType" in warning
+    assert "\n" not in warning
 
 
 def test_freezing_a_part_after_compiling_compiles_the_step_apart_within_torch_s_limit(
