@@ -174,12 +174,18 @@ def min_len_over_the_length_limit(error: BaseException) -> Optional[str]:
     given = errors.locals_where(error, SequenceGenerator._generate.__code__)
     if given is None:
         return None
+    return (
+        f"--min-len {given['self'].min_len} is over the length limit of a batch: "
+        f"{length_limit(given)}; give a smaller --min-len, or a larger --max-len-b"
+    )
+
+
+def length_limit(given: dict) -> str:
+    """What set a batch's length limit, from the locals of fairseq's search (``_generate``)."""
     generator = given["self"]
     return (
-        f"--min-len {generator.min_len} is over the length limit of a batch: --max-len-a "
-        f"{generator.max_len_a:g} --max-len-b {generator.max_len_b} allow {given['max_len']} "
-        f"tokens, from its longest source of {given['src_len']} tokens; give a smaller --min-len, "
-        "or a larger --max-len-b"
+        f"--max-len-a {generator.max_len_a:g} --max-len-b {generator.max_len_b} allow "
+        f"{given['max_len']} tokens, from the batch's longest source of {given['src_len']} tokens"
     )
 
 
@@ -194,8 +200,7 @@ def constraint_never_written(error: BaseException) -> Optional[str]:
     given = errors.locals_where(error, SequenceGenerator._generate.__code__)
     if given is None or given.get("constraints") is None:
         return None
-    generator, limit = given["self"], given["max_len"]
-    symbols = generator.tgt_dict
+    symbols = given["self"].tgt_dict
     control = {symbols.eos(): symbols.eos_word, symbols.pad(): symbols.pad_word}
     # a row: the line's number of constraints, then their tokens (end of sentence and padding
     # never stand for anything else there)
@@ -205,13 +210,12 @@ def constraint_never_written(error: BaseException) -> Optional[str]:
         return (
             f"a --constraints word is {' or '.join(typed)}, which fairseq-interactive reads as the "
             "target dictionary's control symbol, and no translation holds one: the search ran to "
-            f"its length limit ({limit} tokens) without writing it; drop it from the constraints"
+            f"its length limit ({given['max_len']} tokens) without writing it; drop it from the "
+            "constraints"
         )
     return (
-        f"the search reached its length limit of {limit} tokens (--max-len-a "
-        f"{generator.max_len_a:g} --max-len-b {generator.max_len_b}, from the batch's longest "
-        f"source of {given['src_len']} tokens) before it wrote every --constraints word of a line: "
-        "give a larger --max-len-b, or fewer or shorter constraints"
+        "the search reached its length limit before it wrote every --constraints word of a line "
+        f"({length_limit(given)}): give a larger --max-len-b, or fewer or shorter constraints"
     )
 
 

@@ -255,7 +255,8 @@ def test_constraints_longer_than_the_length_limit_are_one_line_naming_the_limit(
     assert_one_line_error(
         returncode,
         stderr,
-        "the search reached its length limit of 3 tokens (--max-len-a 0 --max-len-b 3",
+        "the search reached its length limit before it wrote every --constraints word of a line "
+        "(--max-len-a 0 --max-len-b 3 allow 3 tokens",
         "give a larger --max-len-b, or fewer or shorter constraints",
     )
 
