@@ -2,7 +2,9 @@
 # The paper's training (Appendix B.2) with fairseq-train flags: the same recipe as
 # configs/paper_training.yaml (tests/repository/test_configs.py checks that both give the same
 # configuration). Adadelta (rho 0.95, epsilon 1e-6, learning rate 1.0), gradient L2 norm clipped at
-# 1, minibatches of 80 sentences; the architecture brings the sizes and the length limit.
+# 1, minibatches of 80 sentences, the cost averaged over sentences, not target words
+# (--sentence-avg, as the paper's: docs/recipes.md); the architecture brings the sizes and the
+# length limit.
 #
 # Usage: bash scripts/train_paper_recipe.sh ARCH DATA SAVE_DIR [more fairseq-train options]
 #   ARCH: rnnsearch_30, rnnsearch_50, rnnencdec_30 or rnnencdec_50 (or rnnsearch, rnnencdec);
@@ -42,7 +44,7 @@ for path in data save_dir; do
 done
 
 exec fairseq-train "$data" --user-dir "$plugin" --arch "$arch" \
-  --task translation --criterion cross_entropy \
+  --task translation --criterion cross_entropy --sentence-avg \
   --optimizer adadelta --adadelta-rho 0.95 --adadelta-eps 1e-6 --lr 1.0 --weight-decay 0.0 \
   --lr-scheduler fixed --clip-norm 1.0 \
   --batch-size 80 --required-batch-size-multiple 1 --skip-invalid-size-inputs-valid-test \

@@ -241,6 +241,9 @@ def test_each_recipe_is_the_papers_training(arch):
     assert cfg.optimization.clip_norm == 1.0
     assert cfg.dataset.batch_size == 80
     assert cfg.model.max_train_length == int(arch.split("_")[1])
+    # the paper's cost, each sentence's log-likelihood averaged over the minibatch's sentences,
+    # whose gradient is the one clipped at 1: not fairseq's average over target words
+    assert cfg.optimization.sentence_avg and cfg.criterion.sentence_avg
 
 
 @pytest.mark.parametrize("override", ["optimizer.lr=[0.5]", "optimization.lr=[0.5]"])
