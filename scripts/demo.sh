@@ -5,6 +5,7 @@
 # Usage: bash scripts/demo.sh [OUTPUT_DIR]   (default: the repository's demo/; fairseq's tools must
 # be on PATH). A rerun replaces the demo's outputs there, so OUTPUT_DIR must be a new or empty
 # folder, or one the demo wrote (it leaves .bahdanau-demo in it to say so).
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd -P)"  # as realpath gives OUTPUT_DIR, below
 caller=$PWD

@@ -3,6 +3,7 @@
 # Debian's chromium and chromium-driver, installed with apt-get when either is missing (`make test`
 # runs this first). Where installing is impossible (no apt-get, neither root nor password-less sudo,
 # no package server), it says why and goes on: the browser test is then skipped with that reason.
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 
 if command -v chromium > /dev/null && command -v chromedriver > /dev/null; then

@@ -19,6 +19,7 @@
 #   HEATMAPS="1 7 49 58 357"          test sentences (from 0) to draw alignments for ("": none)
 #   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH (the recipe of the
 #   three compared systems), MULTI30K, EVALUATE_OPTIONS
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 out=$(realpath -m "${1:-/tmp/multi30k-experiment}")

@@ -11,6 +11,7 @@
 #   SHORTLIST=2000      words per language (the rest is <unk>: how much, docs/results.md)
 #   BUDGET_MINUTES=72   training time of each model (fairseq-train --stop-time-hours), both at once
 #   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH, MULTI30K, EVALUATE_OPTIONS
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 out=$(realpath -m "${1:-/tmp/multi30k-workflow}")

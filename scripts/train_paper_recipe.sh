@@ -10,6 +10,7 @@
 #   ARCH: rnnsearch_30, rnnsearch_50, rnnencdec_30 or rnnencdec_50 (or rnnsearch, rnnencdec);
 #   later options win, e.g. --max-train-length 80 --stop-time-hours 24 (not --optimizer: the
 #   recipe is Adadelta's)
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 ARCH DATA SAVE_DIR [more fairseq-train options]" >&2

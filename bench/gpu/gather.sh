@@ -6,6 +6,7 @@
 # reachable:
 #   bash bench/gpu/gather.sh          (or make gpu-kit)
 # The versions are the ones `make setup` installs here. PYTHON_VERSION=3.11 gathers for 3.11.
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 kit=.gpu-kit

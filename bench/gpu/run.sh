@@ -6,6 +6,7 @@
 # importable, it installs .gpu-kit/ (bench/gpu/gather.sh) into a folder of its own, offline; then
 # it runs the sections, writing each section's result and the report into docs/gpu/, and with
 # --copy-to DIR (or BAHDANAU_GPU_KIT_COPY_TO) copies them to DIR as soon as each section ends.
+[ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-python3}

@@ -359,3 +359,29 @@ def test_the_paper_recipe_refuses_a_folder_that_is_not_a_data_bin(tmp_path):
         f"error: DATA {tmp_path} is not a data-bin folder (no dict.*.txt): give the data-bin "
         "folder bahdanau-prepare-data wrote\n"
     )
+
+
+# Every bash script of the project, those the docs say to run with bash: sh (Debian's dash) stops
+# at their first bash-only line with its own message, so each begins with the same guard line.
+BASH_SCRIPTS = sorted(
+    path
+    for path in [*SCRIPTS.glob("*.sh"), *(REPO / "bench" / "gpu").glob("*.sh")]
+    if path.read_text().startswith("#!/usr/bin/env bash\n")
+)
+
+
+@pytest.mark.parametrize("script", BASH_SCRIPTS, ids=lambda path: path.name)
+def test_a_bash_script_run_with_sh_says_to_run_it_with_bash(script, tmp_path):
+    relative = script.relative_to(REPO)
+    completed = subprocess.run(
+        ["sh", str(relative), str(tmp_path / "out")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=DONE,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        f"error: {relative} is a bash script, which sh does not run: run it as bash {relative}\n"
+    )
+    assert list(tmp_path.iterdir()) == []
