@@ -16,7 +16,7 @@ a hypothesis' tokens hold them and fairseq's own post-processing prints them.
 """
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from fairseq import utils
@@ -29,6 +29,42 @@ OPTION = "--replace-unk"
 # What fairseq's parser stores for --replace-unk given without a dictionary file; the task's option
 # stores the same.
 NO_DICTIONARY = "@@ "
+# The first line of the dictionaries bahdanau-unk-dictionary writes: the languages of the model it
+# was made with, "#languages en->fr". Two words, as every line of fairseq's format, so that
+# fairseq's own reader and the plugin's earlier versions read it as the entry of a word no text
+# holds; a dictionary without it (one of an earlier version, or written by hand) is read as before.
+LANGUAGES = "#languages"
+DIRECTION = "->"
+
+Languages = Tuple[str, str]  # (source, target)
+
+
+def languages_line(source_lang: str, target_lang: str) -> str:
+    return f"{LANGUAGES} {source_lang}{DIRECTION}{target_lang}"
+
+
+def recorded_languages(fields: Sequence[str]) -> Optional[Languages]:
+    """The languages a dictionary's first line records, if it is languages_line's."""
+    if len(fields) != 2 or fields[0] != LANGUAGES or DIRECTION not in fields[1]:
+        return None
+    source, target = fields[1].split(DIRECTION, 1)
+    return source, target
+
+
+def check_direction(path: str, recorded: Languages, languages: Optional[Languages]) -> None:
+    """A dictionary made for the other direction than the model's (fr->en for an en->fr model)
+    maps words of the model's target language to words of its source language: the source words
+    that both languages spell alike (names, numbers, 'pain', 'chat') would have been replaced by
+    the wrong language's words without a word of warning."""
+    if languages is None or recorded == languages or recorded != languages[::-1]:
+        return
+    source, target = languages
+    raise ConfigurationError(
+        f"{OPTION} {path} is a dictionary for {target}{DIRECTION}{source} (its first line, "
+        f"{languages_line(*recorded)}), the reverse of the model's {source}{DIRECTION}{target}: "
+        f"give one made for {source}{DIRECTION}{target} (bahdanau-unk-dictionary with this "
+        f"model), or {OPTION} alone to copy the source words"
+    )
 
 
 def source_text_path(data: Path, split: str, source_lang: str, target_lang: str) -> Path:
@@ -37,16 +73,19 @@ def source_text_path(data: Path, split: str, source_lang: str, target_lang: str)
     return Path(data) / f"{split}.{source_lang}-{target_lang}.{source_lang}.txt"
 
 
-def load_word_dictionary(replace_unk: Optional[str]) -> Optional[Dict[str, str]]:
+def load_word_dictionary(
+    replace_unk: Optional[str], languages: Optional[Languages] = None
+) -> Optional[Dict[str, str]]:
     """None without --replace-unk; {} without a dictionary file (source words are copied); else
-    the file's "SOURCE_WORD TARGET_WORD" lines (fairseq's format), checked."""
+    the file's "SOURCE_WORD TARGET_WORD" lines (fairseq's format), checked, and refused where its
+    first line records the reverse of languages, the (source, target) the model translates."""
     if replace_unk is None:
         return None
     if replace_unk in ("", NO_DICTIONARY):
         return {}
     try:  # a byte-order mark at its start is not part of its first word
         with open(replace_unk, encoding="utf-8-sig") as lines:
-            return _dictionary_entries(replace_unk, lines)
+            return _dictionary_entries(replace_unk, lines, languages)
     except FileNotFoundError:
         raise ConfigurationError(
             f"{OPTION} {replace_unk}: no such dictionary file; give an existing one, or "
@@ -61,11 +100,15 @@ def load_word_dictionary(replace_unk: Optional[str]) -> Optional[Dict[str, str]]
         ) from None
 
 
-def _dictionary_entries(path: str, lines) -> Dict[str, str]:
+def _dictionary_entries(path: str, lines, languages: Optional[Languages]) -> Dict[str, str]:
     entries, first_line = {}, {}
     for number, line in enumerate(lines, start=1):
         fields = line.split()
         if not fields:
+            continue
+        recorded = recorded_languages(fields) if number == 1 else None
+        if recorded is not None:
+            check_direction(path, recorded, languages)
             continue
         if len(fields) != 2:
             raise ConfigurationError(

@@ -9,6 +9,8 @@ target vocabulary lacks (binarized as <unk>: where the model itself can only wri
 source word it attends to most, by the same hard alignment --replace-unk uses, is counted as
 translated by that target word. Each source word's most frequent translation, seen at least
 --min-count times, becomes a line "SOURCE TARGET"; --replace-unk copies the other source words.
+The first line records the model's languages ("#languages en->fr"), for --replace-unk to refuse
+the dictionary with a model of the other direction.
 --source and --target given the other way round are refused before any pair is aligned
 (check_languages).
 """
@@ -31,6 +33,7 @@ from bahdanau_plugin.output_folder import (
     write_failures_explained,
     written_whole,
 )
+from bahdanau_plugin.unknown_words import languages_line
 
 from .data.parallel import chunked
 from .data.progress import progress_bar
@@ -272,9 +275,11 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
         model, *pairs_with_unknown_targets(task, pairs), arguments.batch_size
     )
     lines = dictionary_lines(translations, arguments.min_count)
+    # its direction first, so that --replace-unk refuses it for a model of the other direction
+    languages = languages_line(task.cfg.source_lang, task.cfg.target_lang)
     with write_failures_explained(arguments.output.parent, "--output"):
         with written_whole(str(arguments.output)) as file:  # a dictionary it replaces stays whole
-            file.write("".join(line + "\n" for line in lines).encode("utf-8"))
+            file.write("".join(line + "\n" for line in [languages, *lines]).encode("utf-8"))
     print(f"{arguments.output}: {len(lines)} source words with a translation")
     return lines
 

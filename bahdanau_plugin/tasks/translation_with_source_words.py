@@ -95,7 +95,9 @@ class TranslationWithSourceWordsTask(TranslationTask):
 
     def __init__(self, cfg, src_dict, tgt_dict):
         super().__init__(cfg, src_dict, tgt_dict)
-        self.word_dictionary = unknown_words.load_word_dictionary(cfg.unk_replacement)
+        self.word_dictionary = unknown_words.load_word_dictionary(
+            cfg.unk_replacement, (cfg.source_lang, cfg.target_lang)
+        )
         self.source_words_past = unknown_words.WordsPastVocabulary(src_dict)
         self.target_words_past = unknown_words.WordsPastVocabulary(tgt_dict)
         self.source_text = None  # of the split fairseq-generate translates, once loaded

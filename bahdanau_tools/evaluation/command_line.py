@@ -376,7 +376,7 @@ def check_replacement_reads(arguments: argparse.Namespace) -> None:
     be read, or a line of it), and the split's source text beside the binaries (load_split checked
     its words where it is there), whose absence it would say only once it translated with the
     first model, followed by its failure."""
-    load_word_dictionary(arguments.replace_unk)
+    load_word_dictionary(arguments.replace_unk, (arguments.source_lang, arguments.target_lang))
     check_source_text_there(
         source_text_path(
             arguments.data, arguments.subset, arguments.source_lang, arguments.target_lang

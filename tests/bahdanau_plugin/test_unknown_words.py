@@ -191,6 +191,38 @@ def test_a_malformed_dictionary_line_is_a_one_line_error_naming_the_file_and_the
     )
 
 
+def test_a_dictionary_made_for_the_reverse_direction_is_a_one_line_error_naming_both(
+    unknown_data_bin, checkpoints, tmp_path
+):
+    """A fr->en dictionary maps French words to English ones: with an en->fr model, the English
+    source words spelt as French ones were replaced by English words without a word."""
+    reverse = tmp_path / "fr-en.txt"
+    reverse.write_text(f"#languages fr->en\n{UNKNOWN} {TRANSLATION}\n", encoding="utf-8")
+    returncode, _, stderr = replacing_unknown_words(
+        "fairseq-generate", unknown_data_bin, checkpoints["rnnsearch_50"], reverse, *ALL_UNKNOWN
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--replace-unk {reverse} is a dictionary for fr->en (its first line, #languages fr->en), "
+        "the reverse of the model's en->fr: give one made for en->fr (bahdanau-unk-dictionary "
+        "with this model), or --replace-unk alone to copy the source words",
+    )
+
+
+def test_a_dictionary_made_for_the_model_s_direction_reads_its_first_line_as_no_entry(tmp_path):
+    path = tmp_path / "en-fr.txt"
+    path.write_text("#languages en->fr\nchat cat\n", encoding="utf-8")
+    assert load_word_dictionary(str(path), ("en", "fr")) == {"chat": "cat"}
+
+
+def test_a_dictionary_without_its_languages_is_read_for_either_direction(tmp_path):
+    """as written by hand, or by bahdanau-unk-dictionary before it recorded them"""
+    path = tmp_path / "unrecorded.txt"
+    path.write_text("chat cat\n", encoding="utf-8")
+    assert load_word_dictionary(str(path), ("fr", "en")) == {"chat": "cat"}
+
+
 def test_binarized_data_without_its_source_text_is_a_one_line_error_naming_the_file(
     data_bin, checkpoints
 ):

@@ -55,7 +55,16 @@ def test_a_word_outside_the_target_dictionary_is_the_translation_of_a_source_wor
     [line] = lines
     word, translation = line.split()
     assert word in ("the", "dog") and translation == "xylophonie"
-    assert (tmp_path / "dictionary.txt").read_text(encoding="utf-8") == line + "\n"
+    assert (tmp_path / "dictionary.txt").read_text(encoding="utf-8").endswith("\n" + line + "\n")
+
+
+def test_the_dictionary_records_the_languages_of_its_model_on_its_first_line(
+    checkpoints, data_bin, tmp_path
+):
+    source, target = write_sides(tmp_path, PAIRS)
+    build(checkpoints["rnnsearch_50"], data_bin, source, target, tmp_path / "dictionary.txt")
+    first = (tmp_path / "dictionary.txt").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "#languages en->fr"
 
 
 def test_a_translation_seen_once_is_kept_with_min_count_1_and_left_out_by_default(

@@ -296,6 +296,21 @@ def test_a_replace_unk_dictionary_that_cannot_be_read_is_refused_before_anything
     assert translated == []
 
 
+def test_a_replace_unk_dictionary_of_the_reverse_direction_is_refused_before_anything_is_translated(
+    prepared_test_set, checkpoints, tmp_path, translated
+):
+    dictionary = tmp_path / "unk-dictionary.txt"
+    dictionary.write_text("#languages fr->en\nchat cat\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="the reverse of the model's en->fr"):
+        evaluate_replacing_unk(
+            prepared_test_set / "data-bin",
+            tmp_path / "out",
+            [str(dictionary)],
+            m=checkpoints["rnnsearch_50"],
+        )
+    assert translated == []
+
+
 def test_with_replace_unk_a_split_without_its_source_text_is_refused_before_anything_is_translated(
     data_bin, checkpoints, tmp_path, translated
 ):
