@@ -38,7 +38,7 @@ import sys
 import traceback
 import types
 import zipfile
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from fairseq import checkpoint_utils, utils
@@ -400,10 +400,35 @@ def other_dictionary(side: str, trained_symbols: int, trained, dictionary) -> st
             f"{difference}; continue it with the data-bin it was trained with, or "
             f"{_train_otherwise(loading.option, f'trained on {data}')}"
         )
+    reverse = reverse_direction(loading.task, side, trained)
+    if reverse is not None:
+        source, target = reverse
+        own = source if side == "source" else target
+        return (
+            f"{checkpoint} translates {source}->{target}, the reverse of this run's "
+            f"{target}->{source} (its {side} dictionary is {data}/dict.{own}.txt): give "
+            f"--source-lang {source} --target-lang {target}, or a model trained for "
+            f"{target}->{source}"
+        )
     return (
         f"{checkpoint} was {difference}, so it would translate other words than it learned; give "
         f"the data-bin it was trained with (its dict.*.txt), or a checkpoint trained on {data}"
     )
+
+
+def reverse_direction(task, side: str, trained) -> Optional[Tuple[str, str]]:
+    """The (source, target) languages of a checkpoint whose side's dictionary is the other side's
+    of the data-bin it is being loaded with: a model of the other direction (fr->en, loaded for
+    en->fr, the languages fairseq infers from a data-bin binarized en-fr), which these
+    dictionaries serve once the languages are given the other way round. None otherwise."""
+    cfg, other = getattr(task, "cfg", None), "target" if side == "source" else "source"
+    dictionary = getattr(task, f"{other}_dictionary", None)
+    if dictionary is None or trained is None:
+        return None
+    languages = getattr(cfg, "target_lang", None), getattr(cfg, "source_lang", None)
+    if None in languages or fingerprints.differs(trained, fingerprints.of_dictionary(dictionary)):
+        return None
+    return languages
 
 
 def _why_not_resumable(filename, option, saved, run, cause) -> str:

@@ -90,6 +90,28 @@ def test_a_tool_given_a_data_bin_of_other_dictionaries_refuses_in_one_line_namin
     assert b"H-0" not in completed.stdout
 
 
+def test_a_model_loaded_for_the_reverse_direction_is_refused_in_one_line_naming_its_own(
+    shortlist_prepared, checkpoint
+):
+    """fairseq reads the data-bin binarized en-fr for fr->en too: an en->fr model loaded so had
+    dictionaries of the same sizes, the other way round, and the line said to give the data-bin
+    it was trained with, which was the one given."""
+    data = shortlist_prepared / "data-bin"
+    returncode, stdout, stderr = tool_on_bytes(
+        "fairseq-generate",
+        *(data, "--user-dir", PLUGIN, "--path", checkpoint, "--cpu"),
+        *("--source-lang", "fr", "--target-lang", "en"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"{checkpoint} translates en->fr, the reverse of this run's fr->en (its source dictionary "
+        f"is {data}/dict.en.txt): give --source-lang en --target-lang fr, or a model trained for "
+        "fr->en",
+    )
+    assert "H-0" not in stdout
+
+
 def test_bahdanau_evaluate_stops_at_the_line_naming_both_before_translating(
     data_bins, checkpoint, tmp_path
 ):
