@@ -75,8 +75,19 @@ def load_source_text(path: Path, source: Side) -> Optional[List[str]]:
     return lines
 
 
+def binaries_languages(data_bin: Path, subset: str, source_lang: str, target_lang: str) -> str:
+    """The languages the split's binaries are named with: SRC-TGT, or TGT-SRC where only the data
+    binarized for the other direction is there, which fairseq's translation task reads for either
+    (load_langpair_dataset), as fairseq-generate translates it: evaluating fr->en on the data-bin
+    of en->fr. Neither there: SRC-TGT, which load_side says is missing."""
+    for languages in (f"{source_lang}-{target_lang}", f"{target_lang}-{source_lang}"):
+        if Path(f"{data_bin / f'{subset}.{languages}.{source_lang}'}.bin").is_file():
+            return languages
+    return f"{source_lang}-{target_lang}"
+
+
 def load_split(data_bin: Path, subset: str, source_lang: str, target_lang: str) -> BinarizedSplit:
-    languages = f"{source_lang}-{target_lang}"
+    languages = binaries_languages(data_bin, subset, source_lang, target_lang)
     source = load_side(data_bin, subset, languages, source_lang)
     return BinarizedSplit(
         source,

@@ -405,8 +405,26 @@ def check_checkpoints_load(arguments: argparse.Namespace) -> None:
     --replace-unk, each one able to replace unknown words (check_replaces_unknown_words)."""
     for name, checkpoint in arguments.model:
         translator = load_translator(checkpoint, arguments.data)
+        check_direction(name, checkpoint, translator.task.cfg, arguments)
         if arguments.replace_unk is not None:
             check_replaces_unknown_words(name, checkpoint, translator)
+
+
+def check_direction(name: str, checkpoint: Path, task_cfg, arguments: argparse.Namespace) -> None:
+    """The model translates the evaluation's direction: the one its checkpoint records (given to
+    fairseq-train as --source-lang), or else the direction of the data-bin's binaries, which
+    fairseq-train took for its own. fairseq-generate reads a split binarized en-fr for fr->en too
+    (binarized_split.binaries_languages), and with one dictionary for both languages (BPE data)
+    it would have translated each sentence with a model of the other direction, without a word."""
+    model = f"{task_cfg.source_lang}->{task_cfg.target_lang}"
+    asked = f"{arguments.source_lang}->{arguments.target_lang}"
+    if model != asked:
+        raise EvaluationError(
+            f"model {name} ({checkpoint}) translates {model}, and the evaluation is of {asked} "
+            f"(--source-lang {arguments.source_lang} --target-lang {arguments.target_lang}): give "
+            f"--source-lang {task_cfg.source_lang} --target-lang {task_cfg.target_lang}, or "
+            f"evaluate it in a run of its own"
+        )
 
 
 def check_replaces_unknown_words(name: str, checkpoint: Path, translator) -> None:

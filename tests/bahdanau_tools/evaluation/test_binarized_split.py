@@ -57,6 +57,16 @@ def write_data_bin(folder, source: Side, target: Side) -> None:
         builder.finalize(f"{prefix}.idx")
 
 
+def test_a_split_binarized_for_the_other_direction_is_read_for_this_one(tmp_path):
+    """as fairseq's translation task reads it, and fairseq-generate translates it: fr->en on the
+    data-bin of en->fr"""
+    english, french = side("a dog", "two big cats"), side("un chien", "deux gros chats")
+    write_data_bin(tmp_path, english, french)
+    split = load_split(tmp_path, "test", "fr", "en")
+    assert [s.tolist() for s in split.source.sentences] == [s.tolist() for s in french.sentences]
+    assert [s.tolist() for s in split.target.sentences] == [s.tolist() for s in english.sentences]
+
+
 def test_the_source_text_beside_the_binaries_gives_the_source_lengths(tmp_path):
     write_data_bin(tmp_path, side(PIECES, "two dogs", unknown=UNKNOWN_PIECES), side("x", "y"))
     source_text_path(tmp_path, "test", "en", "fr").write_text(f"{PIECES}\ntwo dogs\n")

@@ -311,6 +311,25 @@ def test_a_replace_unk_dictionary_of_the_reverse_direction_is_refused_before_any
     assert translated == []
 
 
+def test_a_model_of_the_other_direction_than_the_evaluation_s_is_refused_before_any_is_translated(
+    prepared_test_set, checkpoints, tmp_path, translated
+):
+    """fairseq-generate read the split binarized en-fr for fr->en, and the demo's dictionaries are
+    one for both languages: the en->fr model, trained on the data-bin without --source-lang, would
+    have translated the French sources without a word."""
+    checkpoint = checkpoints["rnnsearch_50"]
+    arguments = ["--data", str(prepared_test_set / "data-bin"), "--out-dir", str(tmp_path / "out")]
+    arguments += ["--source-lang", "fr", "--target-lang", "en", f"--model=rnnsearch={checkpoint}"]
+    with pytest.raises(EvaluationError) as raised:
+        evaluate(evaluation_parser().parse_args(arguments))
+    assert str(raised.value) == (
+        f"model rnnsearch ({checkpoint}) translates en->fr, and the evaluation is of fr->en "
+        "(--source-lang fr --target-lang en): give --source-lang en --target-lang fr, or evaluate "
+        "it in a run of its own"
+    )
+    assert translated == []
+
+
 def test_with_replace_unk_a_split_without_its_source_text_is_refused_before_anything_is_translated(
     data_bin, checkpoints, tmp_path, translated
 ):
