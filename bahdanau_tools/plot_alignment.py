@@ -14,8 +14,9 @@ example:
 """
 
 import argparse
+import os
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from fairseq.data import Dictionary
 
@@ -51,6 +52,23 @@ def figure_in_the_way(out_dir: Path, sentences: int) -> Optional[str]:
     return None
 
 
+def more_than_one_model(checkpoints: List[Path]) -> Optional[str]:
+    """What is wrong where --checkpoint names more than one model: given twice, or an ensemble
+    (fairseq's A:B), whose heatmaps would be one model's alone, or none."""
+    parts = str(checkpoints[0]).split(":")
+    if len(checkpoints) == 1 and (len(parts) == 1 or not all(map(os.path.isfile, parts))):
+        return None
+    given = (
+        ", ".join(map(str, checkpoints))
+        if len(checkpoints) > 1
+        else f"an ensemble, {checkpoints[0]}"
+    )
+    return (
+        f"--checkpoint names more than one model ({given}): a heatmap draws one model's "
+        "alignments; give one checkpoint, and run the command again for each other"
+    )
+
+
 def main(argv=None):
     print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
     parser = argparse.ArgumentParser(
@@ -58,7 +76,9 @@ def main(argv=None):
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint_*.pt file")
+    parser.add_argument(  # appended, to refuse a second: argparse would keep the last alone
+        "--checkpoint", type=Path, action="append", required=True, help="a checkpoint_*.pt file"
+    )
     parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder")
     parser.add_argument("--out-dir", type=Path, required=True, help="where alignment_N.png go")
     parser.add_argument(
@@ -72,6 +92,10 @@ def main(argv=None):
     )
     parser.add_argument("sentences", nargs="+", help="source sentences, one argument each")
     args = parser.parse_args(argv)
+    more_than_one = more_than_one_model(args.checkpoint)
+    if more_than_one is not None:
+        parser.error(more_than_one)
+    args.checkpoint = args.checkpoint[0]
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if path is not None and not path.exists():
             parser.error(f"{path} does not exist")

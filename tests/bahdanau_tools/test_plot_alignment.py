@@ -70,6 +70,29 @@ def test_bpe_codes_given_for_data_in_words_are_refused(
     )
 
 
+def test_a_second_checkpoint_is_refused_where_only_the_last_would_be_drawn(
+    checkpoints, data_bin, tmp_path
+):
+    first, second = checkpoints["rnnsearch_50"], checkpoints["rnnsearch_30"]
+    line = refusal(first, data_bin, tmp_path, "--checkpoint", second)
+    assert line.endswith(
+        f"error: --checkpoint names more than one model ({first}, {second}): a heatmap draws one "
+        "model's alignments; give one checkpoint, and run the command again for each other"
+    )
+
+
+def test_an_ensemble_of_checkpoints_is_refused_saying_a_heatmap_is_one_models(
+    checkpoints, data_bin, tmp_path
+):
+    ensemble = f"{checkpoints['rnnsearch_50']}:{checkpoints['rnnsearch_30']}"
+    line = refusal(ensemble, data_bin, tmp_path)
+    assert line.endswith(
+        f"error: --checkpoint names more than one model (an ensemble, {ensemble}): a heatmap "
+        "draws one model's alignments; give one checkpoint, and run the command again for each "
+        "other"
+    )
+
+
 def test_a_folder_where_a_heatmap_goes_is_refused_before_any_sentence_is_translated(
     checkpoints, data_bin, tmp_path
 ):
