@@ -5,6 +5,10 @@ before they translate; it applies ``apply`` to the run's configuration. fairseq-
 it, so training is fairseq's own.
 """
 
+from typing import Optional
+
+import torch
+
 from ..errors import ConfigurationError
 from ..running_program import running_fairseq_tool
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
@@ -17,6 +21,22 @@ def apply(cfg, has_attention: bool) -> None:
     refuse_what_fairseqs_search_cannot_do(cfg.generation)
     refuse_constraints_where_none_are_read(cfg.generation)
     batch_every_sentence(cfg)
+
+
+# The tools whose configuration is the command's own; the hub's is the checkpoint's, whose --bf16
+# was its training's (the hub translates in the precision its models are given: hub.bfloat16()).
+TRANSLATING_TOOLS = ("fairseq-generate", "fairseq-interactive")
+
+
+def precision_asked(cfg) -> Optional[torch.dtype]:
+    """The precision fairseq-generate or fairseq-interactive was asked to translate in where
+    fairseq leaves the models as they are: bfloat16 for --bf16 (--memory-efficient-bf16 sets it
+    too), which fairseq 0.12 reads for TPUs alone (it converts to float16 for --fp16, and nothing
+    for --bf16), so these models translated in float32 without a word. None otherwise."""
+    common = getattr(cfg, "common", None)
+    if running_fairseq_tool() in TRANSLATING_TOOLS and getattr(common, "bf16", False):
+        return torch.bfloat16
+    return None
 
 
 def refuse_fairseqs_own_unk_replacement(cfg) -> None:

@@ -140,6 +140,9 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     def prepare_for_inference_(self, cfg):
         """fairseq-generate, fairseq-interactive and the hub call this before they translate."""
         inference_setup.apply(cfg, self.has_attention)
+        precision = inference_setup.precision_asked(cfg)
+        if precision is not None:
+            self.to(precision)  # as fairseq's model.half() for --fp16: the alignment model stays
         super().prepare_for_inference_(cfg)
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):

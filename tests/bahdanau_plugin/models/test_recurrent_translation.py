@@ -1,12 +1,15 @@
-"""models/recurrent_translation.py: what a model's build gives both architectures, and what its
-checkpoints record (bahdanau_plugin/fingerprints.py)."""
+"""models/recurrent_translation.py: what a model's build gives both architectures, what its
+checkpoints record (bahdanau_plugin/fingerprints.py), and the precision it translates in."""
 
 import pytest
 import torch
 from fairseq.data import Dictionary
+from fairseq.dataclass.configs import CommonConfig, FairseqConfig
+from omegaconf import OmegaConf
 
 from bahdanau_plugin import fingerprints
 from bahdanau_plugin.errors import CheckpointError
+from bahdanau_plugin.models import inference_setup
 from bench.models import build_model, task
 
 from ...support.models import build_tiny_model, randomize_, tiny_sizes
@@ -86,3 +89,34 @@ def test_a_checkpoint_without_fingerprints_loads_as_before_them(model_name):
         for name, parameter in loaded.named_parameters()
     )
     assert loaded.initial_parameters is None
+
+
+def _configuration(**common):
+    """A configuration as fairseq's tools read it, fairseq's defaults but the common options."""
+    return OmegaConf.structured(FairseqConfig(common=CommonConfig(**common)))
+
+
+@pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
+def test_a_translating_tool_given_bf16_translates_in_bfloat16_the_alignment_model_in_float32(
+    tool, monkeypatch
+):
+    """fairseq 0.12 converts the models for --fp16 alone (model.half()), reading --bf16 for TPUs:
+    they translated in float32 without a word."""
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: tool)
+    model = build_tiny_model("rnnsearch")
+    model.prepare_for_inference_(_configuration(bf16=True))
+    assert model.decoder.embed_tokens.weight.dtype == torch.bfloat16
+    assert model.encoder.forward_rnn.weight_ih_l0.dtype == torch.bfloat16
+    assert {parameter.dtype for parameter in model.decoder.attention.parameters()} == {
+        torch.float32
+    }
+
+
+def test_the_hub_translates_in_the_precision_its_models_are_given_whatever_they_trained_in(
+    model_name, monkeypatch
+):
+    """The hub's configuration is the checkpoint's, whose --bf16 was its training's."""
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: None)
+    model = build_tiny_model(model_name)
+    model.prepare_for_inference_(_configuration(bf16=True))
+    assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
