@@ -3,11 +3,13 @@ line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a langua
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
 (--restore-file, --reset-*), half precision on a CPU, no batch size, a world of more processes
 than GPUs, fairseq-validate without --task, --sampling without as many --nbest as --beam,
---constraints a search cannot write, a --min-len over a batch's length limit, a sentence over the
-length limit of validation or translation, a fairseq-hydra-train value of another type than its
-option's, --tokenizer moses without both languages."""
+--constraints a search cannot write, a --min-len over a batch's length limit, gradients that are
+not finite (the loss diverged), a sentence over the length limit of validation or translation, a
+fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
+languages."""
 
 import dataclasses
+import inspect
 import os
 import re
 import typing
@@ -19,6 +21,7 @@ from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
+from fairseq.trainer import Trainer
 from hydra.errors import ConfigCompositionException
 from omegaconf import DictConfig
 from omegaconf.errors import ValidationError
@@ -159,6 +162,43 @@ def more_processes_than_gpus(error: BaseException) -> Optional[str]:
         f"processes on this machine, one a GPU, and it has {gpus or 'none'}: {fewer}, or start "
         "each process yourself with --distributed-init-method tcp://HOST:PORT "
         "--distributed-no-spawn --distributed-rank R (--distributed-backend gloo on CPUs)"
+    )
+
+
+# How fairseq's trainer ends at gradients that are not finite: its own check (float32, --bf16),
+# its loss scaler's floor (--fp16 on a GPU), or, with --amp on a CPU, the GradScaler torch disabled
+# for want of CUDA, whose backoff factor fairseq reads to lower the scale.
+DIVERGED = (
+    (FloatingPointError, re.compile(r"gradients are Nan/Inf|(AMP: )?Minimum loss scale reached")),
+    (AttributeError, re.compile(r"'GradScaler' object has no attribute '_backoff_factor'")),
+)
+
+
+def gradients_not_finite(error: BaseException) -> Optional[str]:
+    """fairseq-train stops at an update whose gradients are NaN or infinite in a traceback, after
+    its NanDetector's dump of every parameter's norms; with --amp on a CPU in an AttributeError
+    that names neither. The loss diverged: at any precision, a learning rate too large for it."""
+    if not any(isinstance(error, kind) and message.match(str(error)) for kind, message in DIVERGED):
+        return None
+    given = errors.locals_where(error, inspect.unwrap(Trainer.train_step).__code__)
+    if given is None:
+        return None
+    trainer = given["self"]
+    crash = os.path.join(trainer.cfg.checkpoint.save_dir, "crash.pt")
+    saved = (
+        f" (fairseq saved the parameters that gave them as {crash})"
+        if isinstance(error, FloatingPointError)
+        else ""
+    )
+    clipping = (
+        ", and --clip-norm 1.0 (the paper's; this run clips no gradient)"
+        if not trainer.cfg.optimization.clip_norm
+        else ""
+    )
+    return (
+        f"the gradients of update {trainer.get_num_updates() + 1:,} are NaN or infinite: the loss "
+        f"diverged, and training stopped{saved}; train again with a lower --lr{clipping}, from "
+        "the last checkpoint saved before it"
     )
 
 
@@ -357,6 +397,7 @@ errors.EXPLANATIONS.extend(
         finetuning_with_another_start,
         told_by_its_message,
         more_processes_than_gpus,
+        gradients_not_finite,
         no_task,
         constraint_never_written,
         min_len_over_the_length_limit,

@@ -162,6 +162,21 @@ def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin
     )
 
 
+@pytest.mark.parametrize("precision", [[], ["--bf16"], ["--amp"]], ids=["float32", "bf16", "amp"])
+def test_gradients_that_are_not_finite_end_training_in_one_line_naming_the_update(
+    data_bin, tmp_path, precision
+):
+    """The loss diverged: fairseq stopped in a traceback, 'FloatingPointError: gradients are
+    Nan/Inf' after a dump of every parameter's norms (with --amp on a CPU, 'AttributeError:
+    'GradScaler' object has no attribute '_backoff_factor'')."""
+    returncode, _, stderr = training(
+        data_bin, tmp_path, "--max-update", "4", "--lr", "1e37", *precision
+    )
+    assert_one_line_error(
+        returncode, stderr, "the gradients of update 2 are NaN or infinite", "a lower --lr"
+    )
+
+
 def test_finetune_from_model_with_a_reset_flag_is_one_line_naming_the_flags_to_drop(
     data_bin, checkpoints, tmp_path
 ):
