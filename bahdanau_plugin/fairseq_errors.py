@@ -1,12 +1,12 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
 not hold, an empty split, a --finetune-from-model that names no file or comes with another start
-(--restore-file, --reset-*), half precision on a CPU, no batch size, a world of more processes
-than GPUs, fairseq-validate without --task, --sampling without as many --nbest as --beam,
---constraints a search cannot write, a --min-len over a batch's length limit, gradients that are
-not finite (the loss diverged), a sentence over the length limit of validation or translation, a
-fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
-languages."""
+(--restore-file, --reset-*), half precision on a CPU, --fp16 beside --bf16, no batch size, a
+world of more processes than GPUs, fairseq-validate without --task, --sampling without as many
+--nbest as --beam, --constraints a search cannot write, a --min-len over a batch's length limit,
+gradients that are not finite (the loss diverged), a sentence over the length limit of validation
+or translation, a fairseq-hydra-train value of another type than its option's, --tokenizer moses
+without both languages."""
 
 import dataclasses
 import inspect
@@ -273,6 +273,26 @@ def no_task(error: BaseException) -> Optional[str]:
     )
 
 
+def two_half_precisions(error: BaseException) -> Optional[str]:
+    """fairseq's argument parsing turns --bf16 into --tpu, then refuses --tpu beside --fp16 in a
+    traceback about a TPU ('Cannot combine --fp16 and --tpu, use --bf16 on TPUs') where --fp16 and
+    --bf16 were given, and no TPU (fairseq-train, fairseq-generate, any of its tools)."""
+    if not isinstance(error, ValueError) or not str(error).startswith("Cannot combine --fp16 and"):
+        return None
+    given = errors.locals_where(error, options.parse_args_and_arch.__code__)
+    args = given.get("args") if given is not None else None
+    if not getattr(args, "bf16", False):
+        return None  # --tpu itself beside --fp16: fairseq's line says it
+    float16 = "--memory-efficient-fp16" if args.memory_efficient_fp16 else "--fp16"
+    bfloat16 = (
+        "--memory-efficient-bf16" if getattr(args, "memory_efficient_bf16", False) else "--bf16"
+    )
+    return (
+        f"{float16} and {bfloat16} each choose the precision to compute in, float16 and "
+        "bfloat16: give one of them (on a CPU, --bf16: docs/precision.md)"
+    )
+
+
 def option_of_another_type(error: BaseException) -> Optional[str]:
     """omegaconf's ValidationError, a traceback, where fairseq merges a block of a configuration
     (fairseq-hydra-train's ``model.dropout=abc``) with the dataclass of its component, which
@@ -398,6 +418,7 @@ errors.EXPLANATIONS.extend(
         told_by_its_message,
         more_processes_than_gpus,
         gradients_not_finite,
+        two_half_precisions,
         no_task,
         constraint_never_written,
         min_len_over_the_length_limit,

@@ -177,6 +177,30 @@ def test_gradients_that_are_not_finite_end_training_in_one_line_naming_the_updat
     )
 
 
+@pytest.mark.parametrize("tool", ["fairseq-train", "fairseq-generate"])
+@pytest.mark.parametrize(
+    "precisions",
+    [["--fp16", "--bf16"], ["--memory-efficient-fp16", "--memory-efficient-bf16"]],
+    ids=["fp16-bf16", "memory-efficient"],
+)
+def test_two_half_precisions_are_one_line_asking_for_one(tmp_path, tool, precisions):
+    """fairseq turns --bf16 into --tpu, then refused it in a traceback about a TPU: 'ValueError:
+    Cannot combine --fp16 and --tpu, use --bf16 on TPUs'."""
+    missing_data = tmp_path / "no-data-here"  # refused as the options are read, before any data
+    command = {
+        "fairseq-train": train_command(missing_data, tmp_path, "rnnsearch", *precisions),
+        "fairseq-generate": [missing_data, "--user-dir", PLUGIN, "--path", tmp_path / "x.pt"],
+    }[tool]
+    returncode, _, stderr = tool_on_bytes(tool, *command, *precisions)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"{precisions[0]} and {precisions[1]} each choose the precision to compute in",
+        "give one of them",
+    )
+    assert "TPU" not in stderr
+
+
 def test_finetune_from_model_with_a_reset_flag_is_one_line_naming_the_flags_to_drop(
     data_bin, checkpoints, tmp_path
 ):
