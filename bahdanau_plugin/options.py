@@ -2,6 +2,7 @@
 use them too."""
 
 import argparse
+import math
 
 
 def positive_int(text: str) -> int:
@@ -17,4 +18,14 @@ def probability(text: str) -> float:
     value = float(text)
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a probability from 0 to under 1")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A number as fairseq's float options take it, but finite: fairseq takes nan and inf without
+    a word, and a length penalty of either ranks the hypotheses by nan or 0 (a power of the length
+    that is nan or infinite), a search's result without meaning."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number")
     return value

@@ -37,15 +37,17 @@ def soft_alignment(
 
 
 def translate_with_alignment(
-    translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200
+    translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200, lenpen: float = 1
 ):
     """Returns (target tokens, alpha: target x source), end of sentence included.
 
     source_ids are binarized, end of sentence included, as translator.encode returns them; the
-    translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b. No source
-    tokens: the dictionary's would say <unk> for every word it lacks, and the caller has the words
-    it binarized."""
-    hypothesis = translator.generate([source_ids], beam=beam, max_len_b=max_len_b)[0][0]
+    translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b, and is ranked
+    as with its --lenpen (1, fairseq's default: log-probability per token). No source tokens: the
+    dictionary's would say <unk> for every word it lacks, and the caller has the words it
+    binarized."""
+    hypotheses = translator.generate([source_ids], beam=beam, max_len_b=max_len_b, lenpen=lenpen)
+    hypothesis = hypotheses[0][0]
     alpha = soft_alignment(hypothesis, len(source_ids))
     if alpha is None:
         raise NoAttentionError(

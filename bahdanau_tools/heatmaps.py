@@ -90,7 +90,8 @@ def draw_translation(translator, tokens: List[str], path: Path, **search) -> Lis
     """Translate tokens (tokenized, BPE applied) and draw the alignment as a PNG; return the target
     words, end of sentence included. The source is labelled with the tokens as given, not the
     dictionary's symbols: <unk> would lose a piece's @@ and split its word; the target with the
-    translation's tokens, the words that replaced <unk> included. search: beam, max_len_b."""
+    translation's tokens, the words that replaced <unk> included. search: beam, max_len_b,
+    lenpen."""
     target, alpha = translate_with_alignment(translator, source_ids(translator, tokens), **search)
     return save_heatmap(tokens + [END_OF_SENTENCE], target, alpha, path)
 

@@ -48,7 +48,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tqdm import tqdm
 
 from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
-from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.options import finite_float, positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
 from bahdanau_plugin.unknown_words import (
@@ -194,6 +194,14 @@ def evaluation_parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=200,
         help="translations have at most this many tokens (fairseq's option; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--lenpen",
+        type=finite_float,
+        default=1.0,
+        help="length penalty, fairseq's: a translation is ranked by its summed log-probability "
+        "divided by its length to this power; 0 ranks by the sum (as the paper's code, GroundHog, "
+        "does by default), 1 by the log-probability per token (default: %(default)s, fairseq's)",
     )
     parser.add_argument(
         "--batch-size",
@@ -466,7 +474,8 @@ def translate(
     without_unk = decoding == WITHOUT_UNK
     label = f"{name}, <unk> disallowed" if without_unk else name
     print(
-        f"== {label}: fairseq-generate, beam {generation.beam}, {checkpoint}",
+        f"== {label}: fairseq-generate, beam {generation.beam}, lenpen {generation.lenpen}, "
+        f"{checkpoint}",
         file=sys.stderr,
         flush=True,
     )
@@ -559,6 +568,7 @@ def draw_heatmaps(arguments, split: BinarizedSplit) -> None:
                     heatmap_file(arguments.out_dir, name, sentence),
                     beam=arguments.beam,
                     max_len_b=arguments.max_len_b,
+                    lenpen=arguments.lenpen,
                 )
         except NoAttentionError as error:
             print(f"{name}: no heatmaps, {error}", file=sys.stderr)
@@ -592,6 +602,7 @@ def write_table1(
         "tokenized_references": str(arguments.tokenized_references),
         "bpe_codes": None if arguments.bpe_codes is None else str(arguments.bpe_codes),
         "beam": arguments.beam,
+        "lenpen": arguments.lenpen,
         "replace_unk": arguments.replace_unk,
         "no_unk_translations": f"<unk> disallowed (fairseq-generate --unkpen {NEVER_UNK})",
         "models": {
@@ -647,6 +658,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
         arguments.target_lang,
         arguments.beam,
         arguments.max_len_b,
+        arguments.lenpen,
         arguments.batch_size,
         arguments.bpe_codes,
         arguments.replace_unk,

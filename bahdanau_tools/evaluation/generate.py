@@ -40,6 +40,9 @@ class Generation:
     target_lang: str
     beam: int
     max_len_b: int
+    # fairseq's length penalty: a finished hypothesis is ranked by its summed log-probability
+    # divided by its length to this power (0: the sum, GroundHog's default; 1: per token, fairseq's)
+    lenpen: float
     batch_size: int
     bpe_codes: Optional[Path]  # None: the data has no BPE
     # None: no replacement; "": copy source words; else a dictionary file
@@ -85,6 +88,8 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         str(generation.beam),
         "--max-len-b",
         str(generation.max_len_b),
+        "--lenpen",
+        str(generation.lenpen),
         "--batch-size",
         str(generation.batch_size),
         "--required-batch-size-multiple",

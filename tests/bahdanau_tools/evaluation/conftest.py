@@ -64,18 +64,43 @@ def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
     return out
 
 
+def checkpoint_with_output_biases_raised(checkpoints, tmp_path_factory, name, raises) -> Path:
+    """rnnsearch_50's checkpoint with the output bias of each target symbol in raises (its index:
+    by how much) raised, made once as name."""
+
+    def raise_the_biases(folder):
+        state = torch.load(checkpoints["rnnsearch_50"], weights_only=False)
+        for symbol, by in raises.items():
+            state["model"]["decoder.output_projection.bias"][symbol] += by
+        torch.save(state, folder / "checkpoint.pt")
+
+    return made_once(tmp_path_factory, name, raise_the_biases) / "checkpoint.pt"
+
+
 @pytest.fixture(scope="session")
 def checkpoint_preferring_unk(checkpoints, tmp_path_factory) -> Path:
     """rnnsearch_50's checkpoint with <unk> made far more likely than any other word at every step
     (its output bias raised): an ordinary beam search writes <unk> throughout."""
+    unk = Dictionary().unk()  # fairseq's dictionaries all number <unk> so
+    return checkpoint_with_output_biases_raised(
+        checkpoints, tmp_path_factory, "prefers-unk", {unk: 100}
+    )
 
-    def raise_the_bias_of_unk(folder):
-        state = torch.load(checkpoints["rnnsearch_50"], weights_only=False)
-        unk = Dictionary().unk()  # fairseq's dictionaries all number <unk> so
-        state["model"]["decoder.output_projection.bias"][unk] += 100
-        torch.save(state, folder / "checkpoint.pt")
 
-    return made_once(tmp_path_factory, "prefers-unk", raise_the_bias_of_unk) / "checkpoint.pt"
+@pytest.fixture(scope="session")
+def checkpoint_preferring_one_more_word(checkpoints, tmp_path_factory) -> Path:
+    """rnnsearch_50's checkpoint in which every step writes, nearly surely, the target dictionary's
+    first word (about 0.73) or the end of sentence (about 0.27), whatever the source: each word
+    more lowers a translation's summed log-probability but raises its log-probability per token,
+    so that of the translations a search finishes, the sum (--lenpen 0) ranks the shortest first
+    and the mean per token (--lenpen 1) the longest."""
+    first_word = Dictionary().nspecial  # fairseq numbers the words after its special symbols
+    return checkpoint_with_output_biases_raised(
+        checkpoints,
+        tmp_path_factory,
+        "prefers-one-more-word",
+        {first_word: 101, Dictionary().eos(): 100},  # e / (e + 1) = 0.73
+    )
 
 
 def edited_test_set(root: Path, data_bin: Path, edit) -> None:

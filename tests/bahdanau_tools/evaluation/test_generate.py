@@ -19,7 +19,9 @@ from bahdanau_tools.evaluation.generate import (
 
 from .conftest import MODELS
 
-GENERATION = Generation("test", "en", "fr", beam=12, max_len_b=200, batch_size=32, bpe_codes=None)
+GENERATION = Generation(
+    "test", "en", "fr", beam=12, max_len_b=200, lenpen=1.0, batch_size=32, bpe_codes=None
+)
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
@@ -72,6 +74,11 @@ def test_fairseq_generate_translates_with_the_plugins_task_whether_it_replaces_u
     replace_unk,
 ):
     assert option(command(replace_unk=replace_unk), "--task") == "translation_with_source_words"
+
+
+def test_the_length_penalty_given_is_passed_to_fairseq_generate():
+    assert option(command(lenpen=0.0), "--lenpen") == "0.0"
+    assert option(command(), "--lenpen") == "1.0"
 
 
 def test_unk_is_disallowed_by_an_infinite_unknown_word_penalty_only_when_asked():

@@ -115,7 +115,7 @@ def translations_made(tmp_path, monkeypatch, known):
         return {"detokenized": ["x"] * sentences, "tokenized": ["x"] * sentences}
 
     monkeypatch.setattr(command_line, "translate", translate)
-    generation = Generation("test", "en", "fr", 2, 8, 32, None)
+    generation = Generation("test", "en", "fr", 2, 8, 1.0, 32, None)
     return made, translate_all(arguments_of_model_m(tmp_path), generation, 3, known)["m"]
 
 
