@@ -12,6 +12,8 @@ from typing import BinaryIO, Iterator, Sequence, Tuple
 from ..errors import DataError
 
 SGML_SEGMENT = re.compile(rb"<seg[^>]*>(.*)</seg>")
+# The first line of a WMT test set's SGML file (newstest2014-fren-src.en.sgm): its set's tag.
+SGML_SET = re.compile(rb"\s*<(srcset|refset|tstset)[\s>]", re.IGNORECASE)
 # The C1 control characters, which Latin-1 and its kin decode bytes 0x80-0x9f into: no text holds
 # them, a file from Windows (cp1252) has its quotes, dashes, ... and the euro sign there.
 C1_CONTROL = re.compile("[\x80-\x9f]")
@@ -103,6 +105,8 @@ def count_records(path: Path, encoding: str) -> int:
     for number, line in enumerate(lines(path), start=1):
         if number == 1:
             check_not_gzip_data(path, line)
+            if not sgml:
+                check_not_sgml(path, line)
             check_not_wide_encoding(path, line, encoding)
         try:
             text = line.decode(encoding)
@@ -139,6 +143,21 @@ def check_not_gzip_data(path: Path, first_line: bytes) -> None:
         f"{path} is gzip-compressed (it starts with gzip's bytes 1f 8b), but its name does not end "
         f"in .gz: rename it {path}.gz, or decompress it (gunzip -c)"
     )
+
+
+def check_not_sgml(path: Path, first_line: bytes) -> None:
+    """A WMT test set in its SGML file, renamed PREFIX.LANG for --test, was read line by line: its
+    markup made sentences (newstest2014: a test line for each <doc> and </doc> besides its 3,003
+    segments, each wrapped in `&lt; seg id = ...`), scored as such, without a word. Only files
+    named .sgm are read as SGML (the wmt14 preset's)."""
+    found = SGML_SET.match(first_line)
+    if found:
+        raise DataError(
+            f"{path} is a WMT SGML file (its first line opens <{found.group(1).decode()}>), not "
+            "one sentence per line: its markup would be read as sentences; give the text of "
+            "its segments, one per line (sed -n 's/.*<seg[^>]*>\\(.*\\)<\\/seg>.*/\\1/p' "
+            f"{path} > TEXT)"
+        )
 
 
 def check_not_wide_encoding(path: Path, first_line: bytes, encoding: str) -> None:

@@ -169,3 +169,15 @@ def test_a_utf8_file_read_as_utf8_under_another_name_is_not_taken_for_a_misreadi
         (tmp_path / f"a.{side}").write_bytes("le café\n".encode())
     for name in ("UTF8", "utf-8-sig"):
         assert check_aligned(ParallelFiles(tmp_path / "a.en", tmp_path / "a.fr"), name) == 1
+
+
+def test_a_wmt_sgml_file_not_named_sgm_is_refused_saying_how_to_take_its_segments(tmp_path):
+    """Read line by line, its markup made test sentences (`&lt; seg id = ...`), without a word."""
+    english = b'<srcset setid="newstest2014" srclang="any">\n<seg id="1">Hello.</seg>\n</srcset>\n'
+    french = b'<refset setid="newstest2014" trglang="fr">\n<seg id="1">Salut.</seg>\n</refset>\n'
+    path = tmp_path / "a.en"
+    assert refusal(tmp_path, english, french) == (
+        f"{path} is a WMT SGML file (its first line opens <srcset>), not one sentence per line: "
+        "its markup would be read as sentences; give the text of its segments, one per line "
+        f"(sed -n 's/.*<seg[^>]*>\\(.*\\)<\\/seg>.*/\\1/p' {path} > TEXT)"
+    )
