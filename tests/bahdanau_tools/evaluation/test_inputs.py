@@ -281,27 +281,20 @@ def test_with_replace_unk_a_model_without_attention_is_refused_before_any_is_tra
     assert translated == []
 
 
-def test_a_replace_unk_dictionary_that_cannot_be_read_is_refused_before_anything_is_translated(
-    prepared_test_set, checkpoints, tmp_path, translated
+@pytest.mark.parametrize(
+    "lines, refusal",
+    [
+        ("chat cat\nchien\n", r"unk-dictionary.txt, line 2: expected a source word"),
+        ("#languages fr->en\nchat cat\n", "the reverse of the model's en->fr"),
+    ],
+    ids=["a line that cannot be read", "made for the reverse direction"],
+)
+def test_a_replace_unk_dictionary_that_cannot_serve_is_refused_before_anything_is_translated(
+    lines, refusal, prepared_test_set, checkpoints, tmp_path, translated
 ):
     dictionary = tmp_path / "unk-dictionary.txt"
-    dictionary.write_text("chat cat\nchien\n", encoding="utf-8")
-    with pytest.raises(ConfigurationError, match=f"{dictionary}, line 2: expected a source word"):
-        evaluate_replacing_unk(
-            prepared_test_set / "data-bin",
-            tmp_path / "out",
-            [str(dictionary)],
-            m=checkpoints["rnnsearch_50"],
-        )
-    assert translated == []
-
-
-def test_a_replace_unk_dictionary_of_the_reverse_direction_is_refused_before_anything_is_translated(
-    prepared_test_set, checkpoints, tmp_path, translated
-):
-    dictionary = tmp_path / "unk-dictionary.txt"
-    dictionary.write_text("#languages fr->en\nchat cat\n", encoding="utf-8")
-    with pytest.raises(ConfigurationError, match="the reverse of the model's en->fr"):
+    dictionary.write_text(lines, encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=refusal):
         evaluate_replacing_unk(
             prepared_test_set / "data-bin",
             tmp_path / "out",
