@@ -8,9 +8,8 @@
   (``code_of``: edited in place too), key a compilation, compiled afresh from a copy of the code.
 - **Cost shown, and paid where it pays.** Each compilation is logged at INFO with its time,
   cached on disk. A CPU search compiles once it has run eagerly a while (``setting.py``).
-- **Where nothing compiles** (no C++ compiler, no Triton on a GPU, no cache folder), compiling
-  fails (a graph break too), under autocast, a hook, a mode, a function set for a method: eager,
-  after one warning.
+- **Where nothing compiles** (no C++ compiler, no Triton, no cache folder), compiling fails (a
+  graph break too), under autocast, a hook, a mode, a function for a method: eager, one warning.
 """
 
 import contextlib
@@ -20,6 +19,7 @@ import logging
 import operator
 import platform
 import shutil
+import sys
 import time
 import types
 import weakref
@@ -69,8 +69,7 @@ def definitions(c: type) -> list:
 
 def interposed(module: nn.Module) -> Optional[str]:
     """What would miss ``module``'s operations in compiled code or a replay, while it is there: a
-    hook on a module of it, a TorchFunctionMode or TorchDispatchMode (torch's own apart; under a
-    dispatch mode a compiled step finds nothing to compile), or a transform of torch.func's."""
+    hook on a module of it, a function or dispatch mode (not torch's), a torch.func transform."""
     kinds = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
     named = module.named_modules()
     hooked = ["every module"] * any(getattr(nn.modules.module, "_global" + k) for k in kinds)
@@ -113,6 +112,10 @@ class Compilation:
         self.function, self.constant_weights = function, constant_weights
         self.eager_first_on_cpu, self.eager_seconds = eager_first_on_cpu, 0.0  # eagerly, first
         self.compiled = self.failure = None  # the compiled method; why compiling it failed
+        f = function  # its code copied: what torch compiles from it is kept as long as the code is
+        self.copy = types.FunctionType(
+            f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__
+        )
 
     def __call__(self, module: nn.Module, *inputs):
         cpu_search = self.eager_first_on_cpu and inputs[0].device.type == "cpu"
@@ -126,6 +129,7 @@ class Compilation:
         name, start = f"{type(module).__name__}.{self.function.__name__}", time.perf_counter()
         if (reason := self._eager_reason(module, inputs[0])) is None:
             import torch._inductor.exc  # where compiling fails, not the code: a graph break too
+            from torch._inductor.codecache import PyCodeCache
 
             graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
             exc, InductorError = torch._dynamo.exc, torch._inductor.exc.InductorError
@@ -140,6 +144,8 @@ class Compilation:
             result = self.function(module, *inputs)
             warn_once(f"{name} runs eagerly: {reason}")
         elif torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
+            while PyCodeCache.modules:  # inductor's, held by torch (weights as constants too): now
+                sys.modules.pop(PyCodeCache.modules.pop().__name__, None)  # by the code alone
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
             what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
             what += ", weights as constants" * self.constant_weights + f", first for {rows} row"
@@ -149,11 +155,7 @@ class Compilation:
     def run_compiled(self, module: nn.Module, *inputs):
         """The compiled method, made at its first call from a code object of its own."""
         if self.compiled is None:
-            f = self.function
-            copy = types.FunctionType(
-                f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__
-            )
-            self.compiled = torch.compile(copy, dynamic=True, fullgraph=True)
+            self.compiled = torch.compile(self.copy, dynamic=True, fullgraph=True)
         return self.compiled(module, *inputs)
 
     def _settings(self):
@@ -172,8 +174,7 @@ class Compilation:
     def _eager_reason(self, module: nn.Module, first_input: torch.Tensor) -> Optional[str]:
         if (reason := interposed(module)) is not None:
             return reason
-        if torch.is_autocast_enabled(first_input.device.type):  # traced, autocast stays on in
-            # the backward pass where the alignment model turns it off: v_a's gradient underflows
+        if torch.is_autocast_enabled(first_input.device.type):  # on in a traced backward pass
             return "under autocast (--amp) the alignment model's gradients would lose float32"
         return self.failure or missing_compiler(first_input.device.type)
 
@@ -189,17 +190,16 @@ def compiled(method: Callable, constant_weights=False, eager_first_on_cpu=False)
         warn_once(NOT_A_METHOD.format(getattr(method, "__qualname__", type(method).__name__)))
         return method
     module, function = method.__self__, method.__func__
-    # with the weights as constants: the module's own (a weak reference equals another to its
-    # module while it lives: an ensemble's models have theirs), each one's place and version;
-    # not under a transform of torch.func's (``interposed``), whose wrapped weights have no place
+    # weights as constants: its own (a weak reference equals another to its module while it lives),
+    # each one's place and version; none under torch.func's transforms (wrapped: no place)
     constant_weights = constant_weights and torch._C._functorch.peek_interpreter_stack() is None
     tensors = constant_weights and (*module.parameters(), *module.buffers())  # buffers too
     places = constant_weights and tuple((t.data_ptr(), t._version) for t in tensors)
     weights = constant_weights and (weakref.ref(module), places)
     key = (function, code_of(module), weights)
     if key not in _COMPILATIONS:
-        # dropped: those with the weights this module had before a change, or a freed module's
+        # dropped with what torch compiled of it: this module's before a change, a freed one's
         for stale in [k for k in _COMPILATIONS if weights and k[2] and k[2][0]() in (module, None)]:
-            del _COMPILATIONS[stale]
+            torch._dynamo.eval_frame.remove_from_cache(_COMPILATIONS.pop(stale).copy)
         _COMPILATIONS[key] = Compilation(function, constant_weights, eager_first_on_cpu)
     return functools.partial(_COMPILATIONS[key], module)

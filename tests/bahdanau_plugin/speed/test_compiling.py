@@ -590,6 +590,28 @@ def test_a_freed_model_s_search_compiled_with_its_weights_is_dropped_by_the_next
     assert len(compiling._COMPILATIONS) == 1
 
 
+def test_a_freed_model_s_weights_compiled_as_constants_are_freed_with_its_compilation(
+    monkeypatch,
+):
+    """torch keeps what it compiled as long as the process (dynamo's cache of a code, inductor's
+    modules, which hold the constants): a hub, a server or a notebook loading checkpoint after
+    checkpoint must not keep each one's weights in it."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    first = randomize_(build_tiny_model("rnnsearch", vocabulary=23, maxout_dim=9))
+    second = randomize_(build_tiny_model("rnnsearch"), seed=1)
+    own_shapes = {p.shape for p in first.parameters()} - {p.shape for p in second.parameters()}
+    first.make_generation_fast_()
+    second.make_generation_fast_()
+    with compiled_calls(monkeypatch) as calls:
+        _search(first)
+        del first
+        gc.collect()
+        _search(second)
+    gc.collect()
+    tensors = (o for o in gc.get_objects() if type(o) in (torch.Tensor, torch.nn.Parameter))
+    assert calls and [tuple(t.shape) for t in tensors if t.shape in own_shapes] == []
+
+
 @pytest.mark.cpu_only
 def test_on_a_cpu_a_search_runs_eagerly_until_it_has_run_the_set_seconds(monkeypatch):
     model = randomize_(build_tiny_model("rnnsearch")).eval()
