@@ -144,8 +144,8 @@ class Compilation:
             result = self.function(module, *inputs)
             warn_once(f"{name} runs eagerly: {reason}")
         elif torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
-            while PyCodeCache.modules:  # inductor's, held by torch (weights as constants too): now
-                sys.modules.pop(PyCodeCache.modules.pop().__name__, None)  # by the code alone
+            while self.constant_weights and PyCodeCache.modules:  # inductor's, with the weights,
+                sys.modules.pop(PyCodeCache.modules.pop().__name__, None)  # held by the code alone
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
             what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
             what += ", weights as constants" * self.constant_weights + f", first for {rows} row"
