@@ -1,8 +1,7 @@
 """A module's own method compiled by torch.compile: the decoder's step, and a search's step.
 
-- **Regional.** ``recur``'s loop calls the compiled step once per target position: compiling
-  takes the same time whatever the length (the unrolled loop's grows: pytorch/pytorch#97155).
-- **Shapes are symbolic** (``dynamic=True``): one compilation per grad mode (a size of 1 apart).
+- **Regional, symbolic.** The step, called once per target position, compiled once per grad mode
+  (``dynamic=True``; a size of 1 apart), whatever the length (unrolled: pytorch/pytorch#97155).
 - **The code as it is now.** torch guards the tensors a compilation read, not the methods it
   called: the classes of the module and its submodules, what each defines and its functions' code
   (``code_of``: edited in place too), key a compilation, compiled afresh from a copy of the code.
@@ -132,6 +131,7 @@ class Compilation:
             from torch._inductor.codecache import PyCodeCache
 
             graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]  # compiled so far
+            modules = len(PyCodeCache.modules)  # inductor's generated modules, loaded so far
             exc, InductorError = torch._dynamo.exc, torch._inductor.exc.InductorError
             try:
                 with self._settings():
@@ -144,8 +144,8 @@ class Compilation:
             result = self.function(module, *inputs)
             warn_once(f"{name} runs eagerly: {reason}")
         elif torch._dynamo.utils.counters["stats"]["unique_graphs"] != graphs:
-            while self.constant_weights and PyCodeCache.modules:  # inductor's, with the weights,
-                sys.modules.pop(PyCodeCache.modules.pop().__name__, None)  # held by the code alone
+            while self.constant_weights and len(PyCodeCache.modules) > modules:  # those it made,
+                sys.modules.pop(PyCodeCache.modules.pop().__name__, None)  # with the weights: freed
             seconds, rows = time.perf_counter() - start, inputs[0].size(0)
             what = ("with" if torch.is_grad_enabled() else "without") + " gradients"
             what += ", weights as constants" * self.constant_weights + f", first for {rows} row"
