@@ -52,18 +52,21 @@ def recorded_languages(fields: Sequence[str]) -> Optional[Languages]:
 
 
 def check_direction(path: str, recorded: Languages, languages: Optional[Languages]) -> None:
-    """A dictionary made for the other direction than the model's (fr->en for an en->fr model)
-    maps words of the model's target language to words of its source language: the source words
-    that both languages spell alike (names, numbers, 'pain', 'chat') would have been replaced by
-    the wrong language's words without a word of warning."""
+    """A dictionary made for the other direction than the run translates (fr->en for en->fr)
+    maps words of its target language to words of its source language: the source words that
+    both languages spell alike (names, numbers, 'pain', 'chat') would have been replaced by the
+    wrong language's words without a word of warning. languages: the run's (its --source-lang and
+    --target-lang, or what fairseq read from the data-bin), checked before any model loads."""
     if languages is None or recorded == languages or recorded != languages[::-1]:
         return
     source, target = languages
     raise ConfigurationError(
         f"{OPTION} {path} is a dictionary for {target}{DIRECTION}{source} (its first line, "
-        f"{languages_line(*recorded)}), the reverse of the model's {source}{DIRECTION}{target}: "
-        f"give one made for {source}{DIRECTION}{target} (bahdanau-unk-dictionary with this "
-        f"model), or {OPTION} alone to copy the source words"
+        f"{languages_line(*recorded)}), the reverse of this run's {source}{DIRECTION}{target} "
+        f"(--source-lang {source} --target-lang {target}): give one made for "
+        f"{source}{DIRECTION}{target} (bahdanau-unk-dictionary with such a model), or the "
+        f"languages the other way round if the model translates {target}{DIRECTION}{source}, or "
+        f"{OPTION} alone to copy the source words"
     )
 
 

@@ -205,8 +205,9 @@ def test_a_dictionary_made_for_the_reverse_direction_is_a_one_line_error_naming_
         returncode,
         stderr,
         f"--replace-unk {reverse} is a dictionary for fr->en (its first line, #languages fr->en), "
-        "the reverse of the model's en->fr: give one made for en->fr (bahdanau-unk-dictionary "
-        "with this model), or --replace-unk alone to copy the source words",
+        "the reverse of this run's en->fr (--source-lang en --target-lang fr): give one made for "
+        "en->fr (bahdanau-unk-dictionary with such a model), or the languages the other way "
+        "round if the model translates fr->en, or --replace-unk alone to copy the source words",
     )
 
 

@@ -285,7 +285,7 @@ def test_with_replace_unk_a_model_without_attention_is_refused_before_any_is_tra
     "lines, refusal",
     [
         ("chat cat\nchien\n", r"unk-dictionary.txt, line 2: expected a source word"),
-        ("#languages fr->en\nchat cat\n", "the reverse of the model's en->fr"),
+        ("#languages fr->en\nchat cat\n", "the reverse of this run's en->fr"),
     ],
     ids=["a line that cannot be read", "made for the reverse direction"],
 )
