@@ -55,9 +55,9 @@ def figure_in_the_way(out_dir: Path, sentences: int) -> Optional[str]:
 def more_than_one_model(checkpoints: List[Path]) -> Optional[str]:
     """What is wrong where --checkpoint names more than one model: given twice, or an ensemble
     (fairseq's A:B), whose heatmaps would be one model's alone, or none."""
-    parts = str(checkpoints[0]).split(":")
-    if len(checkpoints) == 1 and (len(parts) == 1 or not all(map(os.path.isfile, parts))):
-        return None
+    whole, parts = str(checkpoints[0]), str(checkpoints[0]).split(":")
+    if len(checkpoints) == 1 and (os.path.isfile(whole) or not all(map(os.path.isfile, parts))):
+        return None  # a file whose name holds ":" is one model
     given = (
         ", ".join(map(str, checkpoints))
         if len(checkpoints) > 1

@@ -3,6 +3,9 @@ stands, and BPE codes are taken for data in BPE units only."""
 
 import os
 import shutil
+from pathlib import Path
+
+from bahdanau_tools.plot_alignment import more_than_one_model
 
 from ..support.png import assert_png
 from ..support.tools import run
@@ -149,4 +152,16 @@ def test_an_rnnencdec_checkpoint_is_refused_as_it_is_loaded_saying_to_give_an_rn
     assert output.strip().splitlines()[-1] == (
         f"error: --checkpoint {checkpoint} holds an rnnencdec model, which has no attention to "
         "draw (it translates from one fixed context): give an RNNsearch checkpoint"
+    )
+
+
+def test_a_checkpoint_whose_name_holds_a_colon_is_one_model(tmp_path, monkeypatch):
+    """fairseq's ensemble separator, in a file's own name: the file is the model asked for."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("a", "b.pt", "a:b.pt"):
+        Path(name).touch()
+    assert more_than_one_model([Path("a:b.pt")]) is None
+    Path("a:b.pt").unlink()
+    assert more_than_one_model([Path("a:b.pt")]).startswith(
+        "--checkpoint names more than one model (an ensemble, a:b.pt)"
     )
