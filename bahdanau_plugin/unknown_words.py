@@ -260,7 +260,8 @@ def check_source_text_there(path: Path) -> None:
         raise ConfigurationError(
             f"{OPTION}: fairseq-generate reads the real source words from {path}, the text "
             "the binaries were made from (tokens as binarized, one sentence per line), and it "
-            "is missing: write it there (bahdanau-prepare-data does)"
+            "is missing: write it there (bahdanau-prepare-data does for the direction it "
+            "prepared; for the other, copy there its tok/ text of that side)"
         )
 
 

@@ -334,6 +334,7 @@ def test_with_replace_unk_a_split_without_its_source_text_is_refused_before_anyt
         "--replace-unk: fairseq-generate reads the real source words from "
         f"{source_text_path(data_bin, 'test', 'en', 'fr')}, the text the binaries were made from "
         "(tokens as binarized, one sentence per line), and it is missing: write it there "
-        "(bahdanau-prepare-data does)"
+        "(bahdanau-prepare-data does for the direction it prepared; for the other, copy there its "
+        "tok/ text of that side)"
     )
     assert translated == []
