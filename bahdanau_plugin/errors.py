@@ -6,12 +6,8 @@ errors (PluginError), and the errors of other libraries that a module of the plu
 explain (``EXPLANATIONS``: an unreadable checkpoint, fairseq-generate's --replace-unk check).
 """
 
-import atexit
-import contextlib
-import os
 import re
 import sys
-import threading
 import traceback
 import types
 from typing import Callable, List, Optional
@@ -96,24 +92,6 @@ def print_as_the_last_line(explanation: str) -> None:
     # own from its __del__ as Python ends, after the line (fairseq's MMapIndexedDataset of an
     # empty split: no attribute '_bin_buffer_mmap').
     sys.unraisablehook = lambda unraisable: None
-    end_before_daemon_threads_abort_it()
-
-
-def end_before_daemon_threads_abort_it() -> None:
-    """Where the threads left are all daemon threads, the process ends now, with 1. Python ends a
-    daemon thread that is in torch's C++ code as it finalizes by unwinding it through code that
-    cannot unwind: "terminate called without an active exception", SIGABRT, after the line
-    (fairseq's BackgroundConsumer, prefetching batches, now and then). Standard output and error
-    are flushed and the atexit functions run first (logging's, multiprocessing's: the data
-    loader's workers end); a thread that is not a daemon is waited for, as Python would."""
-    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
-    if not others or not all(t.daemon for t in others):
-        return
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # closed, or a pipe whose reader went
-            stream.flush()
-    atexit._run_exitfuncs()
-    os._exit(1)
 
 
 def print_hydra_jobs_errors_as_one_line() -> None:

@@ -1,8 +1,6 @@
 """Errors the plugin explains end a command with one line (bahdanau_plugin/errors.py)."""
 
-import subprocess
 import sys
-import textwrap
 import traceback
 
 import pytest
@@ -12,13 +10,6 @@ from torch.multiprocessing.spawn import ProcessRaisedException
 
 from bahdanau_plugin import errors
 from bahdanau_plugin.errors import ConfigurationError
-
-
-@pytest.fixture(autouse=True)
-def ending_nothing_here(monkeypatch):
-    """The hooks called within the tests' own process, which does not end there: a thread of
-    another test's library would otherwise end it at once."""
-    monkeypatch.setattr(errors, "end_before_daemon_threads_abort_it", lambda: None)
 
 
 def test_a_plugin_error_is_its_message():
@@ -125,45 +116,3 @@ def test_a_plugin_error_of_a_worker_process_is_its_message():
 
 def test_another_error_of_a_worker_process_is_left_to_the_traceback():
     assert errors.one_line(_as_raised_in_a_worker(ValueError("Unsupported optimizer"))) is None
-
-
-# A command with a thread of its own still in torch's code (a daemon, as fairseq's
-# BackgroundConsumer prefetching batches) when it ends with an explained error; sys.argv[1]:
-# whether that thread is a daemon; a thread that is not one writes sys.argv[2] after its work.
-THREAD_AT_THE_END = textwrap.dedent(
-    """
-    import sys, threading, time, torch
-    from bahdanau_plugin import errors
-    errors.print_errors_as_one_line()
-    daemon = sys.argv[1] == "daemon"
-    def work():
-        x = torch.randn(256, 256)
-        while daemon or time.sleep(0.5) or open(sys.argv[2], "w").close():
-            x @ x
-    threading.Thread(target=work, daemon=daemon).start()
-    print("translated so far", end="")
-    time.sleep(0.2)
-    raise errors.ConfigurationError("--x 0: give a positive size")
-    """
-)
-
-
-def ended_with_a_thread(*arguments) -> subprocess.CompletedProcess:
-    program = [sys.executable, "-c", THREAD_AT_THE_END, *map(str, arguments)]
-    return subprocess.run(program, capture_output=True, text=True, timeout=120)
-
-
-def test_a_command_ends_with_its_line_alone_while_a_daemon_thread_runs_torch():
-    """Python ends a daemon thread in torch's C++ code by unwinding it where nothing may unwind:
-    "terminate called without an active exception" and SIGABRT after the line, before the fix."""
-    ended = ended_with_a_thread("daemon")
-    last_line = ended.stderr.splitlines()[-1:]
-    assert (ended.returncode, last_line) == (1, ["error: --x 0: give a positive size"])
-    assert ended.stdout == "translated so far"
-
-
-def test_a_thread_that_is_not_a_daemon_ends_its_work_before_the_command(tmp_path):
-    ended = ended_with_a_thread("not-daemon", tmp_path / "done")
-    last_line = ended.stderr.splitlines()[-1:]
-    assert (ended.returncode, last_line) == (1, ["error: --x 0: give a positive size"])
-    assert (tmp_path / "done").exists()
