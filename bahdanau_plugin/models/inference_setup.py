@@ -14,11 +14,12 @@ from ..running_program import running_fairseq_tool
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
 
 
-def apply(cfg, has_attention: bool) -> None:
+def apply(cfg, has_attention: bool, target_symbols: int) -> None:
     refuse_fairseqs_own_unk_replacement(cfg)
     if not has_attention:
         refuse_alignment(cfg)
     refuse_what_fairseqs_search_cannot_do(cfg.generation)
+    refuse_more_hypotheses_than_the_search_keeps(cfg.generation, target_symbols)
     refuse_constraints_where_none_are_read(cfg.generation)
     batch_every_sentence(cfg)
 
@@ -125,6 +126,21 @@ def refuse_what_fairseqs_search_cannot_do(generation) -> None:
         raise ConfigurationError(
             "--print-step prints the steps of fairseq's iterative refinement models; these models' "
             "beam search records none, and fairseq-generate fails after one sentence: drop it"
+        )
+
+
+def refuse_more_hypotheses_than_the_search_keeps(generation, target_symbols: int) -> None:
+    """fairseq's search keeps at most one hypothesis per target symbol but padding
+    (``SequenceGenerator``: ``min(beam_size, vocab_size - 1)``): with a --beam over that, it
+    printed that many of --nbest hypotheses (and sampled that many with --sampling) without a word,
+    its log still saying the --beam given."""
+    kept = min(generation.beam, target_symbols - 1)
+    if generation.nbest > kept:
+        raise ConfigurationError(
+            f"--nbest {generation.nbest} is over the {kept} hypotheses fairseq's search keeps "
+            f"with a target dictionary of {target_symbols} symbols (one per symbol but padding, "
+            f"whatever --beam {generation.beam} says), and it would print those alone: give "
+            f"--nbest at most {kept}"
         )
 
 

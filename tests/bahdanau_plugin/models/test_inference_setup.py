@@ -7,7 +7,10 @@ from fairseq.dataclass.configs import GenerationConfig
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
-from bahdanau_plugin.models.inference_setup import refuse_what_fairseqs_search_cannot_do
+from bahdanau_plugin.models.inference_setup import (
+    refuse_more_hypotheses_than_the_search_keeps,
+    refuse_what_fairseqs_search_cannot_do,
+)
 
 
 def generation(**options):
@@ -94,3 +97,9 @@ def test_an_option_fairseqs_search_cannot_do_is_refused_saying_what_to_give(opti
 )
 def test_the_options_next_to_the_refused_ones_are_taken(options):
     refuse_what_fairseqs_search_cannot_do(generation(**options))
+
+
+def test_as_many_hypotheses_as_a_small_target_dictionary_keeps_are_taken():
+    """fairseq's search keeps one hypothesis per target symbol but padding at most, whatever the
+    beam (test_recurrent_translation holds the refusal of more)."""
+    refuse_more_hypotheses_than_the_search_keeps(generation(beam=150, nbest=119), 120)

@@ -4,11 +4,11 @@ checkpoints record (bahdanau_plugin/fingerprints.py), and the precision it trans
 import pytest
 import torch
 from fairseq.data import Dictionary
-from fairseq.dataclass.configs import CommonConfig, FairseqConfig
+from fairseq.dataclass.configs import CommonConfig, FairseqConfig, GenerationConfig
 from omegaconf import OmegaConf
 
 from bahdanau_plugin import fingerprints
-from bahdanau_plugin.errors import CheckpointError
+from bahdanau_plugin.errors import CheckpointError, ConfigurationError
 from bahdanau_plugin.models import inference_setup
 from bench.models import build_model, task
 
@@ -120,3 +120,15 @@ def test_the_hub_translates_in_the_precision_its_models_are_given_whatever_they_
     model = build_tiny_model(model_name)
     model.prepare_for_inference_(_configuration(bf16=True))
     assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
+
+
+def test_more_hypotheses_than_a_search_keeps_with_the_models_target_dictionary_are_refused(
+    model_name,
+):
+    """fairseq's search keeps one hypothesis per target symbol but padding at most, whatever
+    --beam says: it printed 119 of --nbest 150 with a 120-symbol dictionary, without a word."""
+    model = build_tiny_model(model_name)
+    symbols = len(model.decoder.dictionary)
+    asked = GenerationConfig(beam=symbols, nbest=symbols)
+    with pytest.raises(ConfigurationError, match=f"--nbest {symbols} is over the {symbols - 1} "):
+        model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
