@@ -10,6 +10,7 @@ import asyncio
 import collections
 import dataclasses
 import json
+import re
 import reprlib
 import sys
 import time
@@ -51,6 +52,8 @@ EXPECTED = (
     % MAX_BEAM
 )
 JSON_TYPES = {list: "an array", str: "a string", bool: "true or false"}
+# where fairseq-interactive ends a line: Python reads its input with universal newlines
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class UnreadableBody(PluginError):
@@ -74,6 +77,20 @@ def _a_sentence(text: str) -> str:
     return text
 
 
+def _one_line(text: str) -> str:
+    """A text of one line: the tokenizer reads a line break as a space, so that lines sent as one
+    text were translated as one sentence, where fairseq-interactive translates each line apart.
+    Line breaks at its ends are none between lines (fairseq-interactive strips each line)."""
+    lines = LINE_BREAK.split(text.strip())
+    if len(lines) > 1:
+        raise ValueError(
+            f"holds {len(lines)} lines, which would be translated as one sentence: send each "
+            "line as a sentence of its own, an item of the list, or join them with spaces where "
+            "they are one sentence"
+        )
+    return text
+
+
 def _one_sentence_as_a_list(text):
     return [text] if isinstance(text, str) else text
 
@@ -84,7 +101,7 @@ class TranslateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     text: Annotated[
-        List[Annotated[str, AfterValidator(_a_sentence)]],
+        List[Annotated[str, AfterValidator(_a_sentence), AfterValidator(_one_line)]],
         BeforeValidator(_one_sentence_as_a_list),
         Field(min_length=1, max_length=MAX_SENTENCES_PER_REQUEST),
     ]

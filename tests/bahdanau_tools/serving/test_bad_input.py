@@ -55,6 +55,20 @@ def test_text_of_invisible_format_characters_only_is_refused(server):
     assert_still_serving(server)
 
 
+@pytest.mark.parametrize("line_break", ["\n", "\r\n", "\r", "\n\n"])
+def test_a_text_of_several_lines_is_refused_not_translated_as_one_sentence(server, line_break):
+    """fairseq-interactive translates each line apart; the tokenizer reads a line break as a
+    space."""
+    response = server.post({"text": ["the dog sees a cat", f"the big dog{line_break}sees a cat"]})
+    assert_refused(response, 422, "text[1]", "lines", "a sentence of its own")
+    assert_still_serving(server)
+
+
+def test_a_line_break_at_the_end_of_a_text_leaves_it_one_sentence(server):
+    (translation,) = server.translate({"text": "the dog sees a cat\r\n", "beam": 2})
+    assert translation == server.translate({"text": "the dog sees a cat", "beam": 2})[0]
+
+
 def test_a_5000_token_line_is_refused_naming_the_limit_and_its_option(server):
     response = server.post(
         {"text": " ".join(["the big dog sees a small cat"] * 715)}
