@@ -7,7 +7,8 @@ fairseq's ``replace_unk=`` dictionary and never uses it. This one translates thr
 each ``<unk>`` by the source word it attends to most: ``translate()`` returns the replaced text and
 ``generate()`` hypotheses whose tokens hold the replacing words. The generation options of a call
 are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a misspelt option, which
-fairseq would set and never read, is refused. So is a sentence over max_source_positions, which
+fairseq would set and never read, is refused, and so is ``score()`` (``score_reference``), which
+fairseq's hub has for language models only. So is a sentence over max_source_positions, which
 fairseq would leave out of the results under ``skip_invalid_size_inputs``, and
 ``print_alignment='soft'`` with ``verbose=True``, whose log fairseq writes as hard alignments only.
 The options given to ``from_pretrained`` are checked too (``check_loading_options``): fairseq
@@ -193,6 +194,14 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
             raise ConfigurationError(
                 f"{unknown[0]} is not one of fairseq's generation options: give those of "
                 "fairseq-generate, in snake_case (beam, nbest, lenpen, max_len_b, unkpen, ...)"
+            )
+        if options.get("score_reference"):
+            raise ConfigurationError(
+                "score() (generate(score_reference=True)) is fairseq's hub scoring for language "
+                "models, which read a sentence as its own target: a translation model has a "
+                "source and a reference, which the hub has no call for (fairseq failed in a "
+                "TypeError traceback); score references with fairseq-generate DATA --user-dir "
+                "bahdanau_plugin --path CHECKPOINT --score-reference"
             )
         for name, value in {"beam": beam, "nbest": options.get("nbest", 1)}.items():
             if type(value) is not int or value < 1:

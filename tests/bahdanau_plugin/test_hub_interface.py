@@ -132,6 +132,17 @@ def test_a_generation_option_fairseq_would_ignore_or_fail_on_is_refused_in_one_l
     assert hub.translate("the dog sees a cat", beam=2, nbest=2, lenpen=0.5)
 
 
+def test_score_is_refused_in_one_line_naming_fairseq_generates_score_reference(
+    checkpoints, data_bin
+):
+    """fairseq's hub scores a sentence as a language model's own target: for a translation model
+    it failed in a TypeError traceback."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(ConfigurationError, match=r"score\(\) .* --score-reference"):
+        hub.score(["the dog sees a cat", ""])
+    assert hub.translate("the dog sees a cat", beam=2)
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
