@@ -91,7 +91,9 @@ def sentences_within(
     for index, text in enumerate(texts):
         where = "the text" if len(texts) == 1 else f"text[{index}]"
         tokenized = translator.tokenize(text)
-        longest = max(tokenized.split(" "), key=len)  # subword-nmt's words: split at spaces
+        # the words the plugin's BPE segments, split at any whitespace as fairseq reads a line: a
+        # tab or a no-break space between words (kept where there is no --tokenizer) parts them
+        longest = max(tokenized.split(), key=len, default="")
         if len(longest) > limits.word_chars:
             raise OverLimit(
                 f"{where} has a word of {len(longest):,} characters ({reprlib.repr(longest)}), "
