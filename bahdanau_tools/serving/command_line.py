@@ -169,6 +169,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(
             "--bpe subword_nmt and --bpe-codes go together: give both, as the data was prepared"
         )
+    if (args.source_lang is None) != (args.target_lang is None):
+        parser.error(
+            "--source-lang and --target-lang go together: with one alone, both would be taken "
+            "from the data folder's file names and the one given ignored; give both, or neither"
+        )
     if args.beam > MAX_BEAM:
         parser.error(f"--beam {args.beam} is over {MAX_BEAM}, the largest beam the server searches")
     if args.max_request_beam_tokens < args.beam:

@@ -3,6 +3,7 @@ checked before anything loads, with argparse's one-line errors."""
 
 import os
 import socket
+from typing import Tuple
 
 import pytest
 
@@ -19,6 +20,19 @@ def _argument_error(capsys, *argv) -> str:
     return capsys.readouterr().err.strip().splitlines()[-1]
 
 
+def _refused_with_the_port_taken(capsys, data_bin, tmp_path, *options) -> Tuple[str, int]:
+    """The argument error for the options, with a checkpoint that is not one and a --port that
+    another socket listens on: the server fails on the port, then on the model, after its checks
+    of the options. The error, and the port."""
+    (tmp_path / "checkpoint.pt").write_bytes(b"not loaded")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = [tmp_path / "checkpoint.pt", "--data", data_bin, "--port", port, *options]
+        return _argument_error(capsys, *argv), port
+
+
 def test_a_missing_checkpoint_is_named(capsys, data_bin, tmp_path):
     missing = tmp_path / "missing.pt"
     assert (
@@ -30,6 +44,15 @@ def test_a_missing_checkpoint_is_named(capsys, data_bin, tmp_path):
 def test_bpe_without_its_codes_is_refused(capsys, data_bin, serving_checkpoint):
     error = _argument_error(capsys, serving_checkpoint, "--data", data_bin, "--bpe", "subword_nmt")
     assert "--bpe subword_nmt and --bpe-codes go together" in error
+
+
+@pytest.mark.parametrize("given", ["--source-lang", "--target-lang"])
+def test_one_language_without_the_other_is_refused_before_the_port(
+    capsys, data_bin, tmp_path, given
+):
+    """It was ignored: both were taken from the data folder's file names."""
+    error, _ = _refused_with_the_port_taken(capsys, data_bin, tmp_path, given, "fr")
+    assert "--source-lang and --target-lang go together" in error
 
 
 def test_a_default_beam_over_the_largest_the_server_searches_is_refused(
@@ -75,15 +98,7 @@ def test_a_port_out_of_range_is_refused(capsys, port):
 
 
 def test_a_port_in_use_is_refused_before_the_model_loads(capsys, data_bin, tmp_path):
-    """The checkpoint is not one: the model would fail to load, after the port."""
-    (tmp_path / "checkpoint.pt").write_bytes(b"not loaded")
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        error = _argument_error(
-            capsys, tmp_path / "checkpoint.pt", "--data", data_bin, "--port", port
-        )
+    error, port = _refused_with_the_port_taken(capsys, data_bin, tmp_path)
     assert f"cannot listen on --host 127.0.0.1 --port {port}: address already in use" in error
 
 
