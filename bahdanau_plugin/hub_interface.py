@@ -166,6 +166,13 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, **kwargs):
         check_sentences_given(sentences)
+        if kwargs.get("nbest", 1) != 1:
+            # fairseq's sample() (and translate()) keeps each sentence's best hypothesis alone
+            raise ConfigurationError(
+                f"nbest={kwargs['nbest']!r}: translate() and sample() return each sentence's best "
+                "translation alone; call generate() on hub.encode(sentence) for the nbest "
+                "hypotheses (hub.decode(hypothesis['tokens']) gives each one's text)"
+            )
         if self.task.replaces_unknown_words:
             batch = [sentences] if isinstance(sentences, str) else list(sentences)
             self.task.keep_source_words([self.apply_bpe(self.tokenize(text)) for text in batch])

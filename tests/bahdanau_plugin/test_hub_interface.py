@@ -128,8 +128,20 @@ def test_a_generation_option_fairseq_would_ignore_or_fail_on_is_refused_in_one_l
     traceback."""
     hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
     with pytest.raises(ConfigurationError, match=message):
-        hub.translate("the dog sees a cat", **options)
-    assert hub.translate("the dog sees a cat", beam=2, nbest=2, lenpen=0.5)
+        hub.generate([hub.encode("the dog sees a cat")], **options)
+    assert hub.generate([hub.encode("the dog sees a cat")], beam=2, nbest=2, lenpen=0.5)
+
+
+def test_more_than_one_best_translation_from_translate_is_refused_naming_generate(
+    checkpoints, data_bin
+):
+    """fairseq's translate() and sample() return each sentence's best hypothesis alone, whatever
+    nbest asks: nbest=3 gave one translation without a word."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(ConfigurationError, match=r"nbest=3: translate\(\) and sample\(\) return"):
+        hub.translate("the dog sees a cat", beam=3, nbest=3)
+    hypotheses = hub.generate([hub.encode("the dog sees a cat")], beam=3, nbest=3)[0]
+    assert len(hypotheses) == 3
 
 
 def test_score_is_refused_in_one_line_naming_fairseq_generates_score_reference(
