@@ -12,8 +12,6 @@ import traceback
 import types
 from typing import Callable, List, Optional
 
-from .read_ahead import stop_reading_ahead
-
 
 class PluginError(Exception):
     """A problem with the user's input, explained in one line that says what to do."""
@@ -94,9 +92,6 @@ def print_as_the_last_line(explanation: str) -> None:
     # own from its __del__ as Python ends, after the line (fairseq's MMapIndexedDataset of an
     # empty split: no attribute '_bin_buffer_mmap').
     sys.unraisablehook = lambda unraisable: None
-    # fairseq's read-ahead thread, left in torch's code as Python ends, would abort the command
-    # after the line (read_ahead.py)
-    stop_reading_ahead()
 
 
 def print_hydra_jobs_errors_as_one_line() -> None:

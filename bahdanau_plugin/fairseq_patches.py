@@ -14,6 +14,7 @@ None of them changes what fairseq computes, for these models or any other, but t
 (match_the_source_length_in_words).
 """
 
+import atexit
 import codecs
 import functools
 import importlib.util
@@ -52,6 +53,7 @@ from .log_level import fairseqs_log_level
 from .models import training_setup, unknown_options
 from .models.language_pair import LANGUAGES_GIVEN
 from .models.recurrent_translation import RecurrentTranslationModel
+from .read_ahead import stop_reading_ahead
 from .running_program import running_fairseq_tool, running_plugin_command
 
 TRAINING_TOOLS = ("fairseq-train", "fairseq-hydra-train")
@@ -79,6 +81,16 @@ def print_fairseq_tools_errors_as_one_line() -> None:
     if running_fairseq_tool() is not None:
         print_errors_as_one_line()
         print_hydra_jobs_errors_as_one_line()
+
+
+def stop_reading_ahead_as_commands_end() -> None:
+    """Where a fairseq tool or the plugin's own command runs, fairseq's read-ahead threads are
+    stopped as Python begins to end (atexit runs before it ends daemon threads): one left in
+    torch's code aborted the command after its last line now and then, an error's or 'done
+    training' (read_ahead.py)."""
+    if running_fairseq_tool() is not None or running_plugin_command():
+        atexit.unregister(stop_reading_ahead)  # registered once, however often this runs
+        atexit.register(stop_reading_ahead)
 
 
 def allow_fairseq_checkpoint_types() -> None:
@@ -587,6 +599,10 @@ CHANGES = (
     # (fairseq-hydra-train), for the same errors. fairseq has no hook for how its commands print
     # errors.
     print_fairseq_tools_errors_as_one_line,
+    # atexit, where a fairseq tool or the plugin's own command runs: fairseq's read-ahead threads
+    # (its BackgroundConsumer) stop after the batch each is making before Python ends them, which
+    # aborted the command where one was in torch's code. fairseq has no call to stop them.
+    stop_reading_ahead_as_commands_end,
     # torch.serialization.add_safe_globals([argparse.Namespace]), in any process: fairseq's own
     # loading of a checkpoint (its tools, the hub) calls torch.load.
     allow_fairseq_checkpoint_types,

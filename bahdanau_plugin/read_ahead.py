@@ -1,4 +1,4 @@
-"""fairseq's read-ahead threads, stopped before a command that ends with the plugin's error does.
+"""fairseq's read-ahead threads, stopped before a command ends (fairseq_patches.py registers it).
 
 fairseq reads batches ahead of training and translation in a daemon thread of its own (its
 BackgroundConsumer, for any --data-buffer-size but 0), which makes them with torch. Where a command
@@ -17,7 +17,7 @@ import time
 # How long a command waits for the read-ahead threads to finish the batch each is making: a batch
 # takes a fraction of a second; one that takes longer (a data loader's worker that hangs) does not
 # make the command hang with it, which then ends as it did before.
-LONGEST_WAIT_S = 60.0
+LONGEST_WAIT_S = 10.0
 
 
 def read_ahead_threads() -> list:

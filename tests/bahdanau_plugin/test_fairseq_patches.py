@@ -128,6 +128,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
     assert [change.__name__ for change in fairseq_patches.CHANGES] == [
         "limit_onednn_caches",
         "print_fairseq_tools_errors_as_one_line",
+        "stop_reading_ahead_as_commands_end",
         "allow_fairseq_checkpoint_types",
         "load_checkpoints_weights_only_in_commands",
         "decode_standard_input_leniently",

@@ -1,5 +1,5 @@
-"""fairseq's read-ahead threads are stopped before a command that ends with the plugin's one-line
-error does (bahdanau_plugin/read_ahead.py)."""
+"""fairseq's read-ahead threads are stopped before a fairseq tool or the plugin's command ends
+(bahdanau_plugin/read_ahead.py)."""
 
 import subprocess
 import sys
@@ -12,14 +12,19 @@ from fairseq.data.iterators import BackgroundConsumer, BufferedIterator
 
 from bahdanau_plugin import read_ahead
 
-# A command that ends with an explained error while fairseq's read-ahead thread makes batches with
-# torch (a few matrix products each), and says, as Python ends, how many such threads are left.
-ENDED_WHILE_READING_AHEAD = textwrap.dedent(
+# A fairseq tool (its file's name says so, as a console script's does) that ends, with an explained
+# error or as training ends at --max-update, while fairseq's read-ahead thread makes batches with
+# torch (a few matrix products each); it says, as Python ends, how many such threads are left.
+A_TOOL_ENDING_WHILE_READING_AHEAD = textwrap.dedent(
     """
-    import atexit, threading, torch
+    import atexit, sys, threading, torch
     from fairseq.data.iterators import BackgroundConsumer, BufferedIterator
+    def threads_left():
+        left = sum(isinstance(t, BackgroundConsumer) for t in threading.enumerate())
+        print(f"read-ahead threads left: {left}")
+    atexit.register(threads_left)  # before the plugin's, so run after it (last in, first out)
+    import bahdanau_plugin
     from bahdanau_plugin import errors
-    errors.print_errors_as_one_line()
     class Batches:
         def __len__(self):
             return 1000
@@ -27,24 +32,34 @@ ENDED_WHILE_READING_AHEAD = textwrap.dedent(
             x = torch.randn(300, 300)
             for _ in range(1000):
                 yield x @ x @ x
-    def threads_left():
-        left = sum(isinstance(t, BackgroundConsumer) for t in threading.enumerate())
-        print(f"read-ahead threads left: {left}")
-    atexit.register(threads_left)
     next(BufferedIterator(1000, Batches()))
     print("translated so far")
-    raise errors.ConfigurationError("--x 0: give a positive size")
+    if sys.argv[1] == "error":
+        raise errors.ConfigurationError("--x 0: give a positive size")
     """
 )
 
 
-def test_a_command_ending_with_its_line_leaves_no_read_ahead_thread_to_abort_it():
-    """Before the fix the thread was still in torch as Python ended, and the command aborted after
-    the line ('terminate called without an active exception', return code -6) 30 runs in 30."""
-    program = [sys.executable, "-c", ENDED_WHILE_READING_AHEAD]
-    ended = subprocess.run(program, capture_output=True, text=True, timeout=120)
+def tool_ending_while_reading_ahead(tmp_path, ending: str) -> subprocess.CompletedProcess:
+    tool = tmp_path / "fairseq-stand-in.py"
+    tool.write_text(A_TOOL_ENDING_WHILE_READING_AHEAD)
+    program = [sys.executable, str(tool), ending]
+    return subprocess.run(program, capture_output=True, text=True, timeout=120)
+
+
+def test_a_tool_ending_with_its_line_leaves_no_read_ahead_thread_to_abort_it(tmp_path):
+    """Before, the thread was still in torch as Python ended, and the command aborted after the
+    line ('terminate called without an active exception', return code -6) 30 runs in 30."""
+    ended = tool_ending_while_reading_ahead(tmp_path, "error")
     last_line = ended.stderr.splitlines()[-1:]
     assert (ended.returncode, last_line) == (1, ["error: --x 0: give a positive size"])
+    assert ended.stdout == "translated so far\nread-ahead threads left: 0\n"
+
+
+def test_a_tool_ending_without_error_leaves_no_read_ahead_thread_to_abort_it(tmp_path):
+    """As fairseq-train ends at --max-update mid-epoch: it aborted after 'done training'."""
+    ended = tool_ending_while_reading_ahead(tmp_path, "done")
+    assert ended.returncode == 0, ended.stderr[-2000:]
     assert ended.stdout == "translated so far\nread-ahead threads left: 0\n"
 
 
