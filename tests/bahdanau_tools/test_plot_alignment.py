@@ -5,6 +5,8 @@ import os
 import shutil
 from pathlib import Path
 
+import torch
+
 from bahdanau_tools.plot_alignment import more_than_one_model
 
 from ..support.png import assert_png
@@ -165,3 +167,44 @@ def test_a_checkpoint_whose_name_holds_a_colon_is_one_model(tmp_path, monkeypatc
     assert more_than_one_model([Path("a:b.pt")]).startswith(
         "--checkpoint names more than one model (an ensemble, a:b.pt)"
     )
+
+
+def refusal_once_loaded(checkpoint, prepared, tmp_path, *options) -> str:
+    """The last line bahdanau-plot-alignment ends with on prepared's BPE data, which must be an
+    error given before any heatmap is drawn."""
+    figures = tmp_path / "figures"
+    output = run(
+        "bahdanau-plot-alignment",
+        *("--checkpoint", checkpoint, "--data", prepared / "data-bin", "--out-dir", figures),
+        *("--bpe-codes", prepared / "bpe.codes", *options, "the dog sees a cat"),
+        check=False,
+    )
+    assert not (figures / "alignment_1.png").exists()
+    return output.strip().splitlines()[-1]
+
+
+def test_sentences_given_in_the_other_direction_than_the_model_s_are_refused_with_one_dictionary(
+    bpe_prepared, bpe_checkpoint, tmp_path
+):
+    """With joint BPE both languages share one dictionary, which nothing else tells apart: the
+    en->fr model read the French sentence as English, under a heatmap labelled fr->en."""
+    line = refusal_once_loaded(
+        bpe_checkpoint, bpe_prepared, tmp_path, "--source-lang", "fr", "--target-lang", "en"
+    )
+    assert line == (
+        f"error: --checkpoint {bpe_checkpoint} translates en->fr, and the sentences are given as "
+        "fr->en (--source-lang fr --target-lang en): give --source-lang en --target-lang fr, or "
+        "a model trained for fr->en"
+    )
+
+
+def test_the_direction_a_checkpoint_records_is_the_one_its_model_translates(
+    bpe_prepared, bpe_checkpoint, tmp_path
+):
+    """fairseq-train given --source-lang fr --target-lang en on a data-bin binarized en-fr."""
+    state = torch.load(bpe_checkpoint, weights_only=False)
+    state["cfg"]["task"].update(source_lang="fr", target_lang="en")
+    checkpoint = tmp_path / "fr-en.pt"
+    torch.save(state, checkpoint)
+    line = refusal_once_loaded(checkpoint, bpe_prepared, tmp_path)
+    assert line.startswith(f"error: --checkpoint {checkpoint} translates fr->en, and the sentences")
