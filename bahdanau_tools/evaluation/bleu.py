@@ -4,9 +4,10 @@ with the signature that says how:
 
 - detokenized sacreBLEU (tokenize="13a"): detokenized, cased hypotheses against untokenized
   references, tokenized by sacrebleu itself; the number to compare with today's papers;
-- tokenized BLEU (tokenize="none"): Moses-tokenized, cased hypotheses against the Moses-tokenized
-  references, taken as they are, which is what multi-bleu.perl computed and what the paper's
-  Table 1 (2014) reports. The two are not comparable with each other."""
+- tokenized BLEU (tokenize="none", smooth_method="none"): Moses-tokenized, cased hypotheses
+  against the Moses-tokenized references, taken as they are and unsmoothed, which is what
+  multi-bleu.perl computed and what the paper's Table 1 (2014) reports. The two are not
+  comparable with each other."""
 
 from dataclasses import asdict, dataclass
 from typing import List, Optional, Sequence
@@ -33,10 +34,13 @@ TOKENIZED = "none"  # the text is already tokenized (Moses), as multi-bleu.perl 
 def corpus_bleu(
     hypotheses: Sequence[str], references: Sequence[str], tokenize: str = DETOKENIZED
 ) -> Score:
-    # otherwise sacrebleu's defaults: mixed case, exponential smoothing. Tokenized BLEU is given
+    # otherwise sacrebleu's defaults: mixed case, and for sacreBLEU exponential smoothing.
+    # Tokenized BLEU is multi-bleu.perl's, which does not smooth: an n-gram order without a match
+    # makes it 0, where sacrebleu's smoothing would give it a precision of its own. It is given
     # tokenized text on purpose: force=True keeps sacrebleu from warning that it looks tokenized
     # ("It looks like you forgot to detokenize"), and changes nothing else.
-    metric = BLEU(tokenize=tokenize, force=tokenize == TOKENIZED)
+    tokenized = tokenize == TOKENIZED
+    metric = BLEU(tokenize=tokenize, smooth_method="none" if tokenized else "exp", force=tokenized)
     if not hypotheses:
         return Score(None, 0, "no sentence", "")
     score = metric.corpus_score(list(hypotheses), [list(references)])

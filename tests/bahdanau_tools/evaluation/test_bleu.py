@@ -14,7 +14,7 @@ from ...support.demo_data import UNKNOWN_WORDS
 from .conftest import MODELS
 
 
-def sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="13a") -> dict:
+def sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="13a", smooth="exp") -> dict:
     """What the sacrebleu command prints (JSON, 6 decimals) for these lines."""
     files = {}
     for name, lines in (("references", references), ("hypotheses", hypotheses)):
@@ -34,6 +34,8 @@ def sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="13a") -> 
             "6",
             "--tokenize",
             tokenize,
+            "--smooth-method",
+            smooth,
         ],
         capture_output=True,
         text=True,
@@ -82,16 +84,15 @@ def test_bleu_on_no_unk_is_what_sacrebleu_computes_on_those_sentences_translated
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_tokenized_bleu_is_sacrebleu_without_its_tokenizer_on_the_moses_tokenized_text(
+def test_tokenized_bleu_is_sacrebleu_without_its_tokenizer_or_smoothing_on_the_moses_tokens(
     evaluation, prepared_test_set, model, tmp_path
 ):
     references = lines(prepared_test_set / "tok" / "test.fr")
     hypotheses = lines(evaluation / model / "test.tok.hyp")
     ours = report(evaluation)["models"][model]["tokenized"]["all"]
-    assert "tok:none" in ours["signature"]
-    assert_same_score(
-        ours, sacrebleu_command_line(references, hypotheses, tmp_path, tokenize="none")
-    )
+    assert "tok:none|smooth:none" in ours["signature"]
+    theirs = sacrebleu_command_line(references, hypotheses, tmp_path, "none", smooth="none")
+    assert_same_score(ours, theirs)
 
 
 def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_words(
@@ -102,6 +103,14 @@ def test_no_unk_holds_exactly_the_sentences_without_unknown_source_or_reference_
         assert scores["no_unk"]["sentence_ids"] == [
             i for i in range(sentences) if i not in UNKNOWN_WORDS
         ]
+
+
+def test_tokenized_bleu_is_zero_where_an_order_of_n_grams_has_no_match_as_multi_bleu_perl():
+    """multi-bleu.perl, the paper's scorer, takes the log of each precision as -9999999999 where it
+    is 0; sacrebleu's exponential smoothing gave these trigrams and 4-grams precisions of their
+    own, and BLEU 10.72."""
+    score = corpus_bleu(["a man is reading a book ."], ["a man reads the book ."], TOKENIZED)
+    assert "/0.0/0.0 " in score.detail and score.bleu == 0.0
 
 
 def test_bleu_of_no_sentence_is_none():
