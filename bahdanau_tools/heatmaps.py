@@ -88,13 +88,20 @@ def source_ids(translator, tokens: Sequence[str]) -> torch.Tensor:
 
 
 def draw_translation(translator, tokens: List[str], path: Path, **search) -> List[str]:
-    """Translate tokens (tokenized, BPE applied) and draw the alignment as a PNG; return the target
-    words, end of sentence included. The source is labelled with the tokens as given, not the
-    dictionary's symbols: <unk> would lose a piece's @@ and split its word; the target with the
-    translation's tokens, the words that replaced <unk> included. search: beam, max_len_b,
-    lenpen."""
+    """Translate tokens (tokenized, BPE applied) and draw the alignment as a PNG; return the
+    translation's tokens, end of sentence included. The source is labelled with the tokens as
+    given, not the dictionary's symbols: <unk> would lose a piece's @@ and split its word; the
+    target with the translation's tokens, the words that replaced <unk> included. search: beam,
+    max_len_b, lenpen."""
     target, alpha = translate_with_alignment(translator, source_ids(translator, tokens), **search)
-    return save_heatmap(tokens + [END_OF_SENTENCE], target, alpha, path)
+    save_heatmap(tokens + [END_OF_SENTENCE], target, alpha, path)
+    return target
+
+
+def translation_text(translator, target: Sequence[str]) -> str:
+    """The translation's tokens (end of sentence included) as text, as the hub's translate() and
+    fairseq-interactive's D- line give it: BPE removed, then detokenized."""
+    return translator.detokenize(translator.remove_bpe(" ".join(target[:-1])))
 
 
 # figure_path's names, and the number of their sentence
@@ -167,6 +174,6 @@ def alignment_heatmaps(
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):
         path = figure_path(out_dir, number)
-        target_words = draw_translation(translator, tokens, path)
-        paths.append((path, " ".join(target_words[:-1])))
+        target = draw_translation(translator, tokens, path)
+        paths.append((path, translation_text(translator, target)))
     return paths

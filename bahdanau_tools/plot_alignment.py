@@ -5,8 +5,9 @@ Figure 3 does. Sentences are raw text: they are tokenized with fairseq's Moses t
 given --bpe-codes, segmented as the training data was. The heatmap shows words, as the translation
 prints them: BPE pieces merged back, and a word split at its dash ("t @-@ shirt") joined again (a
 source word's attention summed over its pieces, a target word's averaged over its pieces).
-Sentence N's heatmap is OUT_DIR/alignment_N.png; once they are drawn, those an earlier run drew
-there for more sentences are removed, so that none passes for this run's.
+Sentence N's heatmap is OUT_DIR/alignment_N.png, printed with its translation (detokenized, as
+fairseq-interactive prints it); once they are drawn, those an earlier run drew there for more
+sentences are removed, so that none passes for this run's.
 
 example:
   bahdanau-plot-alignment --checkpoint checkpoints/checkpoint_best.pt --data prepared/data-bin \\

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import torch
 
+from bahdanau_tools.heatmaps import translation_text
+from bahdanau_tools.hub import load_translator
 from bahdanau_tools.plot_alignment import more_than_one_model
 
 from ..support.png import assert_png
@@ -208,3 +210,15 @@ def test_the_direction_a_checkpoint_records_is_the_one_its_model_translates(
     torch.save(state, checkpoint)
     line = refusal_once_loaded(checkpoint, bpe_prepared, tmp_path)
     assert line.startswith(f"error: --checkpoint {checkpoint} translates fr->en, and the sentences")
+
+
+def test_the_translation_printed_beside_a_heatmap_is_detokenized_as_the_hub_prints_it(
+    checkpoints, data_bin
+):
+    """It was the heatmap's labels joined by spaces, "l' eau ." where fairseq-interactive,
+    bahdanau-serve and the hub's translate() print "l'eau."."""
+    translator = load_translator(
+        checkpoints["rnnsearch_50"], data_bin, tokenizer="moses", source_lang="en", target_lang="fr"
+    )
+    tokens = ["Un", "homme", "sur", "l&apos;", "herbe", ".", "<end>"]
+    assert translation_text(translator, tokens) == "Un homme sur l'herbe."
