@@ -7,18 +7,17 @@ Moses' tokens detokenized. bahdanau-plot-alignment and bahdanau-evaluate draw th
 
 import re
 from pathlib import Path
-from typing import List, Sequence, Tuple
+from typing import List, Sequence
 
 import torch
-from fairseq.data import data_utils
 
-from bahdanau_plugin.errors import CheckpointError, PluginError
+from bahdanau_plugin.errors import PluginError
 from bahdanau_plugin.tasks.translation_with_source_words import registered_name
 from bahdanau_plugin.unicode_form import holds_a_word
 
 from .alignment import END_OF_SENTENCE, NoAttentionError, translate_with_alignment
 from .figures import pyplot, save_png
-from .hub import load_translator
+from .hub import check_direction, load_translator
 from .words import merge_subwords
 
 
@@ -137,39 +136,12 @@ def check_attends(translator, checkpoint: Path) -> None:
             )
 
 
-def trained_direction(checkpoint: Path, data: Path) -> Tuple[str, str]:
-    """The languages the model translates: those its checkpoint records (fairseq-train's
-    --source-lang and --target-lang), else those of the data-bin's binaries, which fairseq-train
-    took for its own. Only the configuration is read: memory-mapped, the weights stay on disk."""
-    state = torch.load(checkpoint, map_location="cpu", mmap=True, weights_only=True)
-    task = state["cfg"]["task"] if state.get("cfg") is not None else vars(state["args"])
-    recorded = task.get("source_lang"), task.get("target_lang")
-    return tuple(data_utils.infer_language_pair(str(data))) if None in recorded else recorded
-
-
-def check_direction(translator, checkpoint: Path, data: Path) -> None:
-    """The model translates the direction the sentences are given in (the translator's languages:
-    --source-lang and --target-lang). With one dictionary for both languages (joint BPE) nothing
-    else refuses the other direction: the model would read the sentences as its own source
-    language, and the heatmap would draw that misreading under their words."""
-    trained = trained_direction(checkpoint, data)
-    source_lang, target_lang = translator.task.cfg.source_lang, translator.task.cfg.target_lang
-    if trained != (source_lang, target_lang):
-        source, target = trained
-        raise CheckpointError(
-            f"--checkpoint {checkpoint} translates {source}->{target}, and the sentences are "
-            f"given as {source_lang}->{target_lang} (--source-lang {source_lang} --target-lang "
-            f"{target_lang}): give --source-lang {source} --target-lang {target}, or a model "
-            f"trained for {source_lang}->{target_lang}"
-        )
-
-
 def alignment_heatmaps(
     checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
 ):
     translator = load_translator(checkpoint, data, **options)
     check_attends(translator, checkpoint)
-    check_direction(translator, checkpoint, data)
+    check_direction(checkpoint, data, translator.task.cfg)
     translator.eval()
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):

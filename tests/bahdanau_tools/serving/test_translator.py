@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.errors import CheckpointError, ConfigurationError
 from bahdanau_tools.serving.translator import Sentence, Translator, text_options
 
 SHORT, LONG = "the dog sees a cat", "the blue free happy book watches a small man"
@@ -61,6 +61,24 @@ def test_a_data_bin_of_bpe_units_without_bpe_is_refused_naming_the_options(
     data = bpe_prepared / "data-bin"
     with pytest.raises(ConfigurationError, match=f"the data-bin {data} holds BPE units .*--bpe "):
         Translator.load(bpe_checkpoint, data, cpu=True, tokenizer="moses")
+
+
+def test_a_model_asked_for_the_other_direction_with_one_dictionary_is_refused(
+    bpe_checkpoint, bpe_prepared
+):
+    """With joint BPE both languages share one dictionary, which the loading cannot tell apart:
+    the en->fr server asked for fr->en read French sentences as English, without a word."""
+    with pytest.raises(CheckpointError, match="translates en->fr, and the sentences are given as "):
+        Translator.load(
+            bpe_checkpoint,
+            bpe_prepared / "data-bin",
+            cpu=True,
+            tokenizer="moses",
+            bpe="subword_nmt",
+            bpe_codes=bpe_prepared / "bpe.codes",
+            source_lang="fr",
+            target_lang="en",
+        )
 
 
 def test_bpe_codes_for_a_data_bin_of_words_are_refused(serving_checkpoint, data_bin, bpe_prepared):
