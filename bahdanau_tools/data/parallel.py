@@ -5,8 +5,11 @@ import signal
 from collections import deque
 from contextlib import ExitStack, contextmanager
 from itertools import islice
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, TypeVar
+from typing import Callable, Collection, Iterable, Iterator, List, TypeVar
+
+from ..errors import DataError
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -14,6 +17,8 @@ Result = TypeVar("Result")
 CHUNK_LINES = 2000  # big enough to outweigh the cost of passing a chunk between processes
 # Ctrl+C, and SIGTERM, which bahdanau-prepare-data takes as Ctrl+C (command_line.py).
 STOPS = (signal.SIGINT, signal.SIGTERM)
+# How often a wait for a result looks whether a worker died; a result that comes ends it at once.
+DEATH_CHECK_SECONDS = 1.0
 
 
 def chunked(items: Iterable[Item], size: int = CHUNK_LINES) -> Iterator[List[Item]]:
@@ -32,23 +37,55 @@ def ordered_map(
 
     multiprocessing's imap would do the same, but it drains `items` into its task queue as fast as
     it can read them, which on a billion-word corpus means holding the corpus in memory; here at
-    most 2 × workers items are in flight at any time.
+    most 2 × workers items are in flight at any time. A worker killed meanwhile (by the kernel as
+    memory runs out, say) ends the map in a DataError (result_of).
     """
     if workers <= 1:
         yield from map(function, items)
         return
     with ExitStack() as ending:
+        children = set(multiprocessing.active_children())
         with stops_deferred():
             pool = ending.enter_context(
                 multiprocessing.Pool(workers, initializer=leave_stops_to_the_main_process)
             )
+        started = set(multiprocessing.active_children()) - children  # the pool's workers
         in_flight = deque()
         for item in items:
             in_flight.append(pool.apply_async(function, (item,)))
             if len(in_flight) >= 2 * workers:
-                yield in_flight.popleft().get()
+                yield result_of(in_flight.popleft(), started)
         while in_flight:
-            yield in_flight.popleft().get()
+            yield result_of(in_flight.popleft(), started)
+
+
+def result_of(pending: AsyncResult, started: Collection[multiprocessing.Process]) -> Result:
+    """pending's result, or a DataError once one of the workers started has died. The pool starts
+    a new worker in the place of one that died, but the item it worked on is lost, and waiting
+    for its result waited forever, the command hanging without a word (a worker the kernel killed
+    for memory)."""
+    while True:
+        try:
+            return pending.get(timeout=DEATH_CHECK_SECONDS)
+        except multiprocessing.TimeoutError:
+            died = next((worker for worker in started if worker.exitcode is not None), None)
+            if died is not None:
+                raise DataError(worker_died(died.exitcode)) from None
+
+
+def worker_died(exit_code: int) -> str:
+    """What ended a worker (a negative exit code is the signal that killed it), and what to do."""
+    if exit_code < 0:
+        how = f"was killed by {signal.Signals(-exit_code).name}"
+        if -exit_code == signal.SIGKILL:
+            how += ", as the kernel ends a process when memory runs out"
+    else:
+        how = f"ended with exit status {exit_code}"
+    return (
+        f"a worker process {how}, and its share of the work was lost: run the same command "
+        "again to resume (the stages that finished are kept), with fewer --workers if memory "
+        "ran out"
+    )
 
 
 @contextmanager

@@ -80,3 +80,31 @@ print(list(ordered_map(abs, [-1], workers=2)))
 def test_a_worker_that_the_pool_ends_before_it_ran_ends():
     completed = python_program(ENDED_BEFORE_IT_RAN, env=fairseq_env(), cwd=REPO, timeout=120)
     assert completed.stdout == "[1]\n"
+
+
+# A worker killed while it maps an item, as the kernel kills the largest process when memory runs
+# out: the pool starts another in its place, but the item is lost, and waiting for its result
+# waited forever.
+KILLED_WHILE_IT_WORKED = """
+import os, signal
+from bahdanau_tools.data.parallel import ordered_map
+from bahdanau_tools.errors import DataError
+
+
+def killed_at_three(number):
+    if number == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return number
+
+
+try:
+    list(ordered_map(killed_at_three, range(10), workers=2))
+except DataError as error:
+    print(error)
+"""
+
+
+def test_a_worker_killed_while_it_works_ends_the_map_in_one_line_that_names_the_signal():
+    completed = python_program(KILLED_WHILE_IT_WORKED, env=fairseq_env(), cwd=REPO, timeout=60)
+    assert completed.stdout.startswith("a worker process was killed by SIGKILL")
+    assert completed.stdout.count("\n") == 1
