@@ -10,7 +10,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 from fairseq.data.encoders.moses_tokenizer import MosesTokenizer, MosesTokenizerConfig
 from sacremoses.corpus import NonbreakingPrefixes
 
-from bahdanau_plugin.unicode_form import normalized
+from bahdanau_plugin.unicode_form import holds_a_word, normalized
 
 from ..errors import DataError
 
@@ -92,7 +92,9 @@ def clean_pair(
     texts = [" ".join(normalized(raw.decode(encoding)).split()) for raw in raw_pair]
     tokens = [tokenize(text, language) for text, language in zip(texts, languages)]
     shorter, longer = sorted(map(len, tokens))
-    if rules.drop_empty and shorter == 0:
+    # a side of format characters alone (U+200B, U+FEFF) shows nothing, and is translated as an
+    # empty line (unicode_form): kept, it taught the model the other side for nothing
+    if rules.drop_empty and not all(map(holds_a_word, tokens)):
         return "empty", None
     if rules.max_ratio is not None and longer > rules.max_ratio * shorter:
         return "ratio", None

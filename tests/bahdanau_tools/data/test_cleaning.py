@@ -67,6 +67,12 @@ def test_a_pair_with_an_empty_side_is_dropped_as_empty():
     assert clean_pair((b"Hello.", b"  "), LANGUAGES, TRAIN) == ("empty", None)
 
 
+@pytest.mark.parametrize("nothing_shown", ["\u200b", "\ufeff \u200e", "\u00ad"])
+def test_a_pair_whose_side_holds_format_characters_alone_is_dropped_as_empty(nothing_shown):
+    raw_pair = ("Hello.".encode(), nothing_shown.encode())
+    assert clean_pair(raw_pair, LANGUAGES, TRAIN) == ("empty", None)
+
+
 def test_a_pair_whose_longer_side_exceeds_max_ratio_times_the_shorter_is_dropped():
     assert clean_pair((b"Yes", b"oui oui oui oui"), LANGUAGES, TRAIN) == ("ratio", None)
 
