@@ -57,8 +57,10 @@ def stop_as_on_ctrl_c(signal_number: int, frame) -> None:
 
 
 def positive_float(text: str) -> float:
+    """Above 0, and a number: float() takes 'nan', which compares false with everything, so that
+    --max-ratio nan dropped no pair for its ratio (the summary: 'length ratio at most nan')."""
     value = float(text)
-    if value <= 0:
+    if not value > 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     return value
 
