@@ -4,6 +4,7 @@ check that every line of it decodes."""
 import codecs
 import gzip
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,14 +117,34 @@ def count_records(path: Path, encoding: str) -> int:
         if controls and not misread.maybe_utf8:  # one UTF-8 so far is Misreading's to tell
             check_no_control_character(path, number, text, encoding)
         count += not sgml or SGML_SEGMENT.search(line) is not None
-        carriage_returns_only = number == 1 and b"\r" in line  # so far: one line, with \r in it
+        only_line = text if number == 1 else None  # so far: the file's one line
     misread.finish()
-    if count == 1 and carriage_returns_only:
+    if count == 1 and only_line is not None:
+        check_line_ends(path, only_line, encoding)
+    return count
+
+
+def check_line_ends(path: Path, only_line: str, encoding: str) -> None:
+    """A file of one line that str.splitlines cuts into several ends its lines with another
+    separator than \\n: \\r alone (classic Mac OS), U+0085 NEXT LINE (text converted from
+    EBCDIC), U+2028 LINE SEPARATOR, \\v (a word processor's line break), ... Read at \\n only (the
+    corpora hold such characters inside their lines, where they are spaces), its sentences were
+    one: a test set of one sentence, without a word."""
+    lines = only_line.splitlines(keepends=True)
+    if len(lines) < 2:
+        return
+    separator = lines[0][len(lines[0].splitlines()[0]) :]
+    if separator == "\r":
         raise DataError(
             f"{path} ends its lines with carriage returns alone (\\r, as classic Mac OS wrote "
             "them): read at \\n only, it is one sentence; convert its line ends (tr '\\r' '\\n')"
         )
-    return count
+    named = " ".join(filter(None, (f"U+{ord(separator):04X}", unicodedata.name(separator, ""))))
+    written = "".join(f"\\x{byte:02x}" for byte in separator.encode(encoding))
+    raise DataError(
+        f"{path} ends its lines with {named} alone: read at \\n only, it is one sentence; "
+        f"convert its line ends (sed 's/{written}/\\n/g' {path} > FIXED)"
+    )
 
 
 def check_not_gzip_data(path: Path, first_line: bytes) -> None:

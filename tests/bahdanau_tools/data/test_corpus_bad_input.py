@@ -263,6 +263,24 @@ def test_a_file_whose_lines_end_in_carriage_returns_alone_is_refused(tmp_path):
         main(options)
 
 
+@pytest.mark.parametrize(
+    "separator, named",
+    [("\u2028", "U+2028 LINE SEPARATOR"), ("\u0085", "U+0085"), ("\v", "U+000B")],
+    ids=["line separator", "next line (EBCDIC)", "vertical tab"],
+)
+def test_a_file_whose_lines_end_in_another_separator_alone_is_refused(tmp_path, separator, named):
+    """Read at \\n only, its sentences were one: a test set of one sentence, silently."""
+    corpus = write_corpus(
+        tmp_path / "corpus", {"train": sentence_pairs(12), "test": sentence_pairs(3)}, LANGUAGES
+    )
+    for language in LANGUAGES:
+        test = corpus / f"test.{language}"
+        test.write_bytes(test.read_bytes().replace(b"\n", separator.encode()) + b"\n")
+    options = arguments(corpus, tmp_path / "out", "--bpe", 10, "--test", corpus / "test")
+    with pytest.raises(DataError, match=f"ends its lines with {re.escape(named)} alone"):
+        main(options)
+
+
 def test_the_training_text_given_as_a_test_set_is_refused_before_any_work(tmp_path):
     """Scored on the pairs it learned from, the model's BLEU would say nothing of translation."""
     corpus = write_corpus(tmp_path / "corpus", {"train": sentence_pairs(12)}, LANGUAGES)
