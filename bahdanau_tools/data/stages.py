@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Pattern, Sequence, Tuple
 
-from .digests import HASH, DigestCache
+from ..errors import DataError
+from .digests import HASH, DigestCache, Version, file_version
 
 Fingerprints = Dict[str, Optional[str]]
 RECORD_FIELDS = ("key", "outputs", "result")
@@ -100,6 +101,7 @@ class Stages:
         """work()'s result, or the result recorded by an earlier run of the same stage on the same
         inputs."""
         record_path = self.directory / f"{name}.json"
+        versions = input_versions(inputs)  # before their digests: the key's are of these versions
         key = _as_json({"hash": HASH, "settings": settings, "inputs": self.fingerprints(inputs)})
         record = read_record(record_path)
         legacy = record is not None and is_legacy_record(record, settings, inputs, outputs)
@@ -117,6 +119,7 @@ class Stages:
             print(changed_inputs_line(name, changed), file=sys.stderr, flush=True)
         record_path.unlink(missing_ok=True)
         result = work()
+        check_inputs_unchanged(name, versions)
         self._write_record(record_path, key, outputs, result)
         return _as_json(result)
 
@@ -125,6 +128,30 @@ class Stages:
         record = {"key": key, "outputs": self.fingerprints(outputs), "result": result}
         with written_whole([path]) as [partial]:
             partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
+
+
+def version_now(file: Path) -> Optional[Version]:
+    """The file's version (digests.py), None where it is missing."""
+    return file_version(file) if file.exists() else None
+
+
+def input_versions(paths: Sequence[Path]) -> Dict[Path, Optional[Version]]:
+    return {file: version_now(file) for file in files_in(paths)}
+
+
+def check_inputs_unchanged(name: str, versions: Dict[Path, Optional[Version]]) -> None:
+    """A stage whose input changed while it ran (a corpus file written over by a download, a copy)
+    read two versions of it: the lines of one side after the change beside those of the other
+    before, pairs that do not translate each other. Its record, which would hold the digest taken
+    before, is not written, so that the next run does the stage again."""
+    changed = next(
+        (file for file, version in versions.items() if version_now(file) != version), None
+    )
+    if changed is not None:
+        raise DataError(
+            f"{changed} changed while the {name} stage read it, whose outputs may mix its two "
+            "versions: run the same command again once whatever writes it has finished"
+        )
 
 
 def sizes_and_times(paths: Sequence[Path]) -> Dict[str, List[int]]:

@@ -9,6 +9,7 @@ import pytest
 
 from bahdanau_tools.data import digests
 from bahdanau_tools.data.stages import Stages
+from bahdanau_tools.errors import DataError
 
 from .copying import overwrite_keeping_size_and_times
 
@@ -59,6 +60,20 @@ def test_a_stage_run_again_for_a_changed_input_names_it_in_one_line(tmp_path, so
     assert capsys.readouterr().err.splitlines() == [
         f"copy: {source} changed since the earlier run: the stage runs again"
     ]
+
+
+def test_an_input_written_while_its_stage_reads_it_stops_the_run_without_a_record(tmp_path, source):
+    """The stage read two versions of it: one side's lines after a copy over it beside the other
+    side's from before, pairs that do not translate each other, kept by the next run."""
+
+    def read_while_it_is_written():
+        text = source.read_text()
+        source.write_text("new")
+        return text
+
+    with pytest.raises(DataError, match=f"{source} changed while the copy stage read it"):
+        Stages(tmp_path).run("copy", None, [source], [], read_while_it_is_written)
+    assert not (tmp_path / "stages" / "copy.json").exists()
 
 
 def test_an_input_touched_without_a_change_of_content_keeps_the_stage(tmp_path, source):
