@@ -28,9 +28,37 @@ def test_a_dictionary_of_words_is_not_of_bpe_units():
     assert not holds_bpe_units(WORDS)
 
 
-def test_codes_for_data_in_bpe_units_or_none_for_data_in_words_fit():
-    assert codes_mismatch(PIECES, DICTIONARY_FILE, Path("bpe.codes")) is None
+def codes_file(folder: Path, *merges: str) -> Path:
+    codes = folder / "bpe.codes"
+    codes.write_text("#version: 0.2\n" + "".join(f"{merge}\n" for merge in merges), "utf-8")
+    return codes
+
+
+def test_codes_that_make_every_unit_or_none_for_data_in_words_fit(tmp_path):
+    codes = codes_file(tmp_path, "T e", "Te r", "r i", "e r</w>")  # Ter@@ ri@@ er
+    assert codes_mismatch(PIECES, DICTIONARY_FILE, codes) is None
     assert codes_mismatch(WORDS, DICTIONARY_FILE, None) is None
+
+
+def test_the_codes_a_data_bin_was_prepared_with_make_every_one_of_its_units(bpe_prepared):
+    data_bin = bpe_prepared / "data-bin"
+    for language in ("en", "fr"):
+        dictionary = data_bin / f"dict.{language}.txt"
+        codes = bpe_prepared / "bpe.codes"
+        assert codes_mismatch(Dictionary.load(str(dictionary)), dictionary, codes) is None
+
+
+def test_codes_of_another_data_that_make_none_of_some_units_are_refused(tmp_path):
+    """They split text into other pieces than the dictionary's, many of them <unk>: the tools
+    translated so without a word."""
+    codes = codes_file(tmp_path, "T e", "Te r", "i e", "e r</w>")  # no "r i"
+    assert codes_mismatch(PIECES, DICTIONARY_FILE, codes) == (
+        f"--bpe-codes {codes} are not the codes the data-bin prepared/data-bin was segmented "
+        "with: no merge of them makes 1 of the units of prepared/data-bin/dict.en.txt (ri), so "
+        "text would be split into other pieces than the model learned, many of them <unk>: give "
+        "the codes the data was segmented with, --bpe-codes (bahdanau-prepare-data writes "
+        "OUT/bpe.codes)"
+    )
 
 
 def test_data_in_bpe_units_without_codes_names_the_options_that_take_them_and_where_looked():

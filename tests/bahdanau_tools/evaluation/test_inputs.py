@@ -207,8 +207,10 @@ def checked_bpe_codes(tmp_path, split, *options):
 
 
 def bpe_codes_at(path):
+    """Codes whose merges make BPE_UNITS' units (ter@@ rier runs)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#version: 0.2\nt e\n", encoding="utf-8")
+    merges = ("t e", "te r", "r i", "ri e", "rie r</w>", "r u", "ru n", "run s</w>")
+    path.write_text("#version: 0.2\n" + "".join(f"{m}\n" for m in merges), encoding="utf-8")
     return path
 
 
