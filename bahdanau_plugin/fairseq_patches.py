@@ -442,6 +442,8 @@ def _holding_the_save_dir(load_checkpoint):
             checkpoint = _resumed_checkpoint(cfg, suffix)
             if other := resuming.other_batches_than_saved(checkpoint, extra_state, epoch_itr):
                 logger.warning(other)
+            if kept := resuming.keep_the_best_score(cfg, suffix, extra_state):
+                logger.info(kept)
         return extra_state, epoch_itr
 
     setattr(wrapper, SAVE_DIR_WRAPPER, True)

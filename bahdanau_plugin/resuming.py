@@ -20,12 +20,20 @@ on others twice. A checkpoint saved mid-epoch records the fingerprint of its epo
 beside fairseq's state of its epoch iterator (``RecordingTheEpochsBatches``), and a run resuming
 it through other batches says so in one warning line (``other_batches_than_saved``): a new
 batching may be meant (a batch size that no longer fits the GPU), and it costs that epoch only.
+
+fairseq forgets the best validation score of the checkpoint it resumes where --reset-optimizer or
+--reset-meters is given (the first, its own advice for another optimizer, at every launch), so
+that the next validation, however bad, is saved over checkpoint_best.pt. Where the --save-dir holds
+a checkpoint_best.pt, the score is kept (``keep_the_best_score``), as without those options:
+checkpoint_best.pt is replaced only by a checkpoint that validates better.
 """
 
 import hashlib
+import os
 from typing import Iterable, Optional
 
 import numpy as np
+from fairseq import checkpoint_utils
 from fairseq.data.iterators import EpochBatchIterator
 
 from . import errors
@@ -168,6 +176,31 @@ def other_batches_than_saved(checkpoint: str, extra_state, epoch_itr) -> Optiona
         f"{done}, so epoch {epoch} leaves out pairs that the checkpoint had not reached and trains "
         "on others twice; to continue the epoch as it was, resume with the options and data it "
         "was trained with (the epochs after it are whole either way)"
+    )
+
+
+def keep_the_best_score(cfg, suffix: str, extra_state) -> Optional[str]:
+    """Where fairseq-train (its checkpoint configuration, cfg) resumed a checkpoint with
+    --reset-optimizer or --reset-meters, which make fairseq forget its best validation score, into
+    a --save-dir holding checkpoint_best.pt: the score kept for fairseq's save_checkpoint, and the
+    line that says so; None elsewhere."""
+    resets = [
+        option
+        for option, given in (
+            ("--reset-optimizer", cfg.reset_optimizer),
+            ("--reset-meters", cfg.reset_meters),
+        )
+        if given
+    ]
+    best = (extra_state or {}).get("best")
+    checkpoint_best = os.path.join(cfg.save_dir, f"checkpoint_best{suffix}.pt")
+    if not resets or best is None or not os.path.exists(checkpoint_best):
+        return None
+    checkpoint_utils.save_checkpoint.best = best
+    return (
+        f"kept the best {cfg.best_checkpoint_metric} so far, {best}, which "
+        f"{' and '.join(resets)} would forget: {checkpoint_best} is replaced only by a checkpoint "
+        "that validates better (move it aside to start the best afresh)"
     )
 
 

@@ -1,6 +1,7 @@
 """fairseq-train resuming under options that cannot take the checkpoint's state is one line that
 says what to give (bahdanau_plugin/resuming.py), not a traceback; nothing is written."""
 
+import re
 import shutil
 
 import numpy as np
@@ -156,6 +157,27 @@ def test_resuming_mid_epoch_a_training_split_binarized_anew_says_so_in_a_warning
     warnings = _warnings_of_other_batches(output)
     assert len(warnings) == 1
     assert "a training split binarized anew" in warnings[0]
+
+
+def _validation_losses(output):
+    return [float(loss) for loss in re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", output)]
+
+
+@pytest.mark.parametrize("reset", ["--reset-optimizer", "--reset-meters"])
+def test_resuming_with_a_reset_keeps_checkpoint_best_pt_until_a_checkpoint_validates_better(
+    resume, checkpoints, tmp_path, reset
+):
+    """fairseq forgets the best score with either option: the next validation replaced
+    checkpoint_best.pt, however bad. A learning rate of 1000 makes it worse."""
+    best = torch.load(checkpoints["rnnsearch_50"], weights_only=True)["extra_state"]["best"]
+    trained_best = checkpoints["rnnsearch_50"].parent / "checkpoint_best.pt"
+    checkpoint_best = tmp_path / "save" / "checkpoint_best.pt"
+    shutil.copy(trained_best, checkpoint_best)
+    returncode, output, _ = resume(reset, "--lr", "1000")
+    assert returncode == 0, output[-2000:]
+    assert _validation_losses(output)[-1] > best
+    assert checkpoint_best.read_bytes() == trained_best.read_bytes()
+    assert f"kept the best loss so far, {best}, which {reset} would forget" in output
 
 
 class _Indices(torch.utils.data.Dataset):
