@@ -2,9 +2,10 @@
 
 fairseq resumes a training under the options of the command that resumes it. Some cannot take the
 checkpoint's state: another --optimizer or --criterion, whose state fairseq refuses in an
-assertion, and a batching of the epoch (--batch-size, --max-tokens, the data) that has fewer
-batches than the checkpoint had gone through, which fairseq asks to be reported to its developers:
-each is explained in one line here. The models' own options load under any value that fits the
+assertion, another --lr-scheduler, whose state fairseq fails to read (KeyError: 'best'), and a
+batching of the epoch (--batch-size, --max-tokens, the data) that has fewer batches than the
+checkpoint had gone through, which fairseq asks to be reported to its developers: each is
+explained in one line here. The models' own options load under any value that fits the
 parameters (the dropout, the length limit, an architecture's name of the same sizes): the models
 say which differ in a warning line as they resume (models/recurrent_translation.py).
 
@@ -30,11 +31,13 @@ checkpoint_best.pt is replaced only by a checkpoint that validates better.
 
 import hashlib
 import os
+import traceback
 from typing import Iterable, Optional
 
 import numpy as np
 from fairseq import checkpoint_utils
 from fairseq.data.iterators import EpochBatchIterator
+from fairseq.optim.lr_scheduler import FairseqLRScheduler
 
 from . import errors
 from .checkpoint_safety import fairseqs_load_checkpoint, trainers_loading
@@ -73,11 +76,50 @@ def other_optimizer(error: BaseException) -> Optional[str]:
         there, here = _precision(trained.get("common")), _precision(run_cfg.common)
     filename = given["filename"]
     return (
-        f"cannot resume from {filename}: it was trained with {there} and this run with {here}, "
-        f"whose state cannot continue it; to continue that training, resume it with {there}; to "
-        f"train with {here} from its parameters, give this run a new --save-dir and "
-        f"--finetune-from-model {filename} (--reset-optimizer would reset the optimizer again at "
-        "every launch)"
+        f"{_trained_otherwise(filename, there, here)}; to train with {here} from its parameters, "
+        f"give this run a new --save-dir and --finetune-from-model {filename} (--reset-optimizer "
+        "would reset the optimizer again at every launch)"
+    )
+
+
+def _trained_otherwise(checkpoint: str, there: str, here: str) -> str:
+    """The start of a line for a checkpoint trained with an option (there) whose state this run's
+    (here) cannot take."""
+    return (
+        f"cannot resume from {checkpoint}: it was trained with {there} and this run with {here}, "
+        f"whose state cannot continue it; to continue that training, resume it with {there}"
+    )
+
+
+def other_lr_scheduler(error: BaseException) -> Optional[str]:
+    """One line for fairseq-train's KeyError (KeyError: 'best') from its learning-rate scheduler's
+    load_state_dict: the checkpoint was trained with another --lr-scheduler (fairseq's default,
+    fixed, keeps its learning rate only), whose state this run's cannot read."""
+    loading = trainers_loading()
+    if not isinstance(error, KeyError) or loading is None or not _in_a_schedulers_loading(error):
+        return None
+    given = errors.locals_where(error, loading)
+    if given is None:
+        return None
+    saved = _name(given["state"]["cfg"].get("lr_scheduler"))
+    run = _name(given["self"].cfg.lr_scheduler)
+    if saved is None or saved == run:
+        return None
+    there, here = f"--lr-scheduler {saved}", f"--lr-scheduler {run}"
+    return (
+        f"{_trained_otherwise(given['filename'], there, here)}; to schedule it with {run} from "
+        "here, add --reset-lr-scheduler (fairseq reads it at every launch, so each rerun starts "
+        f"{run}'s state afresh; the learning rate of most schedulers follows the number of "
+        "updates, which is kept)"
+    )
+
+
+def _in_a_schedulers_loading(error: BaseException) -> bool:
+    """Whether error was raised in the load_state_dict of a learning-rate scheduler of fairseq's."""
+    return any(
+        frame.f_code.co_name == "load_state_dict"
+        and isinstance(frame.f_locals.get("self"), FairseqLRScheduler)
+        for frame, _ in traceback.walk_tb(error.__traceback__)
     )
 
 
@@ -204,4 +246,4 @@ def keep_the_best_score(cfg, suffix: str, extra_state) -> Optional[str]:
     )
 
 
-errors.EXPLANATIONS.extend([other_optimizer, fewer_batches_in_the_epoch])
+errors.EXPLANATIONS.extend([other_optimizer, other_lr_scheduler, fewer_batches_in_the_epoch])

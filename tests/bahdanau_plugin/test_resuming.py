@@ -69,6 +69,23 @@ def test_resuming_with_another_criterion_is_one_line_naming_both(resume):
     )
 
 
+def test_resuming_with_another_lr_scheduler_is_one_line_naming_both_and_nothing_is_written(
+    resume, checkpoints
+):
+    """fairseq's default scheduler, fixed, keeps its learning rate alone, without the best loss
+    that inverse_sqrt's reads (KeyError: 'best')."""
+    returncode, output, checkpoint = resume("--lr-scheduler", "inverse_sqrt")
+    assert_one_line_error(
+        returncode,
+        output,
+        f"cannot resume from {checkpoint}: it was trained with --lr-scheduler fixed and this run "
+        "with --lr-scheduler inverse_sqrt",
+        "resume it with --lr-scheduler fixed",
+        "add --reset-lr-scheduler",
+    )
+    assert checkpoint.read_bytes() == checkpoints["rnnsearch_50"].read_bytes()
+
+
 def test_resuming_in_another_precision_is_one_line_naming_both(resume):
     """fairseq keeps the optimizer's state of a half-precision run in a wrapper of its own."""
     returncode, output, _ = resume("--bf16")
