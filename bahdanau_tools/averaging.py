@@ -7,7 +7,8 @@ checkpoints'.
 
 Checkpoints are loaded with torch's safe, weights-only unpickler (the plugin allow-lists the one
 type fairseq adds). Checkpoints of other architectures, sizes or dictionaries (their fingerprints,
-bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them), files
+bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them), of
+other directions (the languages their training was given, or inferred from its data-bin), files
 that fairseq-train did not write (a bare state_dict) and a checkpoint named twice are refused;
 checkpoints whose training started from other parameters (not of one run) are averaged after a
 warning, as their average is worse than either, and so is an earlier average among them. The
@@ -19,12 +20,15 @@ starts a fresh optimizer from it (--restore-file).
 """
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
+from fairseq import utils
+from fairseq.data import data_utils
 
 from bahdanau_plugin import fingerprints
 from bahdanau_plugin.checkpoint_safety import explain_load_error
@@ -174,6 +178,44 @@ def check_same_model(states: Dict[Path, dict]) -> None:
                 )
 
 
+def task_option(state: dict, name: str):
+    """An option of the task a checkpoint was trained for (its --source-lang, say), None where it
+    records none."""
+    if state.get("cfg") is None:  # a checkpoint from before hydra: its argparse.Namespace only
+        return getattr(state["args"], name, None)
+    task = state["cfg"].get("task") or {}
+    return task.get(name) if isinstance(task, dict) else getattr(task, name, None)
+
+
+def direction(state: dict) -> Optional[Tuple[str, str]]:
+    """The (source, target) languages a checkpoint translates: those its training was given, else
+    those fairseq inferred from the file names of its data-bin (infer_language_pair), read again
+    where that data-bin is still there; None where neither tells."""
+    given = (task_option(state, "source_lang"), task_option(state, "target_lang"))
+    if None not in given:
+        return given
+    data = task_option(state, "data")
+    if not data or not os.path.isdir(utils.split_paths(data)[0]):
+        return None
+    inferred = tuple(data_utils.infer_language_pair(utils.split_paths(data)[0]))
+    return None if None in inferred else inferred
+
+
+def check_same_direction(states: Dict[Path, dict]) -> None:
+    """Checkpoints that translate between the same languages the other way round (a joined
+    dictionary serves both, and two runs of one --seed start from the same parameters) pass every
+    other check: their average translates in neither direction."""
+    (first_path, first), *others = states.items()
+    for path, state in others:
+        directions = (direction(first), direction(state))
+        if None not in directions and directions[0] != directions[1]:
+            raise AveragingError(
+                f"cannot average {first_path} ({'->'.join(directions[0])}) and {path} "
+                f"({'->'.join(directions[1])}): they translate in other directions; average "
+                "checkpoints of one training run"
+            )
+
+
 def warn_unless_of_one_run(states: Dict[Path, dict]) -> None:
     """A warning, on stderr, for checkpoints whose training started from other parameters (the
     fingerprint each records, where it does)."""
@@ -264,6 +306,7 @@ def averaged_checkpoint(paths: Sequence[Path]) -> dict:
     check_each_named_once(paths)
     states = {path: load_state(path) for path in paths}
     check_same_model(states)
+    check_same_direction(states)
     check_each_copy_once(states)
     warn_unless_of_one_run(states)
     warn_of_averages_among_them(states)

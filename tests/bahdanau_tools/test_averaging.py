@@ -178,6 +178,29 @@ def test_checkpoints_trained_with_other_dictionaries_of_one_size_are_an_error_na
     assert not (tmp_path / "average.pt").exists()
 
 
+def test_checkpoints_of_the_two_directions_of_a_joined_dictionary_are_an_error_naming_both(
+    checkpoints, tmp_path
+):
+    """The demo's data-bin has one dictionary for both languages, and a run of the same --seed
+    the other way round starts from the same parameters: only the languages tell them apart. The
+    tiny rnnsearch was trained without --source-lang, as en->fr, which its data-bin's files say."""
+    state = moved(torch.load(checkpoints["rnnsearch_50"], weights_only=True), 0.1, seed=1)
+    task = {**state["cfg"]["task"], "source_lang": "fr", "target_lang": "en"}
+    torch.save({**state, "cfg": {**state["cfg"], "task": task}}, tmp_path / "fr-en.pt")
+    returncode, _, stderr = tool_on_bytes(
+        "bahdanau-average-checkpoints",
+        *("--inputs", checkpoints["rnnsearch_50"], tmp_path / "fr-en.pt"),
+        *("--output", tmp_path / "average.pt"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"cannot average {checkpoints['rnnsearch_50']} (en->fr) and {tmp_path / 'fr-en.pt'} "
+        "(fr->en): they translate in other directions",
+    )
+    assert not (tmp_path / "average.pt").exists()
+
+
 @pytest.mark.parametrize("tool", ["fairseq-generate", "fairseq-interactive"])
 def test_the_average_translates_in_fairseqs_tools(averaged, data_bin, tool):
     output = run(
