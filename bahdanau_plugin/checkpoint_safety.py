@@ -307,12 +307,12 @@ def option_naming(cfg, checkpoint: str) -> Optional[str]:
     return None
 
 
-def _started_from(option: Optional[str], checkpoint: str) -> str:
+def started_from(option: Optional[str], checkpoint: str) -> str:
     """fairseq-train's checkpoint as the lines name it, with the option that gave it."""
     return f"{option} {checkpoint}" if option else checkpoint
 
 
-def _train_otherwise(option: Optional[str], fitting: str, model: Optional[str] = None) -> str:
+def train_otherwise(option: Optional[str], fitting: str, model: Optional[str] = None) -> str:
     """What a run gives to train rather than from the checkpoint it was given: a new --save-dir
     rather than one whose checkpoint_last.pt it resumes (or a --restore-file of model); another
     checkpoint (fitting, as "of rnnsearch_50"), or none, rather than one that an option names at
@@ -396,9 +396,9 @@ def other_dictionary(side: str, trained_symbols: int, trained, dictionary) -> st
         )
     if loading.resuming:
         return (
-            f"cannot resume from {_started_from(loading.option, checkpoint)}: it was "
+            f"cannot resume from {started_from(loading.option, checkpoint)}: it was "
             f"{difference}; continue it with the data-bin it was trained with, or "
-            f"{_train_otherwise(loading.option, f'trained on {data}')}"
+            f"{train_otherwise(loading.option, f'trained on {data}')}"
         )
     reverse = reverse_direction(loading.task, side, trained)
     if reverse is not None:
@@ -436,12 +436,12 @@ def _why_not_resumable(filename, option, saved, run, cause) -> str:
     parameters this run's model cannot take."""
     saved_architecture, run_architecture = _architecture(saved), _architecture(run)
     finetuning = option == "--finetune-from-model"
-    start = f"cannot {'start' if finetuning else 'resume'} from {_started_from(option, filename)}"
+    start = f"cannot {'start' if finetuning else 'resume'} from {started_from(option, filename)}"
     if saved_architecture != run_architecture:
         return (
             f"{start}: its architecture is {saved_architecture} and this run's is "
             f"{run_architecture}; to train {run_architecture}, "
-            f"{_train_otherwise(option, f'of {run_architecture}', run_architecture)}; "
+            f"{train_otherwise(option, f'of {run_architecture}', run_architecture)}; "
             f"{'to fine-tune from it' if finetuning else 'to continue that training'}, --arch "
             f"{saved_architecture}"
         )
@@ -452,7 +452,7 @@ def _why_not_resumable(filename, option, saved, run, cause) -> str:
         f"{start}: its {saved_architecture} model does not fit this run's "
         f"({differences or 'its parameters differ'}); "
         f"{'fine-tune' if finetuning else 'continue'} it with the options it was trained with, or "
-        f"{_train_otherwise(option, 'of these sizes')}"
+        f"{train_otherwise(option, 'of these sizes')}"
     )
 
 

@@ -20,21 +20,19 @@ starts a fresh optimizer from it (--restore-file).
 """
 
 import argparse
-import os
 import re
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 import torch
-from fairseq import utils
-from fairseq.data import data_utils
 
 from bahdanau_plugin import fingerprints
 from bahdanau_plugin.checkpoint_safety import explain_load_error
 from bahdanau_plugin.checkpoint_writing import CheckpointSaveError, os_error, replacing_whole
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.resuming import trained_direction
 from bahdanau_plugin.output_folder import (
     WRITE_FAILURES,
     cause,
@@ -178,36 +176,13 @@ def check_same_model(states: Dict[Path, dict]) -> None:
                 )
 
 
-def task_option(state: dict, name: str):
-    """An option of the task a checkpoint was trained for (its --source-lang, say), None where it
-    records none."""
-    if state.get("cfg") is None:  # a checkpoint from before hydra: its argparse.Namespace only
-        return getattr(state["args"], name, None)
-    task = state["cfg"].get("task") or {}
-    return task.get(name) if isinstance(task, dict) else getattr(task, name, None)
-
-
-def direction(state: dict) -> Optional[Tuple[str, str]]:
-    """The (source, target) languages a checkpoint translates: those its training was given, else
-    those fairseq inferred from the file names of its data-bin (infer_language_pair), read again
-    where that data-bin is still there; None where neither tells."""
-    given = (task_option(state, "source_lang"), task_option(state, "target_lang"))
-    if None not in given:
-        return given
-    data = task_option(state, "data")
-    if not data or not os.path.isdir(utils.split_paths(data)[0]):
-        return None
-    inferred = tuple(data_utils.infer_language_pair(utils.split_paths(data)[0]))
-    return None if None in inferred else inferred
-
-
 def check_same_direction(states: Dict[Path, dict]) -> None:
     """Checkpoints that translate between the same languages the other way round (a joined
     dictionary serves both, and two runs of one --seed start from the same parameters) pass every
     other check: their average translates in neither direction."""
     (first_path, first), *others = states.items()
     for path, state in others:
-        directions = (direction(first), direction(state))
+        directions = (trained_direction(first), trained_direction(state))
         if None not in directions and directions[0] != directions[1]:
             raise AveragingError(
                 f"cannot average {first_path} ({'->'.join(directions[0])}) and {path} "

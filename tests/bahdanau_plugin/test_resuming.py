@@ -86,6 +86,22 @@ def test_resuming_with_another_lr_scheduler_is_one_line_naming_both_and_nothing_
     assert checkpoint.read_bytes() == checkpoints["rnnsearch_50"].read_bytes()
 
 
+def test_resuming_for_the_other_direction_of_a_joined_dictionary_is_one_line_naming_both(
+    resume, checkpoints
+):
+    """The demo's data-bin has one dictionary for both languages; the checkpoint was trained
+    without --source-lang, as en->fr, which its data-bin's files say."""
+    returncode, output, checkpoint = resume("--source-lang", "fr", "--target-lang", "en")
+    assert_one_line_error(
+        returncode,
+        output,
+        f"cannot resume from {checkpoint}: it translates en->fr, and this run fr->en",
+        "resume it with --source-lang en --target-lang fr",
+        "give this run a new --save-dir",
+    )
+    assert checkpoint.read_bytes() == checkpoints["rnnsearch_50"].read_bytes()
+
+
 def test_resuming_in_another_precision_is_one_line_naming_both(resume):
     """fairseq keeps the optimizer's state of a half-precision run in a wrapper of its own."""
     returncode, output, _ = resume("--bf16")
