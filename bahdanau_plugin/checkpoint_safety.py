@@ -24,7 +24,9 @@ that fairseq-train would resume from is named with the newest intact one of its 
 A checkpoint used with a data-bin whose dictionaries are not those it was trained with is refused
 by the models' ``load_state_dict`` (fingerprints.py), in a line that names both
 (``other_dictionary``): the checkpoint and the data-bin that fairseq is loading, read from the
-frames of its loading functions, as ``checkpoint_problem`` reads them from a traceback.
+frames of its loading functions, as ``checkpoint_problem`` reads them from a traceback. Where one
+dictionary serves both languages, a checkpoint of the reverse direction passes that check, and is
+refused by the direction it was trained for (``check_direction``).
 """
 
 import argparse
@@ -42,6 +44,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from fairseq import checkpoint_utils, utils
+from fairseq.data import data_utils
 from omegaconf import DictConfig, OmegaConf
 
 from . import errors, fingerprints
@@ -326,13 +329,14 @@ def train_otherwise(option: Optional[str], fitting: str, model: Optional[str] = 
 class Loading(NamedTuple):
     """A checkpoint that fairseq is loading, the task whose data-bin it is loaded with, whether
     fairseq-train resumes from it, and then the model's configuration the checkpoint holds and
-    the option that named it (option_naming)."""
+    the option that named it (option_naming), and what it holds."""
 
     checkpoint: Optional[str]
     task: object
     resuming: bool
     trained: object = None
     option: Optional[str] = None
+    state: Optional[dict] = None  # all that the checkpoint holds, as fairseq loaded it
 
 
 def being_loaded() -> Loading:
@@ -344,13 +348,17 @@ def being_loaded() -> Loading:
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code is ensemble:
-            return Loading(frame.f_locals.get("filename"), frame.f_locals.get("task"), False)
+            given = frame.f_locals
+            return Loading(
+                given.get("filename"), given.get("task"), False, state=given.get("state")
+            )
         if frame.f_code is resuming:
-            state = frame.f_locals.get("state") or {}
-            trained = (state.get("cfg") or {}).get("model")
+            state = frame.f_locals.get("state")
+            trained = ((state or {}).get("cfg") or {}).get("model")
             checkpoint = frame.f_locals.get("filename")
             option = option_naming(_resuming_configuration(frame), checkpoint)
-            return Loading(checkpoint, frame.f_locals["self"].task, True, trained, option)
+            task = frame.f_locals["self"].task
+            return Loading(checkpoint, task, True, trained, option, state)
         frame = frame.f_back
     return Loading(None, None, False)
 
@@ -429,6 +437,58 @@ def reverse_direction(task, side: str, trained) -> Optional[Tuple[str, str]]:
     if None in languages or fingerprints.differs(trained, fingerprints.of_dictionary(dictionary)):
         return None
     return languages
+
+
+def _task_option(state: dict, name: str):
+    """An option of the task a checkpoint was trained for (its --source-lang, say), None where it
+    records none."""
+    if state.get("cfg") is None:  # a checkpoint from before hydra: its argparse.Namespace only
+        return getattr(state.get("args"), name, None)
+    task = state["cfg"].get("task") or {}
+    return task.get(name) if isinstance(task, dict) else getattr(task, name, None)
+
+
+def trained_direction(state: dict) -> Optional[Tuple[str, str]]:
+    """The (source, target) languages a checkpoint translates: those its training was given, else
+    those fairseq inferred from the file names of its data-bin (infer_language_pair), read again
+    where that data-bin is still there; None where neither tells."""
+    given = (_task_option(state, "source_lang"), _task_option(state, "target_lang"))
+    if None not in given:
+        return given
+    data = _task_option(state, "data")
+    if not data or not os.path.isdir(utils.split_paths(data)[0]):
+        return None
+    inferred = tuple(data_utils.infer_language_pair(utils.split_paths(data)[0]))
+    return None if None in inferred else inferred
+
+
+def check_direction() -> None:
+    """A CheckpointError where the checkpoint being loaded (being_loaded) was trained for the
+    reverse of the direction that the task it is loaded for takes: where one dictionary serves both
+    languages (joined, or joint BPE), the dictionaries' fingerprints agree, and an en->fr model
+    would translate, or go on training on, fr->en pairs. --finetune-from-model, which starts a
+    training of this run's own from the parameters, is left to choose."""
+    loading = being_loaded()
+    if loading.state is None or loading.task is None or loading.option == "--finetune-from-model":
+        return
+    trained = trained_direction(loading.state)
+    cfg = getattr(loading.task, "cfg", None)
+    run = (getattr(cfg, "source_lang", None), getattr(cfg, "target_lang", None))
+    if trained is None or trained != run[::-1]:  # a guess from another data-bin names others
+        return
+    there, here = "->".join(trained), "->".join(run)
+    give = f"--source-lang {trained[0]} --target-lang {trained[1]}"
+    if loading.resuming:
+        raise errors.CheckpointError(
+            f"cannot resume from {started_from(loading.option, loading.checkpoint)}: it "
+            f"translates {there}, and this run {here}: resume it with {give}; to train {here}, "
+            f"{train_otherwise(loading.option, f'trained {here}')}"
+        )
+    raise errors.CheckpointError(
+        f"{loading.checkpoint} translates {there}, and this run {here} (one dictionary serves "
+        f"both languages, so nothing else tells them apart): give {give}, or a model trained "
+        f"for {here}"
+    )
 
 
 def _why_not_resumable(filename, option, saved, run, cause) -> str:

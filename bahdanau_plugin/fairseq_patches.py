@@ -440,7 +440,6 @@ def _holding_the_save_dir(load_checkpoint):
             )
         if saves:
             checkpoint = _resumed_checkpoint(cfg, suffix)
-            resuming.check_same_direction(cfg, checkpoint, trainer.task)
             if other := resuming.other_batches_than_saved(checkpoint, extra_state, epoch_itr):
                 logger.warning(other)
             if kept := resuming.keep_the_best_score(cfg, suffix, extra_state):

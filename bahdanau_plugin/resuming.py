@@ -5,9 +5,7 @@ checkpoint's state: another --optimizer or --criterion, whose state fairseq refu
 assertion, another --lr-scheduler, whose state fairseq fails to read (KeyError: 'best'), and a
 batching of the epoch (--batch-size, --max-tokens, the data) that has fewer batches than the
 checkpoint had gone through, which fairseq asks to be reported to its developers: each is
-explained in one line here. So is a checkpoint resumed for the other direction than it was trained
-in, which fairseq trains on without a word where one dictionary serves both languages
-(``check_same_direction``). The models' own options load under any value that fits the
+explained in one line here. The models' own options load under any value that fits the
 parameters (the dropout, the length limit, an architecture's name of the same sizes): the models
 say which differ in a warning line as they resume (models/recurrent_translation.py).
 
@@ -34,23 +32,15 @@ checkpoint_best.pt is replaced only by a checkpoint that validates better.
 import hashlib
 import os
 import traceback
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, Optional
 
 import numpy as np
-import torch
-from fairseq import checkpoint_utils, utils
-from fairseq.data import data_utils
+from fairseq import checkpoint_utils
 from fairseq.data.iterators import EpochBatchIterator
 from fairseq.optim.lr_scheduler import FairseqLRScheduler
 
 from . import errors
-from .checkpoint_safety import (
-    fairseqs_load_checkpoint,
-    option_naming,
-    started_from,
-    train_otherwise,
-    trainers_loading,
-)
+from .checkpoint_safety import fairseqs_load_checkpoint, trainers_loading
 
 # fairseq's assertions in Trainer.load_checkpoint: their start, and the group of the configuration
 # whose choice differs, with the option that sets it.
@@ -228,50 +218,6 @@ def other_batches_than_saved(checkpoint: str, extra_state, epoch_itr) -> Optiona
         f"{done}, so epoch {epoch} leaves out pairs that the checkpoint had not reached and trains "
         "on others twice; to continue the epoch as it was, resume with the options and data it "
         "was trained with (the epochs after it are whole either way)"
-    )
-
-
-def _task_option(state: dict, name: str):
-    """An option of the task a checkpoint was trained for (its --source-lang, say), None where it
-    records none."""
-    if state.get("cfg") is None:  # a checkpoint from before hydra: its argparse.Namespace only
-        return getattr(state.get("args"), name, None)
-    task = state["cfg"].get("task") or {}
-    return task.get(name) if isinstance(task, dict) else getattr(task, name, None)
-
-
-def trained_direction(state: dict) -> Optional[Tuple[str, str]]:
-    """The (source, target) languages a checkpoint translates: those its training was given, else
-    those fairseq inferred from the file names of its data-bin (infer_language_pair), read again
-    where that data-bin is still there; None where neither tells."""
-    given = (_task_option(state, "source_lang"), _task_option(state, "target_lang"))
-    if None not in given:
-        return given
-    data = _task_option(state, "data")
-    if not data or not os.path.isdir(utils.split_paths(data)[0]):
-        return None
-    inferred = tuple(data_utils.infer_language_pair(utils.split_paths(data)[0]))
-    return None if None in inferred else inferred
-
-
-def check_same_direction(cfg, checkpoint: str, task) -> None:
-    """A CheckpointError where fairseq-train (its checkpoint configuration, cfg) resumed
-    checkpoint, a file, for the other direction than it was trained in (task's languages, as
-    fairseq took them): where one dictionary serves both languages (joined, or joint BPE), nothing
-    else tells them apart, and the run would train an en->fr model on fr->en pairs."""
-    if not os.path.isfile(checkpoint):
-        return
-    # the tensors memory-mapped, not read: only the configuration is
-    state = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True)
-    trained, run = trained_direction(state), (task.cfg.source_lang, task.cfg.target_lang)
-    if trained is None or trained == run:
-        return
-    option = option_naming(cfg, checkpoint)
-    raise errors.CheckpointError(
-        f"cannot resume from {started_from(option, checkpoint)}: it translates "
-        f"{'->'.join(trained)}, and this run {'->'.join(run)}: resume it with --source-lang "
-        f"{trained[0]} --target-lang {trained[1]}; to train {'->'.join(run)}, "
-        f"{train_otherwise(option, 'trained ' + '->'.join(run))}"
     )
 
 

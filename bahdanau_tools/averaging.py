@@ -8,7 +8,7 @@ checkpoints'.
 Checkpoints are loaded with torch's safe, weights-only unpickler (the plugin allow-lists the one
 type fairseq adds). Checkpoints of other architectures, sizes or dictionaries (their fingerprints,
 bahdanau_plugin/fingerprints.py; the dictionaries' sizes for checkpoints saved before them), of
-other directions (the languages their training was given, or inferred from its data-bin), files
+opposite directions (the languages their training was given, or inferred from its data-bin), files
 that fairseq-train did not write (a bare state_dict) and a checkpoint named twice are refused;
 checkpoints whose training started from other parameters (not of one run) are averaged after a
 warning, as their average is worse than either, and so is an earlier average among them. The
@@ -28,11 +28,10 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 from bahdanau_plugin import fingerprints
-from bahdanau_plugin.checkpoint_safety import explain_load_error
+from bahdanau_plugin.checkpoint_safety import explain_load_error, trained_direction
 from bahdanau_plugin.checkpoint_writing import CheckpointSaveError, os_error, replacing_whole
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
-from bahdanau_plugin.resuming import trained_direction
 from bahdanau_plugin.output_folder import (
     WRITE_FAILURES,
     cause,
@@ -183,10 +182,10 @@ def check_same_direction(states: Dict[Path, dict]) -> None:
     (first_path, first), *others = states.items()
     for path, state in others:
         directions = (trained_direction(first), trained_direction(state))
-        if None not in directions and directions[0] != directions[1]:
+        if None not in directions and directions[0] == directions[1][::-1]:
             raise AveragingError(
                 f"cannot average {first_path} ({'->'.join(directions[0])}) and {path} "
-                f"({'->'.join(directions[1])}): they translate in other directions; average "
+                f"({'->'.join(directions[1])}): they translate in opposite directions; average "
                 "checkpoints of one training run"
             )
 

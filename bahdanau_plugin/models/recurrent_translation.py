@@ -158,6 +158,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
             _check_vocabulary(
                 state_dict, side, module, recorded.get(fingerprints.DICTIONARIES[side])
             )
+        checkpoint_safety.check_direction()
         self.initial_parameters = recorded.get(fingerprints.INITIAL_PARAMETERS)
         loaded = super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
         self._say_options_changed_on_resuming()

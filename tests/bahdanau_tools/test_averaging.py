@@ -196,7 +196,7 @@ def test_checkpoints_of_the_two_directions_of_a_joined_dictionary_are_an_error_n
         returncode,
         stderr,
         f"cannot average {checkpoints['rnnsearch_50']} (en->fr) and {tmp_path / 'fr-en.pt'} "
-        "(fr->en): they translate in other directions",
+        "(fr->en): they translate in opposite directions",
     )
     assert not (tmp_path / "average.pt").exists()
 

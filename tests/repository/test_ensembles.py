@@ -84,6 +84,29 @@ def test_the_ensembles_attention_is_the_mean_of_its_members(checkpoints):
     torch.testing.assert_close(attention, (members[0] + members[1]) / 2)
 
 
+def test_an_ensemble_with_a_model_of_the_reverse_direction_is_one_line_naming_it(
+    data_bin, checkpoints, tmp_path
+):
+    """The demo's data-bin has one dictionary for both languages, so a fr->en model of it passes
+    the dictionaries' check; the tiny models were trained without --source-lang, as en->fr."""
+    state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
+    task = {**state["cfg"]["task"], "source_lang": "fr", "target_lang": "en"}
+    torch.save({**state, "cfg": {**state["cfg"], "task": task}}, tmp_path / "fr-en.pt")
+    returncode, stdout, stderr = tool_on_bytes(
+        "fairseq-generate",
+        data_bin,
+        *("--user-dir", PLUGIN, "--cpu"),
+        *("--path", f"{checkpoints['rnnsearch_30']}:{tmp_path / 'fr-en.pt'}"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"{tmp_path / 'fr-en.pt'} translates fr->en, and this run en->fr",
+        "give --source-lang fr --target-lang en, or a model trained for en->fr",
+    )
+    assert "H-" not in stdout
+
+
 def test_an_ensemble_with_rnnencdec_refuses_print_alignment_in_one_line(data_bin, checkpoints):
     returncode, _, stderr = tool_on_bytes(
         "fairseq-generate",
