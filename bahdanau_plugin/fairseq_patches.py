@@ -434,9 +434,11 @@ def _holding_the_save_dir(load_checkpoint):
                 check_restore_file(cfg.continue_once, "", "--continue-once")
         extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
         # where the run starts is known once it is loaded
-        if saves and not cfg.no_save and _starts_from_another_checkpoint(cfg, suffix):
+        again = cfg.reset_dataloader and extra_state is not None  # epoch 1 after the checkpoint
+        if saves and not cfg.no_save and (again or _starts_from_another_checkpoint(cfg, suffix)):
+            why = save_dir.STARTING_AGAIN if again else ""
             save_dir.check_no_later_checkpoints(
-                cfg.save_dir, suffix, epoch_itr.epoch, trainer.get_num_updates()
+                cfg.save_dir, suffix, epoch_itr.epoch, trainer.get_num_updates(), why
             )
         if saves:
             checkpoint = _resumed_checkpoint(cfg, suffix)

@@ -13,9 +13,9 @@ a file or read-only fails there in a traceback, explained in one line by ``unwri
 A disk too full for a checkpoint fails only when the first one is saved: ``check_room`` reserves
 the room for the model's parameters as a checkpoint stores them (every checkpoint holds them, and
 the optimizer's state besides), before training. A --save-dir that holds checkpoints of a point of
-training past the --restore-file (or --finetune-from-model) the run starts from is refused
-(``check_no_later_checkpoints``): the run would overwrite them, and fairseq's --keep-last-epochs
-delete its own.
+training past the --restore-file (or --finetune-from-model) the run starts from, or past epoch 1
+where --reset-dataloader starts the epochs again, is refused (``check_no_later_checkpoints``): the
+run would overwrite them, and fairseq's --keep-last-epochs delete its own.
 """
 
 import atexit
@@ -120,20 +120,27 @@ def later_checkpoints(save_dir: str, suffix: str, epoch: int, updates: int) -> L
     return sorted(later, key=lambda name: [int(n) for n in re.findall(r"\d+", name)])
 
 
-def check_no_later_checkpoints(save_dir: str, suffix: str, epoch: int, updates: int) -> None:
+def check_no_later_checkpoints(
+    save_dir: str, suffix: str, epoch: int, updates: int, why: str = ""
+) -> None:
     """A SaveDirError where save_dir holds checkpoints of a training past the point this run starts
-    from (a --restore-file or --finetune-from-model of an earlier point): fairseq would write its
-    own over them, mixing two trainings under one folder's names, and --keep-last-epochs
+    from (a --restore-file or --finetune-from-model of an earlier point, or --reset-dataloader,
+    which starts again from epoch 1; why: the words that say which): fairseq would write its own
+    over them, mixing two trainings under one folder's names, and --keep-last-epochs
     (--keep-interval-updates) would delete the run's new checkpoints, ranked under those."""
     later = later_checkpoints(save_dir, suffix, epoch, updates)
     if later:
         shown = ", ".join(later[:3]) + (f" and {len(later) - 3} more" if len(later) > 3 else "")
         raise SaveDirError(
             f"--save-dir {save_dir} holds checkpoints saved past the point this run starts from "
-            f"(epoch {epoch}, {updates} updates): {shown}, which it would overwrite (and "
+            f"(epoch {epoch}, {updates} updates{why}): {shown}, which it would overwrite (and "
             "--keep-last-epochs delete its own checkpoints, ranked under them): move them aside, "
             "or give this run another --save-dir"
         )
+
+
+# The words of check_no_later_checkpoints for a run whose --reset-dataloader starts at epoch 1.
+STARTING_AGAIN = ": --reset-dataloader starts the epochs again from 1, at every launch"
 
 
 def unwritable_save_dir(error: BaseException) -> Optional[str]:

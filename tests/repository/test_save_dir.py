@@ -303,6 +303,35 @@ def test_a_restore_file_of_a_point_before_the_save_dir_s_checkpoints_is_one_line
     assert {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)} == before
 
 
+def test_reset_dataloader_into_a_save_dir_of_epoch_checkpoints_is_one_line_keeping_them(
+    data_bin, tmp_path
+):
+    """--reset-dataloader starts the epochs again from 1 (the updates go on): fairseq wrote the
+    run's checkpoint1.pt over the first epoch's, and --keep-last-epochs would delete it, ranked
+    under checkpoint2.pt."""
+    save_dir = tmp_path / "checkpoints"
+    command = [
+        flag
+        for flag in train_command(data_bin, save_dir, "rnnsearch_50", "--disable-validation")
+        if flag != "--no-epoch-checkpoints"
+    ]
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-epoch", "2")
+    assert returncode == 0, stderr[-2000:]
+    before = {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)}
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train", *command, "--max-epoch", "3", "--reset-dataloader"
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--save-dir {save_dir} holds checkpoints saved past the point this run starts from "
+        "(epoch 1, ",
+        "updates: --reset-dataloader starts the epochs again from 1, at every launch): "
+        "checkpoint1.pt, checkpoint2.pt, which it would overwrite",
+    )
+    assert {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)} == before
+
+
 def test_a_second_training_in_one_process_into_a_save_dir_it_holds_is_refused(tmp_path):
     """hydra's multirun runs its jobs in one process: a second job would resume the first's
     checkpoints as its own and overwrite them."""
