@@ -337,6 +337,7 @@ class Loading(NamedTuple):
     trained: object = None
     option: Optional[str] = None
     state: Optional[dict] = None  # all that the checkpoint holds, as fairseq loaded it
+    overrides: Optional[dict] = None  # what fairseq wrote over its configuration as it loaded it
 
 
 def being_loaded() -> Loading:
@@ -349,8 +350,9 @@ def being_loaded() -> Loading:
     while frame is not None:
         if frame.f_code is ensemble:
             given = frame.f_locals
+            checkpoint, task, state = given.get("filename"), given.get("task"), given.get("state")
             return Loading(
-                given.get("filename"), given.get("task"), False, state=given.get("state")
+                checkpoint, task, False, state=state, overrides=given.get("arg_overrides")
             )
         if frame.f_code is resuming:
             state = frame.f_locals.get("state")
@@ -462,6 +464,15 @@ def trained_direction(state: dict) -> Optional[Tuple[str, str]]:
     return None if None in inferred else inferred
 
 
+def as_trained(loading: Loading) -> dict:
+    """What the checkpoint holds, its languages as trained: the hub's from_pretrained(source_lang=,
+    target_lang=) has fairseq write them over the checkpoint's own as it loads it, and then only
+    the file still tells (read again memory-mapped: its weights stay on disk)."""
+    if not {"source_lang", "target_lang"} & set(loading.overrides or {}):
+        return loading.state
+    return torch.load(loading.checkpoint, map_location="cpu", mmap=True, weights_only=True)
+
+
 def check_direction() -> None:
     """A CheckpointError where the checkpoint being loaded (being_loaded) was trained for the
     reverse of the direction that the task it is loaded for takes: where one dictionary serves both
@@ -471,7 +482,7 @@ def check_direction() -> None:
     loading = being_loaded()
     if loading.state is None or loading.task is None or loading.option == "--finetune-from-model":
         return
-    trained = trained_direction(loading.state)
+    trained = trained_direction(as_trained(loading))
     cfg = getattr(loading.task, "cfg", None)
     run = (getattr(cfg, "source_lang", None), getattr(cfg, "target_lang", None))
     if trained is None or trained != run[::-1]:  # a guess from another data-bin names others

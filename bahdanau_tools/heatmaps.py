@@ -17,7 +17,7 @@ from bahdanau_plugin.unicode_form import holds_a_word
 
 from .alignment import END_OF_SENTENCE, NoAttentionError, translate_with_alignment
 from .figures import pyplot, save_png
-from .hub import check_direction, load_translator
+from .hub import load_translator
 from .words import merge_subwords
 
 
@@ -141,7 +141,6 @@ def alignment_heatmaps(
 ):
     translator = load_translator(checkpoint, data, **options)
     check_attends(translator, checkpoint)
-    check_direction(checkpoint, data, translator.task.cfg)
     translator.eval()
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):

@@ -19,7 +19,7 @@ from bahdanau_plugin.errors import ConfigurationError
 
 from ..alignment import END_OF_SENTENCE, soft_alignment, symbols
 from ..bpe_units import codes_mismatch
-from ..hub import check_direction, load_translator
+from ..hub import load_translator
 from ..words import merge_subwords, readable_words
 
 
@@ -110,7 +110,6 @@ class Translator:
             # fairseq's translation task refuses longer sources (1,024 tokens by default)
             max_source_positions=max_source_tokens + 1,  # + the end of sentence
         )
-        check_direction(checkpoint, data, hub.cfg.task)
         check_segmentation(hub, data, text_option_values.get("bpe_codes"))
         hub.eval()
         if torch.cuda.is_available() and not cpu:

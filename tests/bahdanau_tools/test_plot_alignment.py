@@ -194,9 +194,9 @@ def test_sentences_given_in_the_other_direction_than_the_model_s_are_refused_wit
         bpe_checkpoint, bpe_prepared, tmp_path, "--source-lang", "fr", "--target-lang", "en"
     )
     assert line == (
-        f"error: {bpe_checkpoint} translates en->fr, and the sentences are given as "
-        "fr->en (--source-lang fr --target-lang en): give --source-lang en --target-lang fr, or "
-        "a model trained for fr->en"
+        f"error: {bpe_checkpoint} translates en->fr, and this run fr->en (one dictionary serves "
+        "both languages, so nothing else tells them apart): give --source-lang en --target-lang "
+        "fr, or a model trained for fr->en"
     )
 
 
@@ -209,7 +209,7 @@ def test_the_direction_a_checkpoint_records_is_the_one_its_model_translates(
     checkpoint = tmp_path / "fr-en.pt"
     torch.save(state, checkpoint)
     line = refusal_once_loaded(checkpoint, bpe_prepared, tmp_path)
-    assert line.startswith(f"error: {checkpoint} translates fr->en, and the sentences")
+    assert line.startswith(f"error: {checkpoint} translates fr->en, and this run en->fr ")
 
 
 def test_the_translation_printed_beside_a_heatmap_is_detokenized_as_the_hub_prints_it(

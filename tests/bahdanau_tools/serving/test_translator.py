@@ -68,7 +68,7 @@ def test_a_model_asked_for_the_other_direction_with_one_dictionary_is_refused(
 ):
     """With joint BPE both languages share one dictionary, which the loading cannot tell apart:
     the en->fr server asked for fr->en read French sentences as English, without a word."""
-    with pytest.raises(CheckpointError, match="translates en->fr, and the sentences are given as "):
+    with pytest.raises(CheckpointError, match="translates en->fr, and this run fr->en "):
         Translator.load(
             bpe_checkpoint,
             bpe_prepared / "data-bin",
