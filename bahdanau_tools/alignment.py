@@ -37,15 +37,14 @@ def soft_alignment(
 
 
 def translate_with_alignment(
-    translator, source_ids: torch.Tensor, beam: int = 5, max_len_b: int = 200, lenpen: float = 1
+    translator, source_ids: torch.Tensor, *, beam: int, max_len_b: int, lenpen: float
 ):
     """Returns (target tokens, alpha: target x source), end of sentence included.
 
     source_ids are binarized, end of sentence included, as translator.encode returns them; the
-    translation has at most max_len_b tokens, as with fairseq-generate's --max-len-b, and is ranked
-    as with its --lenpen (1, fairseq's default: log-probability per token). No source tokens: the
-    dictionary's would say <unk> for every word it lacks, and the caller has the words it
-    binarized."""
+    search is fairseq-generate's with --beam, --max-len-b and --lenpen (search_options.py). No
+    source tokens: the dictionary's would say <unk> for every word it lacks, and the caller has the
+    words it binarized."""
     hypotheses = translator.generate([source_ids], beam=beam, max_len_b=max_len_b, lenpen=lenpen)
     hypothesis = hypotheses[0][0]
     alpha = soft_alignment(hypothesis, len(source_ids))

@@ -137,14 +137,16 @@ def check_attends(translator, checkpoint: Path) -> None:
 
 
 def alignment_heatmaps(
-    checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, **options
+    checkpoint: Path, data: Path, sentences: List[str], out_dir: Path, search: dict, **options
 ):
+    """bahdanau-plot-alignment's heatmaps, each sentence translated with search (beam, max_len_b,
+    lenpen) by the checkpoint loaded with options (from_pretrained's): (path, translation) each."""
     translator = load_translator(checkpoint, data, **options)
     check_attends(translator, checkpoint)
     translator.eval()
     paths = []
     for number, tokens in enumerate(source_pieces(translator, sentences), start=1):
         path = figure_path(out_dir, number)
-        target = draw_translation(translator, tokens, path)
+        target = draw_translation(translator, tokens, path, **search)
         paths.append((path, translation_text(translator, target)))
     return paths

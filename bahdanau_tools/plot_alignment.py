@@ -5,7 +5,9 @@ Figure 3 does. Sentences are raw text: they are tokenized with fairseq's Moses t
 given --bpe-codes, segmented as the training data was. The heatmap shows words, as the translation
 prints them: BPE pieces merged back, and a word split at its dash ("t @-@ shirt") joined again (a
 source word's attention summed over its pieces, a target word's averaged over its pieces).
-Sentence N's heatmap is OUT_DIR/alignment_N.png, printed with its translation (detokenized, as
+Each is searched as bahdanau-evaluate searches a test sentence (--beam, --max-len-b, --lenpen, with
+its defaults), so that a heatmap drawn here is that of the translation it scores. Sentence N's
+heatmap is OUT_DIR/alignment_N.png, printed with its translation (detokenized, as
 fairseq-interactive prints it); once they are drawn, those an earlier run drew there for more
 sentences are removed, so that none passes for this run's.
 
@@ -27,6 +29,7 @@ from bahdanau_plugin.output_folder import check_output_folder, write_failures_ex
 
 from .bpe_units import codes_mismatch
 from .heatmaps import alignment_heatmaps, figure_path, remove_earlier_figures
+from .search_options import add_beam, add_length_and_ranking, search
 
 
 def bpe_codes_mismatch(args) -> Optional[str]:
@@ -70,8 +73,7 @@ def more_than_one_model(checkpoints: List[Path]) -> Optional[str]:
     )
 
 
-def main(argv=None):
-    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bahdanau-plot-alignment",
         description=__doc__.split("\n\n", 1)[1],
@@ -91,7 +93,15 @@ def main(argv=None):
     parser.add_argument(
         "--target-lang", default="fr", help="for the Moses tokenizer (default: %(default)s)"
     )
+    add_beam(parser)
+    add_length_and_ranking(parser)
     parser.add_argument("sentences", nargs="+", help="source sentences, one argument each")
+    return parser
+
+
+def main(argv=None):
+    print_errors_as_one_line()  # bad input ends the command with one line, not a traceback
+    parser = argument_parser()
     args = parser.parse_args(argv)
     more_than_one = more_than_one_model(args.checkpoint)
     if more_than_one is not None:
@@ -112,7 +122,12 @@ def main(argv=None):
         options.update(bpe="subword_nmt", bpe_codes=str(args.bpe_codes))
     with write_failures_explained(args.out_dir, "--out-dir"):
         heatmaps = alignment_heatmaps(
-            args.checkpoint, args.data, args.sentences, args.out_dir, **options
+            args.checkpoint,
+            args.data,
+            args.sentences,
+            args.out_dir,
+            {"beam": args.beam, **search(args)},
+            **options,
         )
         remove_earlier_figures(args.out_dir, len(heatmaps))
     for path, translation in heatmaps:

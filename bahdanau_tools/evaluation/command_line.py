@@ -48,7 +48,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tqdm import tqdm
 
 from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
-from bahdanau_plugin.options import finite_float, positive_int
+from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
 from bahdanau_plugin.unknown_words import (
@@ -62,6 +62,7 @@ from ..errors import EvaluationError
 from ..bpe_units import codes_mismatch, holds_bpe_units
 from ..heatmaps import draw_translation
 from ..hub import ensemble_members, load_translator
+from ..search_options import add_beam, add_length_and_ranking, search
 from .binarized_split import (
     BPE_PIECE,
     BinarizedSplit,
@@ -186,23 +187,8 @@ def evaluation_parser() -> argparse.ArgumentParser:
         help="the subword-nmt codes the data was segmented with, for data in BPE units (default: "
         "DATA/../bpe.codes)",
     )
-    parser.add_argument(
-        "--beam", type=positive_int, default=12, help="beam size (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--max-len-b",
-        type=positive_int,
-        default=200,
-        help="translations have at most this many tokens (fairseq's option; default: %(default)s)",
-    )
-    parser.add_argument(
-        "--lenpen",
-        type=finite_float,
-        default=1.0,
-        help="length penalty, fairseq's: a translation is ranked by its summed log-probability "
-        "divided by its length to this power; 0 ranks by the sum (as the paper's code, GroundHog, "
-        "does by default), 1 by the log-probability per token (default: %(default)s, fairseq's)",
-    )
+    add_beam(parser)
+    add_length_and_ranking(parser)
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -567,8 +553,7 @@ def draw_heatmaps(arguments, split: BinarizedSplit) -> None:
                     sources[sentence].split(),
                     heatmap_file(arguments.out_dir, name, sentence),
                     beam=arguments.beam,
-                    max_len_b=arguments.max_len_b,
-                    lenpen=arguments.lenpen,
+                    **search(arguments),
                 )
         except NoAttentionError as error:
             print(f"{name}: no heatmaps, {error}", file=sys.stderr)

@@ -294,6 +294,7 @@ def create_app(
             "device": translator.device,
             "uptime_s": round(time.monotonic() - started, 3),
             "beam": default_beam,
+            **translator.search,
             "max_beam": MAX_BEAM,
             "max_sentences_per_request": MAX_SENTENCES_PER_REQUEST,
             **{f"max_{name}": value for name, value in dataclasses.asdict(limits).items()},

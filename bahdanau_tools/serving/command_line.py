@@ -2,7 +2,8 @@
 
     bahdanau-serve CHECKPOINT --data DATA_BIN
                    [--tokenizer moses --bpe subword_nmt --bpe-codes CODES]
-                   [--beam 5] [--host 127.0.0.1 --port 8000] [--cpu]
+                   [--beam 5] [--max-len-b 200] [--lenpen 1]
+                   [--host 127.0.0.1 --port 8000] [--cpu]
                    [--max-connections 1000] [--idle-timeout 5]
 
 then open http://127.0.0.1:8000/ , or POST {"text": "..."} to /translate. Every path is read
@@ -23,6 +24,7 @@ from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.speed.setting import SEARCH_SETTING
 
+from ..search_options import add_length_and_ranking, search
 from .api import MAX_BEAM, create_app
 from .batching import ModelThread
 from .connections import Server, bound_socket
@@ -68,6 +70,7 @@ def parser() -> argparse.ArgumentParser:
         default=5,
         help="beam size when a request gives none (default: 5)",
     )
+    add_length_and_ranking(parser)  # for every request, as fairseq-interactive's
     parser.add_argument(
         "--host", default="127.0.0.1", help="default: 127.0.0.1 (this machine only)"
     )
@@ -241,6 +244,7 @@ def main(argv=None) -> None:
         bpe_codes=args.bpe_codes,
         source_lang=args.source_lang,
         target_lang=args.target_lang,
+        search=search(args),
     ).result()
     app = create_app(
         translator,

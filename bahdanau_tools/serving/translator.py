@@ -20,6 +20,7 @@ from bahdanau_plugin.errors import ConfigurationError
 from ..alignment import END_OF_SENTENCE, soft_alignment, symbols
 from ..bpe_units import codes_mismatch
 from ..hub import load_translator
+from ..search_options import FAIRSEQS
 from ..words import merge_subwords, readable_words
 
 
@@ -85,8 +86,9 @@ class Translator:
     """fairseq's hub interface for one checkpoint: tokenize() and apply_bpe() from any thread,
     translate() from one thread only (batching.py says which)."""
 
-    def __init__(self, hub):
+    def __init__(self, hub, search: dict):
         self.hub = hub
+        self.search = search  # max_len_b and lenpen, for every sentence (search_options.py)
         self.architecture = hub.cfg.model._name
         self.has_alignment = self._returns_attention()
 
@@ -98,9 +100,11 @@ class Translator:
         max_source_tokens: int = 1024,
         max_batch_sentences: int = 64,
         cpu: bool = False,
+        search: Optional[dict] = None,
         **text_option_values,
     ) -> "Translator":
-        """The checkpoint on the GPU when there is one (unless cpu), in evaluation mode."""
+        """The checkpoint on the GPU when there is one (unless cpu), in evaluation mode. search:
+        max_len_b and lenpen for every sentence (search_options.py; default: fairseq's)."""
         hub = load_translator(
             checkpoint,
             data,
@@ -114,7 +118,7 @@ class Translator:
         hub.eval()
         if torch.cuda.is_available() and not cpu:
             hub.cuda()
-        return cls(hub)
+        return cls(hub, search or dict(FAIRSEQS))
 
     @property
     def device(self) -> str:
@@ -146,6 +150,7 @@ class Translator:
         hypotheses = self.hub.generate(
             [self.hub.binarize(" ".join(sentence.tokens)) for sentence in sentences],
             beam=sentences[0].beam,
+            **self.search,
         )
         return [
             self._translation(list(sentence.tokens) + [END_OF_SENTENCE], found[: sentence.nbest])

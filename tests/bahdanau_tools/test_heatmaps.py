@@ -12,10 +12,13 @@ from bahdanau_tools.heatmaps import (
     source_pieces,
 )
 from bahdanau_tools.hub import load_translator
+from bahdanau_tools.search_options import FAIRSEQS
 from bahdanau_tools.words import merge_subwords
 
 from ..support.png import assert_png, png_size
 from ..support.words import SOURCE, TARGET, TARGET_WORDS, attention
+
+SEARCH = {"beam": 5, **FAIRSEQS}
 
 
 def test_heatmap_has_one_grayscale_cell_per_target_and_source_word_and_a_colour_bar():
@@ -82,7 +85,7 @@ def test_the_source_axis_holds_the_pieces_as_read_so_a_piece_the_dictionary_lack
     monkeypatch.setattr(heatmaps, "save_heatmap", lambda source, *rest: drawn.append(source) or [])
     options = dict(tokenizer="moses", bpe="subword_nmt", bpe_codes=str(bpe_prepared / "bpe.codes"))
     alignment_heatmaps(
-        bpe_checkpoint, bpe_prepared / "data-bin", ["the Ωmega"], tmp_path, **options
+        bpe_checkpoint, bpe_prepared / "data-bin", ["the Ωmega"], tmp_path, SEARCH, **options
     )
     translator = load_translator(bpe_checkpoint, bpe_prepared / "data-bin", **options)
     pieces = translator.apply_bpe(translator.tokenize("the Ωmega")).split()
@@ -101,6 +104,6 @@ def test_a_word_moses_splits_at_its_dash_is_one_label_as_the_detokenized_text_ha
         lambda source, *rest: drawn.append(source) or draw_alignment(source, *rest),
     )
     alignment_heatmaps(
-        checkpoints["rnnsearch_50"], data_bin, ["a t-shirt"], tmp_path, tokenizer="moses"
+        checkpoints["rnnsearch_50"], data_bin, ["a t-shirt"], tmp_path, SEARCH, tokenizer="moses"
     )
     assert drawn == [["a", "t-shirt", "<end>"]]

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import torch
 
+from bahdanau_tools.evaluation.command_line import evaluation_parser
 from bahdanau_tools.heatmaps import translation_text
 from bahdanau_tools.hub import load_translator
-from bahdanau_tools.plot_alignment import more_than_one_model
+from bahdanau_tools.plot_alignment import argument_parser, more_than_one_model
 
 from ..support.png import assert_png
 from ..support.tools import run
+
+SEARCH = ("beam", "max_len_b", "lenpen")
 
 
 def test_paths_are_read_from_the_current_directory_also_those_that_start_with_dot_dot(
@@ -222,3 +225,30 @@ def test_the_translation_printed_beside_a_heatmap_is_detokenized_as_the_hub_prin
     )
     tokens = ["Un", "homme", "sur", "l&apos;", "herbe", ".", "<end>"]
     assert translation_text(translator, tokens) == "Un homme sur l'herbe."
+
+
+def test_a_sentence_is_translated_with_the_length_penalty_given(
+    checkpoint_preferring_one_more_word, data_bin, tmp_path
+):
+    """A model whose every step prefers one more word: ranked by the sum (--lenpen 0), the
+    translation drawn is the shortest the search finishes, one word, where fairseq's default
+    ranking keeps a longer one (tests/bahdanau_tools/evaluation/test_length_penalty.py)."""
+    output = run(
+        "bahdanau-plot-alignment",
+        *("--checkpoint", checkpoint_preferring_one_more_word, "--data", data_bin),
+        *("--out-dir", tmp_path / "figures", "--beam", "3", "--lenpen", "0"),
+        "the dog sees a cat",
+    )
+    [(path, translation)] = [line.split("\t") for line in output.splitlines() if "\t" in line]
+    assert path.endswith("alignment_1.png") and len(translation.split()) == 1
+
+
+def test_its_search_is_bahdanau_evaluate_s_by_default():
+    """A heatmap drawn here is then that of the translation bahdanau-evaluate scores."""
+    ours = vars(
+        argument_parser().parse_args(["--checkpoint", "c", "--data", "d", "--out-dir", "o", "s"])
+    )
+    theirs = vars(
+        evaluation_parser().parse_args(["--data", "d", "--out-dir", "o", "--model", "m=c"])
+    )
+    assert [ours[name] for name in SEARCH] == [theirs[name] for name in SEARCH]

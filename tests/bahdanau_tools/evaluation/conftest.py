@@ -5,12 +5,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import torch
 from fairseq.data import Dictionary
 
 from bahdanau_plugin.unknown_words import source_text_path
 
 from ...support.demo_data import binarize_test_split
+from ...support.output_biases import checkpoint_with_output_biases_raised
 from ...support.paths import REPO
 from ...support.shared import made_once
 from ...support.tools import fairseq_env, fairseq_tool
@@ -64,19 +64,6 @@ def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
     return out
 
 
-def checkpoint_with_output_biases_raised(checkpoints, tmp_path_factory, name, raises) -> Path:
-    """rnnsearch_50's checkpoint with the output bias of each target symbol in raises (its index:
-    by how much) raised, made once as name."""
-
-    def raise_the_biases(folder):
-        state = torch.load(checkpoints["rnnsearch_50"], weights_only=False)
-        for symbol, by in raises.items():
-            state["model"]["decoder.output_projection.bias"][symbol] += by
-        torch.save(state, folder / "checkpoint.pt")
-
-    return made_once(tmp_path_factory, name, raise_the_biases) / "checkpoint.pt"
-
-
 @pytest.fixture(scope="session")
 def checkpoint_preferring_unk(checkpoints, tmp_path_factory) -> Path:
     """rnnsearch_50's checkpoint with <unk> made far more likely than any other word at every step
@@ -84,22 +71,6 @@ def checkpoint_preferring_unk(checkpoints, tmp_path_factory) -> Path:
     unk = Dictionary().unk()  # fairseq's dictionaries all number <unk> so
     return checkpoint_with_output_biases_raised(
         checkpoints, tmp_path_factory, "prefers-unk", {unk: 100}
-    )
-
-
-@pytest.fixture(scope="session")
-def checkpoint_preferring_one_more_word(checkpoints, tmp_path_factory) -> Path:
-    """rnnsearch_50's checkpoint in which every step writes, nearly surely, the target dictionary's
-    first word (about 0.73) or the end of sentence (about 0.27), whatever the source: each word
-    more lowers a translation's summed log-probability but raises its log-probability per token,
-    so that of the translations a search finishes, the sum (--lenpen 0) ranks the shortest first
-    and the mean per token (--lenpen 1) the longest."""
-    first_word = Dictionary().nspecial  # fairseq numbers the words after its special symbols
-    return checkpoint_with_output_biases_raised(
-        checkpoints,
-        tmp_path_factory,
-        "prefers-one-more-word",
-        {first_word: 101, Dictionary().eos(): 100},  # e / (e + 1) = 0.73
     )
 
 

@@ -154,3 +154,34 @@ def test_on_a_cpu_the_server_compiles_the_search_before_it_answers(
     assert len(compiled) == 2, compiled
     assert all("next_words (without gradients, weights as constants" in line for line in compiled)
     assert later == compiled
+
+
+def test_a_length_penalty_that_is_not_a_finite_number_is_refused(capsys, data_bin, tmp_path):
+    """fairseq takes nan and ranks every translation by it (bahdanau_plugin/options.py)."""
+    refusal, _ = _refused_with_the_port_taken(capsys, data_bin, tmp_path, "--lenpen", "nan")
+    assert refusal == "bahdanau-serve: error: argument --lenpen: nan is not a finite number"
+
+
+@pytest.fixture(scope="module")
+def summing_server(checkpoint_preferring_one_more_word, data_bin, tmp_path_factory):
+    """bahdanau-serve ranking by the summed log-probability, a translation 6 tokens at most, with a
+    model whose every step prefers one more word (so that the sum keeps the shortest)."""
+    log = tmp_path_factory.mktemp("summing-server") / "server.log"
+    started = Server(
+        checkpoint_preferring_one_more_word, data_bin, log, "--lenpen", "0", "--max-len-b", "6"
+    )
+    yield started
+    started.stop()
+
+
+def test_every_request_is_ranked_with_the_length_penalty_given(summing_server):
+    """--lenpen 0 keeps the shortest of the translations that the search finishes: one word, where
+    fairseq's default (the log-probability per token) keeps a longer one
+    (tests/bahdanau_tools/evaluation/test_length_penalty.py)."""
+    (translation,) = summing_server.translate({"text": "the dog sees a cat", "beam": 3})
+    assert len(translation["hypotheses"][0]["target_words"]) == 2  # one word and <end>
+
+
+def test_health_says_the_length_limit_and_penalty_every_request_is_searched_with(summing_server):
+    health = summing_server.get("/health").json()
+    assert (health["max_len_b"], health["lenpen"]) == (6, 0.0)

@@ -93,3 +93,20 @@ def test_bpe_codes_for_a_data_bin_of_words_are_refused(serving_checkpoint, data_
             bpe="subword_nmt",
             bpe_codes=codes,
         )
+
+
+@pytest.mark.parametrize("lenpen, words", [(0, 1), (1, 3)])
+def test_every_sentence_is_searched_with_the_length_limit_and_penalty_given(
+    checkpoint_preferring_one_more_word, data_bin, lenpen, words
+):
+    """A model whose every step prefers one more word: ranked by the sum (--lenpen 0), the
+    translation kept is the shortest; per token (1), the longest that --max-len-b allows (4
+    tokens, <end> among them)."""
+    translator = Translator.load(
+        checkpoint_preferring_one_more_word,
+        data_bin,
+        cpu=True,
+        search={"max_len_b": 4, "lenpen": lenpen},
+    )
+    (translation,) = translator.translate([Sentence(("the", "dog"), 3)])
+    assert len(translation.hypotheses[0].target_words) == words + 1  # and <end>
