@@ -7,7 +7,7 @@ untokenized line and a tokenized one are the same sentence."""
 import functools
 import unicodedata
 from pathlib import Path
-from typing import List
+from typing import Iterator, List
 
 from sacremoses import MosesDetokenizer
 
@@ -24,13 +24,18 @@ from ..errors import DataError, EvaluationError
 
 
 def read_lines(path: Path, option: str) -> List[str]:
-    """The lines of path, the file given with option, without their line ends: split at \\n only
-    and without the byte-order mark (data/reading.py's lines), decoded from UTF-8 and in NFC.
+    """The lines of path, the file given with option, as text_lines yields them."""
+    return list(text_lines(path, option))
+
+
+def text_lines(path: Path, option: str) -> Iterator[str]:
+    """Yield the lines of path, the file given with option, without their line ends: split at \\n
+    only and without the byte-order mark (data/reading.py's lines), decoded from UTF-8 and in NFC,
+    one at a time, so that a training corpus of millions of lines is never held whole.
     A line that is not UTF-8 is an error naming it, not a traceback: the file is in another
     encoding, and read in one that decodes any byte its letters would silently become others.
     So is a file in UTF-16 (whose ASCII letters, each beside a NUL, decode as UTF-8) or in gzip
     not named .gz, as the data preparation refuses them."""
-    text = []
     for number, line in enumerate(lines(path), start=1):
         if number == 1:
             try:
@@ -39,11 +44,11 @@ def read_lines(path: Path, option: str) -> List[str]:
             except DataError as error:
                 raise EvaluationError(f"{option} {error}") from None
         try:
-            text.append(normalized(line.decode(UTF8)))
+            text = line.decode(UTF8)
         except UnicodeDecodeError as error:
             wrong = not_in_encoding(path, number, line, error, UTF8, encoding_option=False)
             raise EvaluationError(f"{option} {wrong}") from None
-    return text
+        yield normalized(text)
 
 
 @functools.lru_cache(maxsize=None)

@@ -12,8 +12,15 @@ from fairseq.data import Dictionary
 from bahdanau_plugin.errors import MissingPathError
 from bahdanau_plugin import output_folder
 from bahdanau_plugin.output_folder import TEMPORARY, OutputFolderError
+from bahdanau_tools import unk_dictionary
 from bahdanau_tools.errors import EvaluationError
-from bahdanau_tools.unk_dictionary import check_languages, check_segmentation, main
+from bahdanau_tools.unk_dictionary import (
+    check_languages,
+    check_segmentation,
+    count_translations,
+    load_model,
+    main,
+)
 
 # (source, target) training pairs: "xylophonie" and "zorglub" are outside the demo dictionaries
 PAIRS = [("the dog", "le chien xylophonie")] * 2 + [("a cat", "un chat zorglub")]
@@ -85,6 +92,44 @@ def test_a_translation_seen_once_is_kept_with_min_count_1_and_left_out_by_defaul
     )
     assert [line.split()[1] for line in by_default] == ["xylophonie"]
     assert sorted(line.split()[1] for line in at_least_once) == ["xylophonie", "zorglub"]
+
+
+def test_pairs_after_a_chunk_boundary_keep_their_own_targets(
+    checkpoints, data_bin, tmp_path, monkeypatch
+):
+    """The text is aligned a chunk of pairs at a time: a boundary after the second pair gives the
+    dictionary of the text aligned whole."""
+    source, target = write_sides(tmp_path, PAIRS)
+    model = checkpoints["rnnsearch_50"]
+    whole = build(model, data_bin, source, target, tmp_path / "whole.txt", "--min-count", "1")
+    monkeypatch.setattr(unk_dictionary, "CHUNK_PAIRS", 2)
+    chunked = build(model, data_bin, source, target, tmp_path / "chunked.txt", "--min-count", "1")
+    assert chunked == whole
+    assert sorted(line.split()[1] for line in chunked) == ["xylophonie", "zorglub"]
+
+
+def test_the_first_chunk_is_aligned_before_the_pairs_after_it_are_read(
+    checkpoints, data_bin, monkeypatch
+):
+    """The training text is never held whole: binarized at once, 2 million pairs took 4 GB."""
+    monkeypatch.setattr(unk_dictionary, "CHUNK_PAIRS", 2)
+    model, task = load_model(checkpoints["rnnsearch_50"], data_bin)
+    read, read_at_each_batch = [], []
+
+    def pairs():
+        for pair in PAIRS * 2:
+            read.append(pair)
+            yield pair
+
+    forward = model.forward
+
+    def noting_forward(*arguments, **options):
+        read_at_each_batch.append(len(read))
+        return forward(*arguments, **options)
+
+    monkeypatch.setattr(model, "forward", noting_forward)
+    count_translations(model, task, pairs(), len(PAIRS) * 2, batch_size=64)
+    assert read_at_each_batch == [2, 4, 6]
 
 
 def test_sides_with_different_line_counts_are_an_error_naming_both(checkpoints, data_bin, tmp_path):
