@@ -4,6 +4,7 @@ the model cannot write (outside its dictionary), aligned by the model's own atte
 import errno
 import os
 import shutil
+from collections import Counter
 from types import SimpleNamespace
 
 import pytest
@@ -18,6 +19,7 @@ from bahdanau_tools.unk_dictionary import (
     check_languages,
     check_segmentation,
     count_translations,
+    dictionary_lines,
     load_model,
     main,
 )
@@ -130,6 +132,14 @@ def test_the_first_chunk_is_aligned_before_the_pairs_after_it_are_read(
     monkeypatch.setattr(model, "forward", noting_forward)
     count_translations(model, task, pairs(), len(PAIRS) * 2, batch_size=64)
     assert read_at_each_batch == [2, 4, 6]
+
+
+def test_of_translations_seen_as_often_the_first_by_code_points_is_kept_whatever_the_order_seen():
+    """The pairs are aligned in a random order (fairseq's dataset shuffles them): the dictionary
+    differed from run to run."""
+    seen_first, seen_last = Counter(zorglub=2, minou=2), Counter(minou=2, zorglub=2)
+    assert dictionary_lines({"chat": seen_first}, 2) == ["chat minou"]
+    assert dictionary_lines({"chat": seen_last}, 2) == ["chat minou"]
 
 
 def test_sides_with_different_line_counts_are_an_error_naming_both(checkpoints, data_bin, tmp_path):
