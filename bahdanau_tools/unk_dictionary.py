@@ -216,7 +216,8 @@ def unknown_word_alignments(
     dictionary = dataset.tgt_dict
     for indices in chunked(dataset.ordered_indices().tolist(), batch_size):
         batch = dataset.collater([dataset[index] for index in indices])
-        _, extra = model(**batch["net_input"])
+        # the attention alone: the output layer's scores of every target word are not needed
+        _, extra = model.extract_features(**batch["net_input"])
         if extra["attn"][0] is None:
             raise EvaluationError(
                 "the model has no attention to align with (rnnencdec): give an rnnsearch checkpoint"

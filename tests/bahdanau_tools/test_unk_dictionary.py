@@ -123,13 +123,13 @@ def test_the_first_chunk_is_aligned_before_the_pairs_after_it_are_read(
             read.append(pair)
             yield pair
 
-    forward = model.forward
+    encode = model.encoder.forward
 
-    def noting_forward(*arguments, **options):
+    def noting_encode(*arguments, **options):
         read_at_each_batch.append(len(read))
-        return forward(*arguments, **options)
+        return encode(*arguments, **options)
 
-    monkeypatch.setattr(model, "forward", noting_forward)
+    monkeypatch.setattr(model.encoder, "forward", noting_encode)
     count_translations(model, task, pairs(), len(PAIRS) * 2, batch_size=64)
     assert read_at_each_batch == [2, 4, 6]
 
@@ -140,6 +140,24 @@ def test_of_translations_seen_as_often_the_first_by_code_points_is_kept_whatever
     seen_first, seen_last = Counter(zorglub=2, minou=2), Counter(minou=2, zorglub=2)
     assert dictionary_lines({"chat": seen_first}, 2) == ["chat minou"]
     assert dictionary_lines({"chat": seen_last}, 2) == ["chat minou"]
+
+
+def test_pairs_are_aligned_without_the_model_s_scores_of_every_target_word(
+    checkpoints, data_bin, monkeypatch
+):
+    """Only the attention aligns: the output layer's scores over the target vocabulary (batch x
+    length x 30,000 for the paper's shortlist) doubled the memory an alignment took."""
+    model, task = load_model(checkpoints["rnnsearch_50"], data_bin)
+
+    def not_wanted(features):
+        raise AssertionError("the output layer was computed")
+
+    monkeypatch.setattr(model.decoder, "output_layer", not_wanted)
+    translations = count_translations(model, task, iter(PAIRS), len(PAIRS), batch_size=64)
+    assert sorted(target for targets in translations.values() for target in targets) == [
+        "xylophonie",
+        "zorglub",
+    ]
 
 
 def test_sides_with_different_line_counts_are_an_error_naming_both(checkpoints, data_bin, tmp_path):
