@@ -4,8 +4,9 @@ Since torch 2.6, ``torch.load`` defaults to ``weights_only=True``: only tensors,
 primitive types may be unpickled. fairseq 0.12 checkpoints also hold ``argparse.Namespace``
 objects (the configuration of legacy-argument components, such as the ``adadelta`` optimizer or
 the ``args`` of older checkpoints), so fairseq-train --restore-file, fairseq-generate and
-fairseq-interactive would refuse them. Allow-listing exactly that type keeps safe loading on:
-a pickle that calls any other global (``os.system``, say) is still refused by torch
+fairseq-interactive would refuse them; so do the checkpoints of a training with --eval-bleu,
+whose metrics hold numpy arrays. Allow-listing exactly those types keeps safe loading on: a
+pickle that calls any other global (``os.system``, say) is still refused by torch
 (fairseq_patches.allow_fairseq_checkpoint_types). torch's default gives way to an environment
 variable, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, wherever the caller does not pass ``weights_only``, as
 fairseq does not. Where the plugin loads (its hub's ``from_pretrained``, its commands, fairseq's
@@ -42,6 +43,7 @@ import types
 import zipfile
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+import numpy as np
 import torch
 from fairseq import checkpoint_utils, utils
 from fairseq.data import data_utils
@@ -49,7 +51,20 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import errors, fingerprints
 
-FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace,)
+
+def _numpy_array_globals() -> tuple:
+    """What a numpy array of numbers is pickled with: the function that rebuilds it (numpy.core's
+    or numpy._core's, by numpy's version), its class, np.dtype and the class of each number
+    type's dtype (integers, or floats where distributed workers summed the counts)."""
+    rebuild, (array_class, _, _) = np.zeros(1).__reduce__()[:2]
+    codes = np.typecodes["AllInteger"] + np.typecodes["AllFloat"]
+    return (rebuild, array_class, np.dtype, *{type(np.dtype(code)) for code in codes})
+
+
+# argparse.Namespace: the configuration of fairseq's legacy-argument components. numpy arrays: the
+# BLEU n-gram counts that fairseq's translation task logs under --eval-bleu, which the trainer's
+# metrics keep in every checkpoint of such a run (extra_state["metrics"]). Neither runs code.
+FAIRSEQ_CHECKPOINT_TYPES = (argparse.Namespace, *_numpy_array_globals())
 UNSAFE_LOADING = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
 DEFAULT_RESTORE_FILE = "checkpoint_last.pt"  # fairseq's: --save-dir's, where there is one
 

@@ -95,7 +95,8 @@ def stop_reading_ahead_as_commands_end() -> None:
 
 def allow_fairseq_checkpoint_types() -> None:
     """torch >= 2.6 loads with weights_only=True, which refuses the argparse.Namespace that fairseq
-    checkpoints hold; allow-listing that one type keeps safe loading on (checkpoint_safety.py).
+    checkpoints hold (and --eval-bleu's numpy arrays); allow-listing those types keeps safe loading
+    on (checkpoint_safety.py).
     torch's own registration: there is no per-call option, since fairseq calls torch.load."""
     add_safe_globals = getattr(torch.serialization, "add_safe_globals", None)
     if add_safe_globals is not None:  # torch < 2.4 has no weights-only default to satisfy
@@ -607,8 +608,8 @@ CHANGES = (
     # (its BackgroundConsumer) stop after the batch each is making before Python ends them, which
     # aborted the command where one was in torch's code. fairseq has no call to stop them.
     stop_reading_ahead_as_commands_end,
-    # torch.serialization.add_safe_globals([argparse.Namespace]), in any process: fairseq's own
-    # loading of a checkpoint (its tools, the hub) calls torch.load.
+    # torch.serialization.add_safe_globals([argparse.Namespace] and --eval-bleu's numpy arrays),
+    # in any process: fairseq's own loading of a checkpoint (its tools, the hub) calls torch.load.
     allow_fairseq_checkpoint_types,
     # fairseq.checkpoint_utils.torch (torch, its load always weights-only), where a fairseq tool or
     # the plugin's own command runs: fairseq calls torch.load without weights_only, so the
