@@ -89,6 +89,41 @@ def refuse_an_update_freq_under_one(cfg) -> None:
         )
 
 
+# Validation metrics whose better value is known: (name, whether higher is better). BLEU is the
+# translation task's under --eval-bleu; the others, fairseq's cross-entropy criteria's.
+METRIC_DIRECTIONS = {"bleu": True, "loss": False, "nll_loss": False, "ppl": False}
+
+
+def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
+    """fairseq-train keeps as checkpoint_best.pt, and counts --patience by, the validation's
+    --best-checkpoint-metric, the lower the better unless --maximize-best-checkpoint-metric is
+    given; it never checks either. --best-checkpoint-metric bleu alone kept the checkpoint of the
+    lowest BLEU, and --patience counted each validation above the lowest as no better, without a
+    word; without --eval-bleu, which computes it, the first validation failed in a KeyError, the
+    epoch before it unsaved. Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    checkpoint, task = cfg.get("checkpoint"), cfg.get("task")
+    metric = checkpoint.get("best_checkpoint_metric") if checkpoint is not None else None
+    if metric == "bleu" and not (task is not None and task.get("eval_bleu")):
+        raise ConfigurationError(
+            "--best-checkpoint-metric bleu: validation computes BLEU only with --eval-bleu: add "
+            "it (task.eval_bleu=true under fairseq-hydra-train), with "
+            "--maximize-best-checkpoint-metric"
+        )
+    if metric not in METRIC_DIRECTIONS:
+        return
+    higher_is_better = METRIC_DIRECTIONS[metric]
+    if bool(checkpoint.get("maximize_best_checkpoint_metric")) != higher_is_better:
+        kept, wanted = ("lowest", "add") if higher_is_better else ("highest", "drop")
+        raise ConfigurationError(
+            f"--best-checkpoint-metric {metric} with{'out' * higher_is_better} "
+            f"--maximize-best-checkpoint-metric would keep the checkpoint of the {kept} "
+            f"{metric} as checkpoint_best.pt (and --patience count the validations that "
+            f"improve on it as no better): {wanted} --maximize-best-checkpoint-metric "
+            "(checkpoint.maximize_best_checkpoint_metric under fairseq-hydra-train)"
+        )
+
+
 # fairseq's batch sizes: (the dataset option, its flag, what a batch holds that many of)
 BATCH_SIZES = (
     ("batch_size", "sentences"),

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models.training_setup import (
     refuse_a_batch_size_under_one,
+    refuse_a_best_checkpoint_metric_it_cannot_read,
     refuse_an_update_freq_under_one,
     refuse_ranks_outside_the_world,
 )
@@ -225,6 +226,66 @@ def test_batch_sizes_of_1_or_more_or_none_are_taken():
     refuse_a_batch_size_under_one(
         OmegaConf.create({"dataset": {"batch_size": 1, "max_tokens": None, "max_tokens_valid": 1}})
     )
+
+
+def test_fairseq_train_choosing_by_bleu_without_eval_bleu_is_one_line_before_anything_is_loaded(
+    data_bin, tmp_path
+):
+    """fairseq failed in a KeyError at the first validation, after an epoch's training, unsaved."""
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *train_command(
+            data_bin, tmp_path / "save", "rnnsearch_50", "--best-checkpoint-metric", "bleu"
+        ),
+    )
+    assert_one_line_error(
+        returncode, stderr, "--best-checkpoint-metric bleu: validation computes BLEU only with"
+    )
+    assert not (tmp_path / "save").exists()
+
+
+def _checkpoint_options(metric, maximize, eval_bleu=True):
+    return OmegaConf.create(
+        {
+            "checkpoint": {
+                "best_checkpoint_metric": metric,
+                "maximize_best_checkpoint_metric": maximize,
+            },
+            "task": {"_name": "translation", "eval_bleu": eval_bleu},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "metric, maximize, refused",
+    [
+        (
+            "bleu",
+            False,
+            "bleu without --maximize-best-checkpoint-metric would keep the "
+            "checkpoint of the lowest bleu",
+        ),
+        (
+            "loss",
+            True,
+            "loss with --maximize-best-checkpoint-metric would keep the checkpoint "
+            "of the highest loss",
+        ),
+        ("ppl", True, "drop --maximize-best-checkpoint-metric"),
+    ],
+)
+def test_a_best_checkpoint_metric_chosen_the_wrong_way_round_is_refused(metric, maximize, refused):
+    """fairseq kept the worst checkpoint as checkpoint_best.pt, without a word."""
+    with pytest.raises(ConfigurationError, match=refused):
+        refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
+
+
+@pytest.mark.parametrize(
+    "metric, maximize", [("bleu", True), ("loss", False), ("nll_loss", False), ("accuracy", True)]
+)
+def test_a_best_checkpoint_metric_chosen_the_right_way_round_is_taken(metric, maximize):
+    """A metric of another criterion, whose direction the plugin cannot know, is the user's."""
+    refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
 
 
 def _distributed(rank, world=2, no_spawn=True):
