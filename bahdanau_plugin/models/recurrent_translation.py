@@ -77,6 +77,9 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         # setting: not at a validation with --eval-bleu, after the training before it
         setting.mode()
         setting.cpu_search_compile_after()
+        # the translation task builds --eval-bleu's detokenizer once the model is built
+        if detokenizer := training_setup.detokenize_validation_in_the_target_language(task):
+            logger.info(detokenizer)
         encoder = cls.encoder_class(cfg, task.source_dictionary)
         decoder = cls.decoder_class(cfg, task.target_dictionary)
         model = cls(cfg, encoder, decoder)

@@ -288,6 +288,22 @@ def test_a_best_checkpoint_metric_chosen_the_right_way_round_is_taken(metric, ma
     refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
 
 
+def _validation_detokenized(data_bin, *flags) -> str:
+    """A Moses-tokenized French text as --eval-bleu's detokenizer gives it, set up for a model."""
+    task, _ = _task_and_model(data_bin, "--eval-bleu", "--eval-bleu-detok", "moses", *flags)
+    return task.tokenizer.decode("un groupe d&apos; hommes")
+
+
+def test_validation_bleu_detokenizes_the_target_language_where_no_language_is_given(data_bin):
+    """fairseq's detokenizer read the demo's French as English: d' hommes."""
+    assert _validation_detokenized(data_bin) == "un groupe d'hommes"
+
+
+def test_validation_bleu_detokenizes_the_language_given(data_bin):
+    flags = ["--eval-bleu-detok-args", '{"target_lang": "en"}']
+    assert _validation_detokenized(data_bin, *flags) == "un groupe d' hommes"
+
+
 def _distributed(rank, world=2, no_spawn=True):
     return OmegaConf.create(
         {
