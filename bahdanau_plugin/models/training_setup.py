@@ -10,12 +10,15 @@ as fairseq's wav2vec models read ``ddp_backend``) and checks them when it first 
 checkpoint trained under any options still loads for translation.
 """
 
+import dataclasses
 import json
 from typing import Any, Optional, Tuple
 
 from fairseq import utils
+from fairseq.dataclass.configs import GenerationConfig
 
 from ..errors import ConfigurationError
+from .unknown_options import _nearest_first
 
 HALF_PRECISION_OPTIONS = ("fp16", "bf16", "memory_efficient_fp16", "memory_efficient_bf16")
 # Backends that all-reduce every gradient in one buffer typed like the model's first parameter.
@@ -122,6 +125,41 @@ def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
             f"{metric} as checkpoint_best.pt (and --patience count the validations that "
             f"improve on it as no better): {wanted} --maximize-best-checkpoint-metric "
             "(checkpoint.maximize_best_checkpoint_metric under fairseq-hydra-train)"
+        )
+
+
+# What fairseq's generation takes: the options of --eval-bleu-args, which the translation task
+# builds its validation search from.
+GENERATION_OPTIONS = [field.name for field in dataclasses.fields(GenerationConfig)][1:]  # no _name
+
+
+def refuse_eval_bleu_args_the_search_cannot_read(cfg) -> None:
+    """--eval-bleu-args is JSON that fairseq's translation task reads as the options of the search
+    that translates the validation split (beam, max_len_b, lenpen, ...), without a check: a key
+    that no generation option has (a typo, {"beem": 12}) was never read, and the search ran with
+    fairseq's default instead (a beam of 5), without a word; text that is not a JSON object ended
+    the run in a traceback. Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    task = cfg.get("task")
+    given = task.get("eval_bleu_args") if task is not None and task.get("eval_bleu") else None
+    if given is None:
+        return
+    try:
+        options = json.loads(given)
+    except json.JSONDecodeError:
+        options = None
+    if not isinstance(options, dict):
+        raise ConfigurationError(
+            f"--eval-bleu-args {given}: give the validation search's options as a JSON object, "
+            """'{"beam": 5}' (task.eval_bleu_args under fairseq-hydra-train)"""
+        )
+    unknown = [key for key in options if key not in GENERATION_OPTIONS]
+    if unknown:
+        raise ConfigurationError(
+            f"--eval-bleu-args {given}: {unknown[0]} is not an option of fairseq's generation, "
+            "and the validation search would run without it: it takes "
+            f"{', '.join(_nearest_first(unknown[0], GENERATION_OPTIONS)[:5])}, ...; correct "
+            "the key or drop it"
         )
 
 

@@ -16,6 +16,7 @@ from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models.training_setup import (
     refuse_a_batch_size_under_one,
     refuse_a_best_checkpoint_metric_it_cannot_read,
+    refuse_eval_bleu_args_the_search_cannot_read,
     refuse_an_update_freq_under_one,
     refuse_ranks_outside_the_world,
 )
@@ -286,6 +287,35 @@ def test_a_best_checkpoint_metric_chosen_the_wrong_way_round_is_refused(metric, 
 def test_a_best_checkpoint_metric_chosen_the_right_way_round_is_taken(metric, maximize):
     """A metric of another criterion, whose direction the plugin cannot know, is the user's."""
     refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
+
+
+def _validation_search(options: str, eval_bleu=True):
+    return OmegaConf.create({"task": {"eval_bleu": eval_bleu, "eval_bleu_args": options}})
+
+
+@pytest.mark.parametrize(
+    "options, refused",
+    [
+        ('{"beem": 12}', "beem is not an option of fairseq's generation.*it takes beam, "),
+        ("{beam: 5}", "give the validation search's options as a JSON object"),
+        ("[5]", "give the validation search's options as a JSON object"),
+    ],
+    ids=["typo", "not-json", "not-an-object"],
+)
+def test_eval_bleu_args_the_validation_search_cannot_read_are_refused(options, refused):
+    """fairseq's search ran with its default instead of a key it does not know, without a word,
+    and failed in a traceback on text that is not a JSON object."""
+    with pytest.raises(ConfigurationError, match=refused):
+        refuse_eval_bleu_args_the_search_cannot_read(_validation_search(options))
+
+
+@pytest.mark.parametrize(
+    "options, eval_bleu",
+    [('{"beam": 5, "max_len_b": 60, "lenpen": 0.6}', True), ('{"beem": 12}', False)],
+    ids=["generation-options", "without-eval-bleu"],
+)
+def test_eval_bleu_args_of_generation_options_or_unread_are_taken(options, eval_bleu):
+    refuse_eval_bleu_args_the_search_cannot_read(_validation_search(options, eval_bleu))
 
 
 def _validation_detokenized(data_bin, *flags) -> str:
