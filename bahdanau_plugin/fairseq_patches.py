@@ -345,9 +345,9 @@ def read_the_options_as_given() -> None:
       unset), and a key the model does not take failed in omegaconf's traceback.
     For these models, add_defaults now first refuses a key of those blocks that nothing takes, in
     one line (models/unknown_options.py), and an --update-freq or a batch size under 1, a
-    --best-checkpoint-metric read the wrong way round or never computed, and --eval-bleu-args that
-    the validation's search cannot read, which fairseq never checks (models/training_setup.py),
-    and applies the architecture (models/config.py:
+    --best-checkpoint-metric read the wrong way round or never computed, --eval-bleu-args that
+    the validation's search cannot read, and tokenized BLEU of detokenized text, which fairseq
+    never checks (models/training_setup.py), and applies the architecture (models/config.py:
     apply_architecture) to the options as written, then does fairseq's own; for other models,
     fairseq's own alone. In any process, and in the copies fairseq-train's and fairseq-hydra-train's
     modules hold where loaded: fairseq-hydra-train's matters in a hydra multirun, whose later jobs
@@ -369,6 +369,7 @@ def _reading_the_options_as_given(add_defaults):
             training_setup.refuse_a_batch_size_under_one(cfg)
             training_setup.refuse_a_best_checkpoint_metric_it_cannot_read(cfg)
             training_setup.refuse_eval_bleu_args_the_search_cannot_read(cfg)
+            training_setup.refuse_tokenized_bleu_of_detokenized_text(cfg)
             with open_dict(cfg):
                 if isinstance(model, str):  # model: rnnsearch_50, read as fairseq reads it
                     cfg.model = {"_name": model}

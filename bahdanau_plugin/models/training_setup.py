@@ -163,6 +163,24 @@ def refuse_eval_bleu_args_the_search_cannot_read(cfg) -> None:
         )
 
 
+def refuse_tokenized_bleu_of_detokenized_text(cfg) -> None:
+    """--eval-tokenized-bleu scores the validation's text as it is, split at spaces; under
+    --eval-bleu-detok moses fairseq's translation task detokenizes it first, so the BLEU that chose
+    checkpoint_best.pt was of detokenized words ("chat." one word), neither the tokenized BLEU
+    asked for nor sacreBLEU, without a word. Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    task = cfg.get("task")
+    if task is None or not (task.get("eval_bleu") and task.get("eval_tokenized_bleu")):
+        return
+    if task.get("eval_bleu_detok") == "moses":
+        raise ConfigurationError(
+            "--eval-tokenized-bleu scores the validation's Moses tokens as they are, and "
+            "--eval-bleu-detok moses detokenizes them first: BLEU would be of detokenized words "
+            'split at spaces ("chat." one word); drop one (--eval-bleu-detok moses alone gives '
+            "sacreBLEU, --eval-tokenized-bleu alone BLEU of the Moses tokens)"
+        )
+
+
 def detokenize_validation_in_the_target_language(task) -> Optional[str]:
     """Under --eval-bleu-detok moses, fairseq's translation task detokenizes the validation's
     translations and references with the Moses detokenizer of --eval-bleu-detok-args' target_lang,

@@ -17,6 +17,7 @@ from bahdanau_plugin.models.training_setup import (
     refuse_a_batch_size_under_one,
     refuse_a_best_checkpoint_metric_it_cannot_read,
     refuse_eval_bleu_args_the_search_cannot_read,
+    refuse_tokenized_bleu_of_detokenized_text,
     refuse_an_update_freq_under_one,
     refuse_ranks_outside_the_world,
 )
@@ -316,6 +317,21 @@ def test_eval_bleu_args_the_validation_search_cannot_read_are_refused(options, r
 )
 def test_eval_bleu_args_of_generation_options_or_unread_are_taken(options, eval_bleu):
     refuse_eval_bleu_args_the_search_cannot_read(_validation_search(options, eval_bleu))
+
+
+def _validation_bleu(detokenizer: str):
+    task = {"eval_bleu": True, "eval_tokenized_bleu": True, "eval_bleu_detok": detokenizer}
+    return OmegaConf.create({"task": task})
+
+
+def test_tokenized_bleu_of_detokenized_text_is_refused():
+    """fairseq scored the detokenized words split at spaces, neither BLEU asked for."""
+    with pytest.raises(ConfigurationError, match="drop one"):
+        refuse_tokenized_bleu_of_detokenized_text(_validation_bleu("moses"))
+
+
+def test_tokenized_bleu_of_the_text_as_tokenized_is_taken():
+    refuse_tokenized_bleu_of_detokenized_text(_validation_bleu("space"))  # fairseq's default
 
 
 def _validation_detokenized(data_bin, *flags) -> str:
