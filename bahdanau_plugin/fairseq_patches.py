@@ -404,9 +404,10 @@ def own_the_save_dir_in_training() -> None:
     to have room for a checkpoint, and a --restore-file must name a checkpoint file, before it
     resumes or trains, and be of no point before a numbered checkpoint there, once loaded
     (save_dir.py, checkpoint_safety.py); a resume mid-epoch through other batches than the
-    checkpoint's is said in a warning (resuming.py); and its checkpoints are written whole, a full
-    disk one line (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the
-    epoch's batches. fairseq-train calls
+    checkpoint's is said in a warning (resuming.py), and --patience counts on from the
+    checkpoint's count; and its checkpoints are written whole, a full disk one line
+    (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the epoch's batches,
+    all with --patience's count. fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
     at every save: the wrappers do their part there for these models and call fairseq's own, which
     is all they do for any other model. No option, task or hook runs before fairseq-train resumes,
@@ -439,6 +440,7 @@ def _holding_the_save_dir(load_checkpoint):
             elif _continues_once(cfg, suffix):  # fairseq reads it as it is, without the suffix
                 check_restore_file(cfg.continue_once, "", "--continue-once")
         extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
+        resuming.restore_the_patience(extra_state)  # every rank counts it
         # where the run starts is known once it is loaded
         again = cfg.reset_dataloader and extra_state is not None  # epoch 1 after the checkpoint
         if saves and not cfg.no_save and (again or _starts_from_another_checkpoint(cfg, suffix)):

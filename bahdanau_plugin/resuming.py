@@ -27,10 +27,16 @@ fairseq forgets the best validation score of the checkpoint it resumes where --r
 that the next validation, however bad, is saved over checkpoint_best.pt. Where the --save-dir holds
 a checkpoint_best.pt, the score is kept (``keep_the_best_score``), as without those options:
 checkpoint_best.pt is replaced only by a checkpoint that validates better.
+
+fairseq counts --patience (the validations since the best that did not improve on it) in its
+should_stop_early function alone, so a resumed run counted afresh: every checkpoint now keeps the
+count beside the epoch iterator's state (``PATIENCE``), and the resumed run goes on from it
+(``restore_the_patience``).
 """
 
 import hashlib
 import os
+import sys
 import traceback
 from typing import Iterable, Optional
 
@@ -179,10 +185,39 @@ def epochs_batches(epoch_itr, shuffle: bool) -> Optional[str]:
     return fingerprint_of_batches(epoch_itr.ordered_batches(epoch_itr.epoch, False, shuffle))
 
 
+# The key of --patience's count in the state of fairseq's epoch iterator that a checkpoint keeps:
+# fairseq-train keeps the best validation score that count starts from, and the validations since
+# it that did not improve on it, as attributes of its should_stop_early function alone, so a
+# resumed run counted afresh from its first validation, however far below the best: killed and
+# resumed, a training ran on past the --patience it would have stopped at.
+PATIENCE = "bahdanau_patience"
+
+
+def patience_so_far() -> Optional[dict]:
+    """--patience's count as fairseq-train holds it (after the validation being saved), None
+    before any validation or where fairseq-train's module is not loaded."""
+    train = sys.modules.get("fairseq_cli.train")
+    stop = getattr(train, "should_stop_early", None)
+    if getattr(stop, "best", None) is None:
+        return None
+    return {"best": stop.best, "num_runs": stop.num_runs}
+
+
+def restore_the_patience(extra_state) -> None:
+    """--patience's count from the checkpoint fairseq-train resumed (extra_state), where it holds
+    one, so that the run stops where an uninterrupted one would."""
+    saved = ((extra_state or {}).get("train_iterator") or {}).get(PATIENCE)
+    train = sys.modules.get("fairseq_cli.train")
+    if saved is not None and train is not None:
+        train.should_stop_early.best = saved["best"]
+        train.should_stop_early.num_runs = saved["num_runs"]
+
+
 class RecordingTheEpochsBatches:
     """fairseq's epoch iterator as save_checkpoint reads it, whose state, saved mid-epoch, also
-    holds the fingerprint of the epoch's batches (EPOCHS_BATCHES). Saved at an epoch's end, the
-    state names the next epoch from its start, whatever its batches."""
+    holds the fingerprint of the epoch's batches (EPOCHS_BATCHES), and at every save --patience's
+    count (PATIENCE). Saved at an epoch's end, the state names the next epoch from its start,
+    whatever its batches."""
 
     def __init__(self, epoch_itr):
         self._epoch_itr = epoch_itr
@@ -192,6 +227,8 @@ class RecordingTheEpochsBatches:
 
     def state_dict(self) -> dict:
         state = self._epoch_itr.state_dict()
+        if (patience := patience_so_far()) is not None:
+            state[PATIENCE] = patience
         if state.get("iterations_in_epoch", 0) > 0:
             batches = epochs_batches(self._epoch_itr, state.get("shuffle", True))
             if batches is not None:

@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 import torch
 from fairseq.data.iterators import EpochBatchIterator
+from fairseq_cli import train
+from omegaconf import OmegaConf
 
-from bahdanau_plugin.resuming import epochs_batches, fingerprint_of_batches
+from bahdanau_plugin.resuming import (
+    RecordingTheEpochsBatches,
+    epochs_batches,
+    fingerprint_of_batches,
+    restore_the_patience,
+)
 
 from ..support.assertions import assert_one_line_error
 from ..support.demo_data import preprocess
@@ -231,6 +238,26 @@ def test_the_fingerprint_of_an_epochs_batches_is_of_those_fairseq_goes_through()
 
     assert epochs_batches(iterator, shuffle=True) == fingerprint_of_batches(gone_through)
     assert epochs_batches(iterator, shuffle=False) != fingerprint_of_batches(gone_through)
+
+
+def test_a_resumed_training_stops_at_the_patience_an_uninterrupted_one_stops_at(monkeypatch):
+    """fairseq-train keeps --patience's count in its should_stop_early function alone: a run
+    resumed after two validations that did not improve on the best counted afresh, and trained on
+    past --patience 3."""
+    for attribute in ("best", "num_runs"):  # as a process of its own finds them, and leaves them
+        monkeypatch.delattr(train.should_stop_early, attribute, raising=False)
+    cfg = OmegaConf.create(
+        {"checkpoint": {"patience": 3, "maximize_best_checkpoint_metric": False}}
+    )
+    for loss in (2.0, 2.5, 2.4):  # the best, then two validations no better
+        assert not train.should_stop_early(cfg, loss)
+    iterator = EpochBatchIterator(_Indices(), list, [np.arange(2), np.arange(2, 4)])
+    list(iterator.next_epoch_itr())  # an epoch gone through, saved at its end
+    saved = RecordingTheEpochsBatches(iterator).state_dict()
+    del train.should_stop_early.best, train.should_stop_early.num_runs  # the resuming process
+
+    restore_the_patience({"train_iterator": saved})
+    assert train.should_stop_early(cfg, 2.3)  # the third validation no better than 2.0
 
 
 @pytest.mark.parametrize(
