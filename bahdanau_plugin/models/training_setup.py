@@ -18,7 +18,7 @@ from fairseq import utils
 from fairseq.dataclass.configs import GenerationConfig
 
 from ..errors import ConfigurationError
-from .unknown_options import _nearest_first
+from .unknown_options import nearest_first
 
 HALF_PRECISION_OPTIONS = ("fp16", "bf16", "memory_efficient_fp16", "memory_efficient_bf16")
 # Backends that all-reduce every gradient in one buffer typed like the model's first parameter.
@@ -158,7 +158,7 @@ def refuse_eval_bleu_args_the_search_cannot_read(cfg) -> None:
         raise ConfigurationError(
             f"--eval-bleu-args {given}: {unknown[0]} is not an option of fairseq's generation, "
             "and the validation search would run without it: it takes "
-            f"{', '.join(_nearest_first(unknown[0], GENERATION_OPTIONS)[:5])}, ...; correct "
+            f"{', '.join(nearest_first(unknown[0], GENERATION_OPTIONS)[:5])}, ...; correct "
             "the key or drop it"
         )
 

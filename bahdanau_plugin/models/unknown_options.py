@@ -75,10 +75,11 @@ def check(cfg) -> None:
         if unknown:
             raise ConfigurationError(
                 f"{block}.{unknown[0]} is not an option of {component} {name}: it takes "
-                f"{', '.join(_nearest_first(unknown[0], given))}; correct the key or drop it"
+                f"{', '.join(nearest_first(unknown[0], given))}; correct the key or drop it"
             )
 
 
-def _nearest_first(key: str, options: List[str]) -> List[str]:
+def nearest_first(key: str, options: List[str]) -> List[str]:
+    """The options, those nearest key first (by difflib's likeness), for a message to name."""
     near = difflib.get_close_matches(key, options, n=len(options))
     return near + [option for option in options if option not in near]
