@@ -3,7 +3,7 @@
 paths        where the repository, the plugin folder and the shared Multi30k files are
 models       tiny models over a synthetic vocabulary and their fairseq-train flags (bench/models.py
              builds models of any size)
-tools        fairseq's command-line tools run as a user runs them
+tools        fairseq's command-line tools run as a user runs them, or a tool's main in this process
 assertions   what every one-line error must look like
 training     the fairseq-train command of the tests' checkpoints
 demo_data    the binarized demo corpus the session's fixtures train and translate

@@ -1,12 +1,16 @@
 """fairseq's command-line tools and fresh Python programs, run as a user runs them, with the tests'
 Python."""
 
+import contextlib
+import io
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, Sequence
 
 import pytest
 
@@ -92,3 +96,37 @@ def tool_on_bytes(name, *args, stdin=None, env=None, timeout=300):
         result.stdout.decode("utf-8", "replace"),
         result.stderr.decode("utf-8", "replace"),
     )
+
+
+def command_in_this_process(main: Callable[[Sequence[str]], None], *arguments):
+    """A tool's main run here on arguments, for what it checks and says, which does not depend on
+    the process: its exit status, stdout and stderr as its command's process would end them, an
+    error it ends with printed by the excepthook main set (its one line, or a traceback). A
+    second each, against four for the command started as a process (importing torch and fairseq):
+    each tool keeps a test of its own, as a process, of how an error reaches the user. What main
+    changes of the process (the hooks, the root logger) is put back."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    hooks, handlers, level = (sys.excepthook, sys.unraisablehook), root.handlers[:], root.level
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            returncode = _ended(main, list(map(str, arguments)))
+    finally:
+        sys.excepthook, sys.unraisablehook = hooks
+        root.handlers[:], root.level = handlers, level
+    return subprocess.CompletedProcess(arguments, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def _ended(main, argv) -> int:
+    """main(argv)'s exit status, an error it raised printed as Python prints it as it ends."""
+    try:
+        main(argv)
+    except SystemExit as exit:
+        if exit.code is None or isinstance(exit.code, int):
+            return exit.code or 0
+        print(exit.code, file=sys.stderr)
+        return 1
+    except Exception as error:
+        sys.excepthook(type(error), error, error.__traceback__)
+        return 1
+    return 0

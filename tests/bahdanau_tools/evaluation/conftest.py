@@ -8,12 +8,13 @@ import pytest
 from fairseq.data import Dictionary
 
 from bahdanau_plugin.unknown_words import source_text_path
+from bahdanau_tools.evaluation import command_line
 
 from ...support.demo_data import binarize_test_split
 from ...support.output_biases import checkpoint_with_output_biases_raised
 from ...support.paths import REPO
 from ...support.shared import made_once
-from ...support.tools import fairseq_env, fairseq_tool
+from ...support.tools import command_in_this_process, fairseq_env, fairseq_tool
 
 HEATMAP_SENTENCES = [0, 7]
 MODELS = {"rnnsearch": "rnnsearch_50", "rnnencdec": "rnnencdec_30"}  # name -> architecture
@@ -30,6 +31,11 @@ def run_evaluate(*arguments) -> subprocess.CompletedProcess:
         text=True,
         timeout=600,
     )
+
+
+def evaluate_in_this_process(*arguments) -> subprocess.CompletedProcess:
+    """bahdanau-evaluate's main run here (command_in_this_process), for its checks and help."""
+    return command_in_this_process(command_line.main, *arguments)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,14 @@ import pytest
 
 from ...support.png import assert_png
 from ...support.demo_data import TEST_SENTENCES
-from .conftest import EMPTY_SOURCES, HEATMAP_SENTENCES, LONG_SENTENCE, MODELS, run_evaluate
+from .conftest import (
+    EMPTY_SOURCES,
+    HEATMAP_SENTENCES,
+    LONG_SENTENCE,
+    MODELS,
+    evaluate_in_this_process,
+    run_evaluate,
+)
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
 
@@ -62,14 +69,14 @@ def test_on_bpe_data_shows_neither_fairseqs_bleu_of_the_pieces_nor_its_warning(
 
 
 def test_help_starts_with_what_the_command_does():
-    completed = run_evaluate("--help")
+    completed = evaluate_in_this_process("--help")
     assert completed.returncode == 0
     description = completed.stdout.split("\n\n")[1]  # after the usage
     assert description.startswith("Translates a binarized test set with each checkpoint")
 
 
 def test_help_says_no_unk_is_scored_on_a_second_decoding_without_unk():
-    help_text = " ".join(run_evaluate("--help").stdout.split())
+    help_text = " ".join(evaluate_in_this_process("--help").stdout.split())
     assert "No UNK is scored on a second decoding of the split in which the models may not " in (
         help_text
     )
@@ -121,6 +128,8 @@ def test_a_sentence_over_fairseqs_default_limit_of_1024_tokens_is_translated_and
 def test_a_bpe_data_bin_away_from_its_codes_is_refused_before_anything_is_translated(
     bpe_prepared, bpe_checkpoint, tmp_path
 ):
+    """Run as the user runs the command: how its errors reach the user (one line, no traceback,
+    an exit status that says it failed); the other checks of its input run its main here."""
     moved = tmp_path / "moved" / "data-bin"
     shutil.copytree(bpe_prepared / "data-bin", moved)
     completed = run_evaluate(
@@ -154,7 +163,7 @@ def test_references_in_another_order_are_refused_before_anything_is_translated(
     references = (prepared_test_set / folder / "test.fr").read_text(encoding="utf-8").splitlines()
     reversed_order = tmp_path / "reversed.fr"
     reversed_order.write_text("".join(line + "\n" for line in references[::-1]), encoding="utf-8")
-    completed = run_evaluate(
+    completed = evaluate_in_this_process(
         *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path / "out"),
         *("--model", f"m={checkpoints['rnnsearch_50']}", option, reversed_order),
     )
@@ -181,7 +190,7 @@ def test_bad_input_is_one_line_that_says_what_to_do(
     short, latin1 = tmp_path / "short.fr", tmp_path / "latin1.fr"
     short.write_text("une ligne\n", encoding="utf-8")
     latin1.write_bytes("une ligne\n".encode("latin-1") * 12 + "déjà\n".encode("latin-1"))
-    completed = run_evaluate(
+    completed = evaluate_in_this_process(
         "--data",
         prepared_test_set / "data-bin",
         "--out-dir",
