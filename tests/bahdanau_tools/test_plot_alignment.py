@@ -10,10 +10,10 @@ import torch
 from bahdanau_tools.evaluation.command_line import evaluation_parser
 from bahdanau_tools.heatmaps import translation_text
 from bahdanau_tools.hub import load_translator
-from bahdanau_tools.plot_alignment import argument_parser, more_than_one_model
+from bahdanau_tools.plot_alignment import argument_parser, main, more_than_one_model
 
 from ..support.png import assert_png
-from ..support.tools import run
+from ..support.tools import command_in_this_process, run, tool_on_bytes
 
 SEARCH = ("beam", "max_len_b", "lenpen")
 
@@ -41,17 +41,23 @@ def test_paths_are_read_from_the_current_directory_also_those_that_start_with_do
     assert (work / "figures" / "alignment_1.png").stat().st_size > 0
 
 
+def last_line_here(*arguments) -> str:
+    """The last line bahdanau-plot-alignment's main, run here (command_in_this_process), ends
+    with: an error, as it fails."""
+    completed = command_in_this_process(main, *arguments)
+    assert completed.returncode != 0
+    return (completed.stdout + completed.stderr).strip().splitlines()[-1]
+
+
 def refusal(checkpoint, data, tmp_path, *options) -> str:
     """The last line bahdanau-plot-alignment ends with, which must be an error."""
-    output = run(
-        "bahdanau-plot-alignment",
+    line = last_line_here(
         *("--checkpoint", checkpoint, "--data", data, "--out-dir", tmp_path / "figures"),
         *options,
         "the dog sees a cat",
-        check=False,
     )
     assert not (tmp_path / "figures").exists()
-    return output.strip().splitlines()[-1]
+    return line
 
 
 def test_data_in_bpe_units_without_bpe_codes_is_refused_before_the_model_is_loaded(
@@ -111,13 +117,10 @@ def test_a_folder_where_a_heatmap_goes_is_refused_before_any_sentence_is_transla
     figures = tmp_path / "figures"
     in_the_way = figures / "alignment_2.png"
     in_the_way.mkdir(parents=True)
-    output = run(
-        "bahdanau-plot-alignment",
+    last_line = last_line_here(
         *("--checkpoint", checkpoints["rnnsearch_50"], "--data", data_bin, "--out-dir", figures),
         *("the dog sees a cat", "a cat"),
-        check=False,
     )
-    last_line = output.strip().splitlines()[-1]
     assert last_line.endswith(
         f"error: {in_the_way} is a folder, where the heatmap of sentence 2 goes: move it aside, "
         "or give another --out-dir"
@@ -148,15 +151,16 @@ def test_an_rnnencdec_checkpoint_is_refused_as_it_is_loaded_saying_to_give_an_rn
     checkpoints, data_bin, tmp_path
 ):
     """It has no attention to draw: refused once a sentence was translated, in a line that did not
-    say what to do."""
+    say what to do. Run as the user runs the command: how its errors reach the user (one line, no
+    traceback, an exit status that says it failed); the other refusals run its main here."""
     checkpoint = checkpoints["rnnencdec_30"]
-    output = run(
+    returncode, stdout, stderr = tool_on_bytes(
         "bahdanau-plot-alignment",
         *("--checkpoint", checkpoint, "--data", data_bin, "--out-dir", tmp_path / "figures"),
         "the dog sees a cat",
-        check=False,
     )
-    assert output.strip().splitlines()[-1] == (
+    assert returncode != 0 and "Traceback" not in stderr
+    assert (stdout + stderr).strip().splitlines()[-1] == (
         f"error: --checkpoint {checkpoint} holds an rnnencdec model, which has no attention to "
         "draw (it translates from one fixed context): give an RNNsearch checkpoint"
     )
@@ -178,14 +182,12 @@ def refusal_once_loaded(checkpoint, prepared, tmp_path, *options) -> str:
     """The last line bahdanau-plot-alignment ends with on prepared's BPE data, which must be an
     error given before any heatmap is drawn."""
     figures = tmp_path / "figures"
-    output = run(
-        "bahdanau-plot-alignment",
+    line = last_line_here(
         *("--checkpoint", checkpoint, "--data", prepared / "data-bin", "--out-dir", figures),
         *("--bpe-codes", prepared / "bpe.codes", *options, "the dog sees a cat"),
-        check=False,
     )
     assert not (figures / "alignment_1.png").exists()
-    return output.strip().splitlines()[-1]
+    return line
 
 
 def test_sentences_given_in_the_other_direction_than_the_model_s_are_refused_with_one_dictionary(
