@@ -15,7 +15,7 @@ from bahdanau_plugin.output_folder import OutputFolderError
 from bahdanau_tools.averaging import UPDATE_CHECKPOINT, last_checkpoints, main
 from bahdanau_tools.errors import AveragingError
 
-from ..support.assertions import assert_one_line_error
+from ..support.assertions import assert_one_line_error, assert_one_line_explanation
 from ..support.malicious import malicious_copy
 from ..support.paths import PLUGIN
 from ..support.tools import run, tool_on_bytes
@@ -137,14 +137,11 @@ def another_run(data_bin, tmp_path_factory):
 
 
 def test_checkpoints_of_runs_started_from_other_parameters_are_averaged_after_a_warning(
-    checkpoints, another_run, tmp_path
+    checkpoints, another_run, tmp_path, capsys
 ):
     one_run = checkpoints["rnnsearch_50"]
-    returncode, stdout, stderr = tool_on_bytes(
-        "bahdanau-average-checkpoints",
-        *("--inputs", one_run, another_run, "--output", tmp_path / "average.pt"),
-    )
-    assert returncode == 0, stderr[-2000:]
+    average(one_run, another_run, output=tmp_path / "average.pt")
+    stderr = capsys.readouterr().err
     (warning,) = [line for line in stderr.splitlines() if line.startswith("warning: ")]
     assert f"{one_run} and {another_run} are not of one training run" in warning
     assert "started from other parameters" in warning
@@ -164,14 +161,10 @@ def test_checkpoints_trained_with_other_dictionaries_of_one_size_are_an_error_na
         fingerprints.TARGET_DICTIONARY: fingerprints.of_dictionary(reordered),
     }
     torch.save({**state, "model": model}, tmp_path / "other.pt")
-    returncode, _, stderr = tool_on_bytes(
-        "bahdanau-average-checkpoints",
-        *("--inputs", checkpoints["rnnsearch_50"], tmp_path / "other.pt"),
-        *("--output", tmp_path / "average.pt"),
-    )
-    assert_one_line_error(
-        returncode,
-        stderr,
+    with pytest.raises(AveragingError) as refused:
+        average(checkpoints["rnnsearch_50"], tmp_path / "other.pt", output=tmp_path / "average.pt")
+    assert_one_line_explanation(
+        refused.value,
         f"cannot average {checkpoints['rnnsearch_50']} and {tmp_path / 'other.pt'}",
         "other target dictionaries",
     )
@@ -187,14 +180,10 @@ def test_checkpoints_of_the_two_directions_of_a_joined_dictionary_are_an_error_n
     state = moved(torch.load(checkpoints["rnnsearch_50"], weights_only=True), 0.1, seed=1)
     task = {**state["cfg"]["task"], "source_lang": "fr", "target_lang": "en"}
     torch.save({**state, "cfg": {**state["cfg"], "task": task}}, tmp_path / "fr-en.pt")
-    returncode, _, stderr = tool_on_bytes(
-        "bahdanau-average-checkpoints",
-        *("--inputs", checkpoints["rnnsearch_50"], tmp_path / "fr-en.pt"),
-        *("--output", tmp_path / "average.pt"),
-    )
-    assert_one_line_error(
-        returncode,
-        stderr,
+    with pytest.raises(AveragingError) as refused:
+        average(checkpoints["rnnsearch_50"], tmp_path / "fr-en.pt", output=tmp_path / "average.pt")
+    assert_one_line_explanation(
+        refused.value,
         f"cannot average {checkpoints['rnnsearch_50']} (en->fr) and {tmp_path / 'fr-en.pt'} "
         "(fr->en): they translate in opposite directions",
     )
@@ -235,6 +224,8 @@ def test_the_average_translates_through_the_hub_interface(averaged, data_bin):
 def test_checkpoints_of_different_architectures_are_a_one_line_error_naming_both(
     checkpoints, tmp_path
 ):
+    """Run as the user runs the command: how its errors reach the user (one line, no traceback,
+    an exit status that says it failed); the other refusals run its main here."""
     search, encdec = checkpoints["rnnsearch_50"], checkpoints["rnnencdec_50"]
     returncode, _, stderr = tool_on_bytes(
         "bahdanau-average-checkpoints",
