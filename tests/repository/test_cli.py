@@ -139,13 +139,6 @@ def test_a_short_fairseq_generate_on_a_cpu_decodes_eagerly_and_says_nothing_of_c
     assert len(re.findall(r"^H-\d+\t", output, flags=re.M)) == TEST_SENTENCES
 
 
-def test_training_resumes_from_checkpoint_last(data_bin, tmp_path):
-    train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "3")
-    output = train(data_bin, tmp_path, "rnnsearch_50", "--max-update", "6")
-    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch \d+ @ 3 updates\)", output)
-    assert "num_updates 6" in output or "num_updates=6" in output
-
-
 TRAIN_LIMIT = 8
 
 
