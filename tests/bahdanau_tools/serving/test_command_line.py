@@ -9,7 +9,7 @@ import pytest
 
 from bahdanau_tools.serving.command_line import main
 
-from ...support.tools import DEFAULT, run
+from ...support.tools import DEFAULT, command_in_this_process
 from .conftest import Server
 
 
@@ -111,7 +111,8 @@ def test_a_host_that_names_no_address_is_refused_before_the_model_loads(capsys, 
 
 
 def test_help_names_the_command_that_writes_the_bpe_codes():
-    unwrapped = "".join(run("bahdanau-serve", "--help").split())  # argparse wraps at hyphens
+    help_text = command_in_this_process(main, "--help").stdout
+    unwrapped = "".join(help_text.split())  # argparse wraps at hyphens
     assert "OUT/bpe.codesofbahdanau-prepare-data" in unwrapped and "prepare_" not in unwrapped
 
 
