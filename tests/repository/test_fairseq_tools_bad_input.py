@@ -109,53 +109,48 @@ def test_interactive_does_not_glue_a_byte_order_mark_to_the_first_word(data_bin,
     assert re.findall(r"^S-0\t(.*)$", stdout, flags=re.M) == [NORMAL]
 
 
-def _interactive_on_a_file(data_bin, checkpoints, path, lines):
-    """fairseq-interactive --input path, path holding lines (bytes): fairseq opened it as strict
-    UTF-8 with universal newlines."""
+@pytest.fixture(scope="module")
+def sources_of_an_input_file(data_bin, checkpoints, tmp_path_factory):
+    """fairseq-interactive --input of a file with a byte order mark, a stray carriage return and
+    invalid UTF-8, each on a line of its own, and a line after them, which fairseq opened as strict
+    UTF-8 with universal newlines: the sources it showed, S-N lines, as (N, source). One run for
+    the tests of each line: a second each, against four for a run of its own."""
+    path = tmp_path_factory.mktemp("input") / "input.en"
+    lines = [
+        b"\xef\xbb\xbf" + NORMAL.encode(),
+        b"the big dog\rsees a small cat",
+        b"the red \xff\xfe car sees a \xc3( dog",
+        b"a small red car",
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n")
-    return _interactive(data_bin, checkpoints, b"", "--input", path)
+    returncode, stdout, stderr = _interactive(data_bin, checkpoints, b"", "--input", path)
+    assert returncode == 0, stderr[-2000:]
+    return re.findall(r"^S-(\d+)\t(.*)$", stdout, flags=re.M)
 
 
 def test_interactive_translates_each_line_of_an_input_file_once_stray_carriage_returns_included(
-    data_bin, checkpoints, tmp_path
+    sources_of_an_input_file,
 ):
     """Read with universal newlines, the line was translated as two, and the translations after it
     had the numbers of the lines before them."""
-    lines = [b"the big dog\rsees a small cat", b"a small red car"]
-    returncode, stdout, stderr = _interactive_on_a_file(
-        data_bin, checkpoints, tmp_path / "input.en", lines
-    )
-    assert returncode == 0, stderr[-2000:]
-    assert re.findall(r"^S-(\d+)\t(.*)$", stdout, flags=re.M) == [
-        ("0", "the big dog sees a small cat"),
-        ("1", "a small red car"),
-    ]
+    assert [number for number, _ in sources_of_an_input_file] == ["0", "1", "2", "3"]
+    assert sources_of_an_input_file[1] == ("1", "the big dog sees a small cat")
 
 
 def test_interactive_translates_an_input_file_with_invalid_utf8_past_its_bad_bytes(
-    data_bin, checkpoints, tmp_path
+    sources_of_an_input_file,
 ):
     """Read as strict UTF-8, the file ended the session in a traceback before any translation."""
-    lines = [NORMAL.encode(), b"the red \xff\xfe car sees a \xc3( dog", b"a small red car"]
-    returncode, stdout, stderr = _interactive_on_a_file(
-        data_bin, checkpoints, tmp_path / "input.en", lines
-    )
-    assert returncode == 0, stderr[-2000:]
-    assert re.findall(r"^S-\d+\t(.*)$", stdout, flags=re.M) == [
-        NORMAL,
-        "the red <unk> car sees a <unk> dog",
-        "a small red car",
+    assert sources_of_an_input_file[2:] == [
+        ("2", "the red <unk> car sees a <unk> dog"),
+        ("3", "a small red car"),
     ]
 
 
 def test_interactive_does_not_glue_an_input_file_s_byte_order_mark_to_the_first_word(
-    data_bin, checkpoints, tmp_path
+    sources_of_an_input_file,
 ):
-    returncode, stdout, stderr = _interactive_on_a_file(
-        data_bin, checkpoints, tmp_path / "input.en", [b"\xef\xbb\xbf" + NORMAL.encode()]
-    )
-    assert returncode == 0, stderr[-2000:]
-    assert re.findall(r"^S-0\t(.*)$", stdout, flags=re.M) == [NORMAL]
+    assert sources_of_an_input_file[0] == ("0", NORMAL)
 
 
 def test_a_truncated_checkpoint_is_a_one_line_error_naming_the_file(
