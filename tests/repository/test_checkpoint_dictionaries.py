@@ -14,11 +14,12 @@ import torch
 from bahdanau_plugin import fingerprints
 from bahdanau_plugin.errors import CheckpointError
 from bahdanau_plugin.models import RNNsearchModel
+from bahdanau_tools.evaluation import command_line
 
 from ..support.assertions import assert_one_line_error
 from ..support.demo_data import SHORTLIST, prepare_demo_with_shortlist
 from ..support.paths import PLUGIN
-from ..support.tools import fairseq_env, fairseq_tool, run, tool_on_bytes
+from ..support.tools import command_in_this_process, fairseq_env, fairseq_tool, run, tool_on_bytes
 from ..support.training import train_command
 
 pytestmark = pytest.mark.long  # run first: tests/conftest.py
@@ -115,11 +116,14 @@ def test_a_model_loaded_for_the_reverse_direction_is_refused_in_one_line_naming_
 def test_bahdanau_evaluate_stops_at_the_line_naming_both_before_translating(
     data_bins, checkpoint, tmp_path
 ):
-    returncode, stdout, stderr = tool_on_bytes(
-        "bahdanau-evaluate",
+    """Its main run here (command_in_this_process): how its errors reach the user as a process is
+    tests/bahdanau_tools/evaluation/test_command_line.py's."""
+    completed = command_in_this_process(
+        command_line.main,
         *("--data", data_bins["other"], "--out-dir", tmp_path / "out"),
         *("--model", f"rnnsearch={checkpoint}"),
     )
+    returncode, stderr = completed.returncode, completed.stderr
     assert returncode == 1 and "Traceback" not in stderr
     (refusal,) = [line for line in stderr.splitlines() if "other dictionaries" in line]
     assert refusal.startswith(f"error: {checkpoint} was trained with other dictionaries than")
