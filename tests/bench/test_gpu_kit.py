@@ -50,9 +50,13 @@ def finished(process, timeout=900):
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
+    """The kit's dry run, its copy-to folder given by the kit's variable (root/copied): the
+    results, the report and the root folder."""
     root = tmp_path_factory.mktemp("gpu-kit")
+    (root / "copied").mkdir()
     arguments = ["--dry-run", "--results", root / "results", "--report", root / "gpu.md"]
-    returncode, _, stderr = finished(kit(*arguments, "--work", root / "work"))
+    copy_to = {"BAHDANAU_GPU_KIT_COPY_TO": str(root / "copied")}
+    returncode, _, stderr = finished(kit(*arguments, "--work", root / "work", env=copy_to))
     assert returncode == 0, stderr[-3000:]
     results = {name: json.loads((root / "results" / f"{name}.json").read_text()) for name in TITLES}
     return results, (root / "gpu.md").read_text(), root
@@ -139,19 +143,39 @@ def test_each_section_computes_in_a_work_folder_of_its_own_per_device(dry_run):
     assert sorted(path.name for path in (root / "work" / "cpu").iterdir()) == sorted(TITLES)
 
 
-def test_a_second_run_in_the_same_work_folder_computes_afresh(dry_run, tmp_path):
-    """Each section's work folder is emptied as the section starts: ``distributed``, for one,
-    trains into checkpoint folders from which fairseq-train would resume. Shown with the quickest
-    section, ``unit_tests``."""
-    _, _, root = dry_run
-    leftover = root / "work" / "cpu" / "unit_tests" / "checkpoint_last.pt"
+def git_status() -> str:
+    git = ["git", "status", "--porcelain", "--untracked-files=all"]
+    return subprocess.run(git, cwd=REPO, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def rerun(tmp_path_factory):
+    """The kit's quickest section, ``unit_tests``, run with the default paths of its results and
+    report, into a work folder where an earlier run left a file in the section's folder: one run
+    for the two tests that follow. The leftover, the work folder and git's status before and
+    after the run."""
+    work = tmp_path_factory.mktemp("rerun") / "work"
+    leftover = work / "cpu" / "unit_tests" / "checkpoint_last.pt"
+    leftover.parent.mkdir(parents=True)
     leftover.write_text("left by an earlier run")
-    arguments = ["--dry-run", "--sections", "unit_tests", "--work", root / "work"]
-    arguments += ["--results", tmp_path, "--report", tmp_path / "gpu.md"]
-    returncode, _, stderr = finished(kit(*arguments))
+    before = git_status()
+    returncode, _, stderr = finished(kit("--dry-run", "--sections", "unit_tests", "--work", work))
     assert returncode == 0, stderr[-3000:]
-    assert not leftover.exists()
-    assert json.loads((tmp_path / "unit_tests.json").read_text())["result"]["passed"]
+    return SimpleNamespace(leftover=leftover, work=work, status=(before, git_status()))
+
+
+def test_a_second_run_in_the_same_work_folder_computes_afresh(rerun):
+    """Each section's work folder is emptied as the section starts: ``distributed``, for one,
+    trains into checkpoint folders from which fairseq-train would resume."""
+    assert not rerun.leftover.exists()
+    result = json.loads((rerun.work / "cpu" / "results" / "unit_tests.json").read_text())
+    assert result["result"]["passed"]
+
+
+def test_a_dry_run_with_the_default_paths_writes_nothing_git_tracks(rerun):
+    before, after = rerun.status
+    assert after == before
+    assert (rerun.work / "cpu" / "results" / "unit_tests.json").exists()
 
 
 def test_a_run_stopped_after_a_section_has_its_result_and_report_in_the_copy_to_folder(tmp_path):
@@ -178,21 +202,11 @@ def test_a_run_stopped_after_a_section_has_its_result_and_report_in_the_copy_to_
     assert TITLES["unit_tests"] in (copy_to / "latest.md").read_text()
 
 
-def test_the_copy_to_folder_may_be_given_by_the_kit_s_variable(tmp_path):
-    copy_to = tmp_path / "copied"
-    copy_to.mkdir()
-    returncode, _, stderr = finished(
-        kit(
-            "--dry-run",
-            "--sections",
-            "unit_tests",
-            "--work",
-            tmp_path / "work",
-            env={"BAHDANAU_GPU_KIT_COPY_TO": str(copy_to)},
-        )
-    )
-    assert returncode == 0, stderr[-3000:]
-    assert sorted(path.name for path in copy_to.iterdir()) == ["latest.md", "unit_tests.json"]
+def test_the_copy_to_folder_may_be_given_by_the_kit_s_variable(dry_run):
+    _, report, root = dry_run
+    copied = sorted(path.name for path in (root / "copied").iterdir())
+    assert copied == sorted(["gpu.md", *(f"{name}.json" for name in TITLES)])  # its --report
+    assert (root / "copied" / "gpu.md").read_text() == report
 
 
 def test_a_copy_to_folder_that_does_not_exist_is_refused_in_one_line(tmp_path):
@@ -203,20 +217,6 @@ def test_a_copy_to_folder_that_does_not_exist_is_refused_in_one_line(tmp_path):
         .splitlines()[-1]
         .endswith(f"--copy-to {tmp_path / 'missing'}: no such folder")
     )
-
-
-def test_a_dry_run_with_the_default_paths_writes_nothing_git_tracks(tmp_path):
-    def status():
-        git = ["git", "status", "--porcelain", "--untracked-files=all"]
-        return subprocess.run(git, cwd=REPO, capture_output=True, text=True, check=True).stdout
-
-    before = status()
-    returncode, _, stderr = finished(
-        kit("--dry-run", "--sections", "unit_tests", "--work", tmp_path / "work")
-    )
-    assert returncode == 0, stderr[-3000:]
-    assert status() == before
-    assert (tmp_path / "work" / "cpu" / "results" / "unit_tests.json").exists()
 
 
 def test_an_error_recorded_in_a_measurement_fails_the_kit():
