@@ -302,12 +302,12 @@ def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     check_output_file(arguments.output, "--output", "unk-dictionary.txt")
     check_no_input_replaced(arguments.output, files_read(arguments), "dictionary")
     source, target = arguments.source, arguments.target
-    pairs = count_pairs(source, target)
+    total = count_pairs(source, target)  # every file read through, checked, before the model loads
     model, task = load_model(arguments.checkpoint, arguments.data)
     check_segmentation(task.target_dictionary, text_lines(target, "--target"), target)
     check_languages(task, read_pairs(source, target), source, target)
     translations = count_translations(
-        model, task, read_pairs(source, target), pairs, arguments.batch_size
+        model, task, read_pairs(source, target), total, arguments.batch_size
     )
     lines = dictionary_lines(translations, arguments.min_count)
     # its direction first, so that --replace-unk refuses it for a model of the other direction
