@@ -9,7 +9,14 @@ beside the table.
 
 With --json, no table: for each model, the self CPU milliseconds of matrix products and of
 everything else per training step and per beam-search step (one target position), as JSON
-(bench/benchmark.py reports them)."""
+(bench/benchmark.py reports them).
+
+It profiles with the allocator settings fairseq-train runs these models with (freed memory kept
+for reuse: bahdanau_plugin/freed_memory.py), as bench/benchmark.py trains lstm too. With glibc's
+defaults every step maps its large blocks afresh, and their pages are faulted in by whichever
+operator writes them first: rnnsearch's output layer's bias copied into its logits (12 ms a step
+at the benchmark's sizes, "everything else"), lstm's product (a "product"). The split would then
+move a step's time between its columns by how each model happens to fill its logits."""
 
 import argparse
 import json
@@ -20,6 +27,7 @@ from argparse import Namespace
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 
+from bahdanau_plugin.freed_memory import keep_freed_memory_for_reuse
 from bench.common import build, dictionary
 
 
@@ -155,6 +163,7 @@ def main():
     )
     parser.add_argument("--decode-batch", type=int, default=50, help="with --json: sources")
     sizes = parser.parse_args()
+    keep_freed_memory_for_reuse()  # as fairseq-train does: the module's docstring says why
     task = Namespace(
         source_dictionary=dictionary(sizes.vocab), target_dictionary=dictionary(sizes.vocab)
     )
