@@ -330,6 +330,11 @@ def averaging_parser() -> argparse.ArgumentParser:
 def input_checkpoints(arguments: argparse.Namespace) -> List[Path]:
     if arguments.last_epochs is None and arguments.last_updates is None:
         return arguments.inputs
+    if len(arguments.inputs) == 1 and not arguments.inputs[0].exists():
+        raise AveragingError(
+            f"--inputs {arguments.inputs[0]} not found: give the --save-dir of the training run "
+            "(read from the current directory)"
+        )
     if len(arguments.inputs) != 1 or not arguments.inputs[0].is_dir():
         raise AveragingError(
             "--last-epochs and --last-updates take one folder as --inputs, the --save-dir of the "
@@ -360,8 +365,10 @@ def write_whole(checkpoint: dict, output: Path) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
     """Write the averaged checkpoint; return the checkpoints averaged."""
     arguments = averaging_parser().parse_args(argv)
-    check_output_file(arguments.output, "--output", "average.pt")
+    # the inputs found first: the output's check creates its folder, which would otherwise make a
+    # misspelt --save-dir (--output SAVE_DIR/average.pt) a folder holding no checkpoint
     paths = input_checkpoints(arguments)
+    check_output_file(arguments.output, "--output", "average.pt")
     check_no_input_replaced(
         arguments.output, {"one of the checkpoints to average": paths}, "average"
     )

@@ -280,6 +280,16 @@ def test_asking_for_more_checkpoints_than_the_folder_holds_is_an_error(save_dir,
         )
 
 
+@pytest.mark.parametrize("last", ["--last-epochs", "--last-updates"])
+def test_a_save_dir_that_does_not_exist_is_named_and_not_created(tmp_path, last):
+    """decoding.md's command with a misspelt folder, the output inside it: the folder stays
+    absent, and the line says it was not found, not that it holds no checkpoint."""
+    misspelt = tmp_path / "chekpoints"
+    with pytest.raises(AveragingError, match=f"--inputs {misspelt} not found: give the --save-dir"):
+        main(["--inputs", str(misspelt), last, "5", "--output", str(misspelt / "average.pt")])
+    assert not misspelt.exists()
+
+
 @pytest.mark.parametrize(
     "environment", [{}, {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}], ids=["", "unsafe-loading-set"]
 )
