@@ -74,6 +74,17 @@ if [ ! -f "$DATA/data-bin/dict.en.txt" ]; then
   echo "== preparing Multi30k (BPE, 10,000 merges) -> $DATA"
   bahdanau-prepare-data multi30k --from-dir "$MULTI30K" --out "$DATA" --bpe 10000 --max-len 50
 fi
+# The heatmaps' sentences checked against the test set (its source text, a line a sentence, beside
+# the binaries) before the trainings: bahdanau-evaluate refuses one past its end only after them.
+test_source="$DATA/data-bin/test.en-fr.en.txt"
+if (( ${#heatmaps[@]} )) && [ -f "$test_source" ]; then
+  test_sentences=$(wc -l < "$test_source")
+  for sentence in "${heatmaps[@]}"; do
+    if (( 10#$sentence >= test_sentences )); then
+      refuse "HEATMAPS names $sentence, but the test set of $DATA has sentences 0 to $((test_sentences - 1)): give test sentence numbers within it, or HEATMAPS=\"\" for none"
+    fi
+  done
+fi
 
 # Training pairs are already at most 50 words per side (bahdanau-prepare-data multi30k --max-len 50, the
 # paper's RNNsearch-50 limit, counted in words), so the models get no further limit in BPE units.

@@ -250,6 +250,36 @@ def test_the_experiment_refuses_a_data_bin_as_its_data(driver):
     assert not driver.run.calls("fairseq-train")
 
 
+def with_a_test_set_of_three_sentences(driver) -> Path:
+    """The experiment's DATA, its test set's source text beside the binaries as
+    bahdanau-prepare-data writes it: sentences 0 to 2."""
+    data = Path(driver.settings["DATA"])
+    (data / "data-bin" / "test.en-fr.en.txt").write_text("a cat .\na dog .\na bird .\n")
+    return data
+
+
+@pytest.mark.parametrize("driver", ["experiment"], indirect=True)
+def test_a_heatmap_past_the_test_set_is_refused_in_one_line_before_any_training(driver):
+    """bahdanau-evaluate refused it only after the trainings (the default 357 with a test set of
+    100 sentences), with the budget of every system spent."""
+    data = with_a_test_set_of_three_sentences(driver)
+    completed = driver.run(driver.out, **driver.settings, HEATMAPS="1 3")
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        f"error: HEATMAPS names 3, but the test set of {data} has sentences 0 to 2: give test "
+        'sentence numbers within it, or HEATMAPS="" for none\n'
+    )
+    assert not driver.run.calls("fairseq-train")
+
+
+@pytest.mark.parametrize("driver", ["experiment"], indirect=True)
+def test_the_last_sentence_of_the_test_set_is_drawn(driver):
+    with_a_test_set_of_three_sentences(driver)
+    assert driver.run(driver.out, **driver.settings, HEATMAPS="0 2").returncode == 0
+    [arguments] = driver.run.calls("bahdanau-evaluate").values()
+    assert arguments[arguments.index("--heatmaps") :][:3] == ["--heatmaps", "0", "2"]
+
+
 @pytest.mark.parametrize("driver", ["experiment"], indirect=True)
 def test_empty_heatmaps_draw_none(driver):
     assert driver.run(driver.out, **driver.settings, HEATMAPS="").returncode == 0
