@@ -2,9 +2,9 @@
 # The research workflow of docs/results.md on Multi30k English->French with the paper's kind of
 # vocabulary, a shortlist, small enough that <unk> is common: two RNNsearch models trained side by
 # side (seeds 1 and 2), then on test_2016_flickr: the best checkpoint, the average of the last 5
-# end-of-epoch checkpoints, each model alone and the 2-model ensemble, and unknown-word replacement
-# (copying, and through a dictionary built from the model's attention), each in detokenized
-# sacreBLEU and tokenized BLEU.
+# end-of-epoch checkpoints (of fewer where BUDGET_MINUTES saved fewer, in a warning), each model
+# alone and the 2-model ensemble, and unknown-word replacement (copying, and through a dictionary
+# built from the model's attention), each in detokenized sacreBLEU and tokenized BLEU.
 #
 # Usage: bash scripts/run_multi30k_workflow.sh [OUT]      (default OUT: /tmp/multi30k-workflow)
 # Run from anywhere with the project's environment active. Settings, from the environment:
@@ -46,8 +46,24 @@ done
 wait_for_the_trainings
 trap - INT TERM  # the tools below answer Ctrl+C themselves
 
-echo "== $(date +%T) averaging the last 5 end-of-epoch checkpoints of seed 1"
-bahdanau-average-checkpoints --inputs "$out/seed1" --last-epochs 5 --output "$out/seed1/average_last5.pt"
+# The average of seed 1's last 5 end-of-epoch checkpoints, or of as many as a short BUDGET_MINUTES
+# saved: bahdanau-average-checkpoints refuses to average 5 of fewer, which ended the run after the
+# trainings, nothing evaluated.
+shopt -s nullglob
+epoch_checkpoints=("$out/seed1"/checkpoint[0-9]*.pt)
+shopt -u nullglob
+last=$(( ${#epoch_checkpoints[@]} < 5 ? ${#epoch_checkpoints[@]} : 5 ))
+average_model=()
+if (( last == 0 )); then
+  echo "warning: seed 1 saved no end-of-epoch checkpoint in $BUDGET_MINUTES min (its training was shorter than an epoch): no average is evaluated; raise BUDGET_MINUTES for one" >&2
+elif (( last < 5 )); then
+  echo "warning: seed 1 saved $last end-of-epoch checkpoints in $BUDGET_MINUTES min, not 5: seed1_average_last$last is the average of those $last; raise BUDGET_MINUTES for 5" >&2
+fi
+if (( last > 0 )); then
+  echo "== $(date +%T) averaging the last $last end-of-epoch checkpoints of seed 1"
+  bahdanau-average-checkpoints --inputs "$out/seed1" --last-epochs "$last" --output "$out/seed1/average_last$last.pt"
+  average_model=(--model "seed1_average_last$last=$out/seed1/average_last$last.pt")
+fi
 
 echo "== $(date +%T) the --replace-unk dictionary, from seed 1's attention on the training data"
 bahdanau-unk-dictionary --checkpoint "$out/seed1/checkpoint_best.pt" --data "$data/data-bin" \
@@ -60,7 +76,7 @@ evaluate() {  # OUT_NAME, then bahdanau-evaluate options
   bahdanau-evaluate --data "$data/data-bin" --out-dir "$out/evaluation/$name" "$@" "${evaluate_options[@]}"
 }
 best1=$out/seed1/checkpoint_best.pt best2=$out/seed2/checkpoint_best.pt
-evaluate models --model "seed1_best=$best1" --model "seed1_average_last5=$out/seed1/average_last5.pt" \
+evaluate models --model "seed1_best=$best1" "${average_model[@]}" \
   --model "seed1_last=$out/seed1/checkpoint_last.pt" --model "seed2_best=$best2" --model "ensemble=$best1:$best2"
 evaluate replace_unk_copy --model "seed1_best=$best1" --model "ensemble=$best1:$best2" --replace-unk
 evaluate replace_unk_dictionary --model "seed1_best=$best1" --model "ensemble=$best1:$best2" \

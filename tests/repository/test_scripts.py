@@ -280,6 +280,50 @@ def test_the_last_sentence_of_the_test_set_is_drawn(driver):
     assert arguments[arguments.index("--heatmaps") :][:3] == ["--heatmaps", "0", "2"]
 
 
+def trains_saving_epochs(epochs: int) -> str:
+    """fairseq-train's stand-in, its --save-dir given end-of-epoch checkpoints 1 to epochs too."""
+    saves = f'for e in $(seq {epochs}); do touch "$2/checkpoint$e.pt"; done; '
+    return TRAINS.replace('touch "$2/', saves + 'touch "$2/')
+
+
+def the_models_evaluated(driver) -> list:
+    """The arguments of the workflow's first evaluation, the models' (seed1_last among them)."""
+    [models] = [
+        a for a in driver.run.calls("bahdanau-evaluate").values() if "--replace-unk" not in a
+    ]
+    return models
+
+
+@pytest.mark.parametrize("epochs, averaged", [(7, 5), (2, 2)], ids=["seven", "two"])
+@pytest.mark.parametrize("driver", ["workflow"], indirect=True)
+def test_the_workflow_averages_the_last_five_end_of_epoch_checkpoints_or_as_many_as_it_saved(
+    driver, epochs, averaged
+):
+    """Asked for 5 of fewer (a short BUDGET_MINUTES), bahdanau-average-checkpoints ended the run
+    after the trainings, nothing evaluated; now fewer are averaged, after a warning."""
+    driver.run.stand_in("fairseq-train", trains_saving_epochs(epochs))
+    completed = driver.run(driver.out, **driver.settings)
+    assert completed.returncode == 0, completed.stderr
+    average = f"{driver.out}/seed1/average_last{averaged}.pt"
+    assert list(driver.run.calls("bahdanau-average-checkpoints").values()) == [
+        ["--inputs", f"{driver.out}/seed1", "--last-epochs", str(averaged), "--output", average]
+    ]
+    assert f"seed1_average_last{averaged}={average}" in the_models_evaluated(driver)
+    assert ("warning: seed 1 saved 2 end-of-epoch checkpoints" in completed.stderr) == (
+        averaged < 5
+    )
+
+
+@pytest.mark.parametrize("driver", ["workflow"], indirect=True)
+def test_a_workflow_without_an_end_of_epoch_checkpoint_evaluates_the_rest_after_a_warning(driver):
+    driver.run.stand_in("fairseq-train", trains_saving_epochs(0))
+    completed = driver.run(driver.out, **driver.settings)
+    assert completed.returncode == 0, completed.stderr
+    assert "warning: seed 1 saved no end-of-epoch checkpoint" in completed.stderr
+    assert not driver.run.calls("bahdanau-average-checkpoints")
+    assert not any("average" in argument for argument in the_models_evaluated(driver))
+
+
 @pytest.mark.parametrize("driver", ["experiment"], indirect=True)
 def test_empty_heatmaps_draw_none(driver):
     assert driver.run(driver.out, **driver.settings, HEATMAPS="").returncode == 0
