@@ -1,7 +1,8 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
-line (errors.EXPLANATIONS) where fairseq prints a traceback: a split or a language the data-bin does
-not hold, an empty split, a --finetune-from-model that names no file or comes with another start
-(--restore-file, --reset-*), half precision on a CPU, --fp16 beside --bf16, no batch size, a
+line (errors.EXPLANATIONS) where fairseq prints a traceback: a data folder that is not there or is
+no data-bin, a split or a language the data-bin does not hold, an empty split, a
+--finetune-from-model that names no file or comes with another start (--restore-file,
+--reset-*), half precision on a CPU, --fp16 beside --bf16, no batch size, a
 world of more processes than GPUs, fairseq-validate without --task, --sampling without as many
 --nbest as --beam, --constraints a search cannot write, a --min-len over a batch's length limit,
 gradients that are not finite (the loss diverged), a sentence over the length limit of validation
@@ -28,6 +29,7 @@ from omegaconf.errors import ValidationError
 
 from . import errors
 from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint
+from .models.pretrained_paths import data_bin_folder
 
 
 def splits_held(data_bin: str) -> List[str]:
@@ -50,6 +52,22 @@ def missing_split(error: BaseException) -> Optional[str]:
         "name one it holds (fairseq-train's --valid-subset, fairseq-generate's "
         "--gen-subset), or train with --disable-validation"
     )
+
+
+def data_folder_that_is_no_data_bin(error: BaseException) -> Optional[str]:
+    """fairseq's translation task given a data folder that is not there (a typo), or that holds no
+    dictionary (bahdanau-prepare-data's OUT for OUT/data-bin): it failed in a traceback, in
+    listing the folder for the language pair's file names (FileNotFoundError), in finding none
+    there ("Could not infer language pair") or in reading dict.LANG.txt."""
+    setup_task = inspect.unwrap(translation.TranslationTask.setup_task.__func__)
+    given = errors.locals_where(error, setup_task.__code__)
+    if given is None or "paths" not in given:
+        return None
+    try:
+        data_bin_folder(given["paths"][0])
+    except errors.MissingPathError as missing:
+        return str(missing)
+    return None
 
 
 def missing_dictionary(error: BaseException) -> Optional[str]:
@@ -411,6 +429,7 @@ errors.EXPLANATIONS.extend(
     [
         sentence_over_the_length_limit,
         missing_split,
+        data_folder_that_is_no_data_bin,  # before missing_dictionary, which lists the folder
         missing_dictionary,
         empty_split,
         missing_finetune_checkpoint,

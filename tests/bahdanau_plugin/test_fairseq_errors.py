@@ -57,6 +57,34 @@ def test_a_language_the_data_bin_lacks_is_one_line_naming_its_languages(data_bin
     )
 
 
+LANGUAGES = {"inferred": (), "given": ("--source-lang", "en", "--target-lang", "fr")}
+
+
+@pytest.mark.parametrize("languages", LANGUAGES.values(), ids=LANGUAGES)
+def test_the_folder_above_the_data_bin_is_one_line_saying_to_give_the_data_bin(tmp_path, languages):
+    """bahdanau-prepare-data's OUT given for OUT/data-bin, the README's commands' DATA: fairseq
+    failed in "Could not infer language pair" (a traceback), or, the languages given, the data-bin
+    "has no dictionary for the language en: its languages are none"."""
+    out = tmp_path / "prepared"
+    (out / "data-bin").mkdir(parents=True)
+    returncode, _, stderr = training(out, tmp_path, *languages)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"{out} is not a data-bin folder: it holds no dict.*.txt",
+        "OUT/data-bin",
+    )
+
+
+@pytest.mark.parametrize("languages", LANGUAGES.values(), ids=LANGUAGES)
+def test_a_data_folder_that_does_not_exist_is_one_line_naming_it(tmp_path, languages):
+    """A typo: fairseq failed in a FileNotFoundError traceback, listing the folder or reading its
+    dict.en.txt."""
+    missing = tmp_path / "prepard" / "data-bin"
+    returncode, _, stderr = training(missing, tmp_path, *languages)
+    assert_one_line_error(returncode, stderr, f"data folder {missing} not found")
+
+
 def with_an_empty_training_split(data_bin, folder):
     """data_bin, its training split binarized from empty text files, as fairseq-preprocess does."""
     folder.mkdir()
