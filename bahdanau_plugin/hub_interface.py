@@ -29,6 +29,7 @@ and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_code
 import difflib
 import reprlib
 from collections.abc import Iterable
+from typing import Optional, Tuple
 
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
@@ -64,16 +65,15 @@ def check_loading_options(cfg, options: dict) -> None:
             "model is loaded: translate() searches with beam=5, sample() with 1 and generate() "
             "with 5 whatever from_pretrained was given; give translate(..., beam=N)"
         )
-    names = option_names(cfg)
-    for name in given:
-        if name != GENERATION_ARGS and name not in names:
-            near = difflib.get_close_matches(name, names, n=1)
-            raise ConfigurationError(
-                f"from_pretrained({name}=...): {name} is none of this model's options (its "
-                "configuration's, fairseq's in snake_case), and fairseq would drop it without a "
-                f"word: {f'did you mean {near[0]}? ' if near else ''}correct it or drop it (a "
-                "tokenizer's or BPE's own option is read with the tokenizer= or bpe= that takes it)"
-            )
+    unknown = unknown_option(option_names(cfg) | {GENERATION_ARGS}, given)
+    if unknown is not None:
+        name, near = unknown
+        raise ConfigurationError(
+            f"from_pretrained({name}=...): {name} is none of this model's options (its "
+            "configuration's, fairseq's in snake_case), and fairseq would drop it without a "
+            f"word: {f'did you mean {near}? ' if near else ''}correct it or drop it (a "
+            "tokenizer's or BPE's own option is read with the tokenizer= or bpe= that takes it)"
+        )
 
 
 def check_registered_names(given: dict) -> None:
@@ -102,6 +102,16 @@ def option_names(cfg: DictConfig) -> set:
         if isinstance(block, DictConfig):
             names |= option_names(block)
     return names
+
+
+def unknown_option(names: set, given) -> Optional[Tuple[str, Optional[str]]]:
+    """The first option given that names is without, and the nearest of names to it (None where
+    none is near); None where names holds every one."""
+    for name in given:
+        if name not in names:
+            near = difflib.get_close_matches(name, names, n=1)
+            return name, near[0] if near else None
+    return None
 
 
 def check_sentences_given(sentences) -> None:

@@ -18,7 +18,7 @@ from .. import checkpoint_safety, fingerprints
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface, check_loading_options
 from ..speed import setting
-from . import inference_setup, pretrained_paths, training_setup
+from . import inference_setup, model_overrides, pretrained_paths, training_setup
 from .config import add_checked_options, check_options, options_differing, other_length_limit
 from .language_pair import check_language_pair
 
@@ -162,8 +162,20 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
                 state_dict, side, module, recorded.get(fingerprints.DICTIONARIES[side])
             )
         checkpoint_safety.check_direction()
+        loading = checkpoint_safety.being_loaded()
+        overrides = model_overrides.as_given(loading.overrides)
+        if (loading.state or {}).get("cfg") is not None:
+            model_overrides.refuse_options_no_block_holds(overrides, loading.state["cfg"])
         self.initial_parameters = recorded.get(fingerprints.INITIAL_PARAMETERS)
-        loaded = super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+        try:
+            loaded = super().load_state_dict(
+                state_dict, strict=strict, model_cfg=model_cfg, args=args
+            )
+        except RuntimeError:  # torch's list of parameters missing, unexpected or of other sizes
+            explanation = model_overrides.parameters_not_fitting(overrides, self.cfg)
+            if explanation is None:
+                raise
+            raise CheckpointError(explanation) from None
         self._say_options_changed_on_resuming()
         return loaded
 

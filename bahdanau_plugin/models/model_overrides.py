@@ -1,0 +1,80 @@
+"""Options written over a checkpoint's configuration as fairseq loads it: --model-overrides of
+fairseq-generate, fairseq-interactive and fairseq-validate, and the options of the hub's
+from_pretrained.
+
+fairseq writes each over the option of that name in the checkpoint's configuration, wherever it is
+(``overwrite_args_by_name``), builds the model from the result and loads the parameters into it.
+A name that no option has (``{'dropuot': 0.3}``, ``{'arch': 'rnnencdec'}``) it drops without a word
+(the hub refuses those itself: ``hub_interface.check_loading_options``); a size or an architecture
+builds a model that the checkpoint's parameters do not fit, and torch's traceback of size
+mismatches followed.
+"""
+
+import ast
+from typing import Optional
+
+from ..errors import ConfigurationError
+from ..hub_interface import option_names, unknown_option
+from ..running_program import running_fairseq_tool
+
+# The tools whose --model-overrides fairseq loads the checkpoints with.
+TOOLS = ("fairseq-generate", "fairseq-interactive", "fairseq-validate")
+
+
+def as_given(overrides: Optional[dict]) -> dict:
+    """What the user gave of the overrides fairseq loads a checkpoint with: fairseq-validate's
+    hold every option of its command, --model-overrides among them as text (which it reads with
+    eval, and so any expression: those that are no literal are left unchecked); the other tools'
+    are that text's dictionary alone."""
+    overrides = overrides or {}
+    if running_fairseq_tool() == "fairseq-validate" and "model_overrides" in overrides:
+        try:
+            return ast.literal_eval(overrides["model_overrides"])
+        except (ValueError, SyntaxError):
+            return {}
+    return overrides
+
+
+def given_as(overrides: dict, names: list) -> str:
+    """The overrides as the user gave them: the tool's option whole, or the hub's call with those
+    of names (fairseq adds the data folder and BPE codes to its options)."""
+    if running_fairseq_tool() in TOOLS:
+        return f'--model-overrides "{overrides!r}"'
+    shown = {**overrides.get("model", {}), **overrides}
+    return f"from_pretrained({', '.join(f'{name}={shown[name]!r}' for name in names)})"
+
+
+def refuse_options_no_block_holds(overrides: Optional[dict], trained_cfg) -> None:
+    """A ConfigurationError for --model-overrides naming an option that the checkpoint's
+    configuration (trained_cfg, as fairseq loaded it) holds in no block."""
+    if not overrides or running_fairseq_tool() not in TOOLS:
+        return
+    unknown = unknown_option(option_names(trained_cfg), overrides)
+    if unknown is None:
+        return
+    name, near = unknown
+    raise ConfigurationError(
+        f"{given_as(overrides, [name])}: {name} is none of the checkpoint's options (its "
+        "configuration's, fairseq's in snake_case), and fairseq would drop it without a word: "
+        f"{f'did you mean {near}? ' if near else ''}correct it or drop it"
+    )
+
+
+def model_options_overridden(overrides: Optional[dict], model_cfg) -> list:
+    """The options of the model's block that overrides names, at its top or under 'model'."""
+    names = set(overrides or {}) | set((overrides or {}).get("model") or {})
+    return sorted(name for name in names if name in model_cfg)
+
+
+def parameters_not_fitting(overrides: Optional[dict], model_cfg) -> Optional[str]:
+    """The line for a checkpoint whose parameters failed to load into the model built under
+    overrides that change its options (model_cfg: the model's block, overridden); None where the
+    overrides change none of them, and the failure is another's."""
+    changed = model_options_overridden(overrides, model_cfg)
+    if not changed:
+        return None
+    return (
+        f"{given_as(overrides, changed)} changes the model's {', '.join(changed)}, and the "
+        "checkpoint's parameters do not fit the model so built: a trained model keeps the "
+        f"architecture and sizes it was trained with; drop {', '.join(changed)} from the overrides"
+    )

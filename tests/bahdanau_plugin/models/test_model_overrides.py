@@ -1,0 +1,94 @@
+"""Options written over a checkpoint's configuration as it is loaded (--model-overrides, the hub's
+from_pretrained options): one fairseq would drop, or one that builds a model the checkpoint's
+parameters do not fit, is refused in one line (bahdanau_plugin/models/model_overrides.py)."""
+
+import pytest
+
+from bahdanau_plugin.errors import CheckpointError
+from bahdanau_plugin.models import RNNsearchModel
+
+from ...support.assertions import assert_one_line_error
+from ...support.models import TINY_SIZES
+from ...support.paths import PLUGIN
+from ...support.tools import tool_on_bytes
+
+OTHER_ATTENTION_SIZE = TINY_SIZES["attention_dim"] + 1
+
+
+# Each tool's options beside --model-overrides: fairseq-validate passes all its options to the
+# loading, --model-overrides among them as text.
+TOOL_OPTIONS = {
+    "fairseq-generate": ["--beam", "2"],
+    "fairseq-validate": ["--task", "translation", "--valid-subset", "test"],
+}
+
+
+def generating(data_bin, checkpoint, overrides, tool="fairseq-generate"):
+    return tool_on_bytes(
+        tool, data_bin, "--user-dir", PLUGIN, "--path", checkpoint, "--cpu", "--batch-size", "13",
+        *TOOL_OPTIONS[tool], "--model-overrides", overrides,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "overrides, changed",
+    [
+        (f"{{'attention_dim': {OTHER_ATTENTION_SIZE}}}", "attention_dim"),
+        ("{'_name': 'rnnencdec_50'}", "_name"),
+    ],
+    ids=["a-size", "the-architecture"],
+)
+def test_an_override_the_checkpoints_parameters_do_not_fit_is_one_line_naming_it(
+    data_bin, checkpoints, overrides, changed
+):
+    """fairseq built the model under the overrides and torch refused the checkpoint's parameters
+    in a traceback listing each parameter of another size."""
+    returncode, stdout, stderr = generating(data_bin, checkpoints["rnnsearch_50"], overrides)
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f'--model-overrides "{overrides}" changes the model\'s {changed}',
+        f"drop {changed} from the overrides",
+    )
+    assert "H-" not in stdout
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_OPTIONS))
+def test_an_override_of_an_option_no_block_holds_is_one_line_naming_the_nearest(
+    data_bin, checkpoints, tool
+):
+    """fairseq dropped a misspelt option without a word and translated (validated) without it."""
+    returncode, stdout, stderr = generating(
+        data_bin, checkpoints["rnnsearch_50"], "{'dropuot': 0.3}", tool
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        """--model-overrides "{'dropuot': 0.3}": dropuot is none of the checkpoint's options""",
+        "did you mean dropout?",
+    )
+    assert "H-" not in stdout
+
+
+def test_an_override_of_an_option_the_parameters_fit_translates(data_bin, checkpoints):
+    returncode, stdout, stderr = generating(
+        data_bin, checkpoints["rnnsearch_50"], "{'dropout': 0.3, 'max_train_length': 5}"
+    )
+    assert returncode == 0, stderr[-3000:]
+    assert stdout.count("\nH-") + stdout.startswith("H-") == 13
+
+
+def test_a_size_given_to_the_hub_that_the_parameters_do_not_fit_is_one_line_naming_it(
+    data_bin, checkpoints
+):
+    checkpoint = checkpoints["rnnsearch_50"]
+    with pytest.raises(CheckpointError) as refused:
+        RNNsearchModel.from_pretrained(
+            str(checkpoint.parent),
+            checkpoint_file=checkpoint.name,
+            data_name_or_path=str(data_bin),
+            attention_dim=OTHER_ATTENTION_SIZE,
+        )
+    assert str(refused.value).startswith(
+        f"from_pretrained(attention_dim={OTHER_ATTENTION_SIZE}) changes the model's attention_dim"
+    )
