@@ -38,7 +38,10 @@ from omegaconf import DictConfig
 
 from . import subword_nmt_codes
 from .errors import ConfigurationError
-from .models.inference_setup import refuse_what_fairseqs_search_cannot_do
+from .models.inference_setup import (
+    refuse_a_language_model_nothing_reads,
+    refuse_what_fairseqs_search_cannot_do,
+)
 from .tasks import TranslationWithSourceWordsTask
 from .unicode_form import normalized
 
@@ -227,9 +230,9 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
             raise ConfigurationError(
                 f"print_alignment={options['print_alignment']!r}: give 'hard' or 'soft'"
             )
-        refuse_what_fairseqs_search_cannot_do(
-            CallsOptions(self.cfg.generation, {"beam": beam, **options})
-        )
+        calls_options = CallsOptions(self.cfg.generation, {"beam": beam, **options})
+        refuse_what_fairseqs_search_cannot_do(calls_options)
+        refuse_a_language_model_nothing_reads(calls_options)
 
     def check_logged_alignment(self, options: dict) -> None:
         """verbose=True logs each hypothesis's alignment as fairseq's log writes it, as

@@ -21,6 +21,7 @@ def apply(cfg, has_attention: bool, target_symbols: int) -> None:
     refuse_what_fairseqs_search_cannot_do(cfg.generation)
     refuse_more_hypotheses_than_the_search_keeps(cfg.generation, target_symbols)
     refuse_constraints_where_none_are_read(cfg.generation)
+    refuse_a_language_model_nothing_reads(cfg.generation)
     batch_every_sentence(cfg)
 
 
@@ -166,6 +167,40 @@ def refuse_constraints_where_none_are_read(generation) -> None:
             "--constraints is read by fairseq-interactive, after a tab on each input line; "
             "fairseq-generate's test set holds none, and it would translate without them: drop "
             "the option, or translate with fairseq-interactive"
+        )
+
+
+def refuse_a_language_model_nothing_reads(generation) -> None:
+    """fairseq-generate alone adds a language model's scores to the translation models' (shallow
+    fusion: --lm-path, weighed by --lm-weight); it checks neither option. fairseq-interactive and
+    the hub never read them, fairseq-generate's --score-reference scores the references with the
+    translation models alone, and --lm-weight is 0 unless given: in each case the translations
+    and scores were those without the language model, without a word (and --lm-weight without
+    --lm-path weighs nothing)."""
+    path, weight = generation.lm_path, generation.lm_weight
+    if path is None:
+        if weight:
+            raise ConfigurationError(
+                f"--lm-weight {weight:g} weighs the scores of the language model of --lm-path, "
+                "which is not given: add --lm-path, or drop --lm-weight"
+            )
+        return
+    tool = running_fairseq_tool()
+    if tool != "fairseq-generate":
+        raise ConfigurationError(
+            f"--lm-path: fairseq-generate alone adds a language model's scores, and "
+            f"{tool or 'the hub'} would translate without it: translate with fairseq-generate, "
+            "or drop --lm-path"
+        )
+    if generation.score_reference:
+        raise ConfigurationError(
+            "--lm-path with --score-reference: fairseq scores the references with the "
+            "translation models alone: drop one of them"
+        )
+    if not weight:
+        raise ConfigurationError(
+            "--lm-path without --lm-weight: the language model's scores are weighed by "
+            "--lm-weight, 0 unless given, which adds nothing: give it (--lm-weight 0.2, say)"
         )
 
 

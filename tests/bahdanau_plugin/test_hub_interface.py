@@ -155,6 +155,16 @@ def test_score_is_refused_in_one_line_naming_fairseq_generates_score_reference(
     assert hub.translate("the dog sees a cat", beam=2)
 
 
+def test_a_language_model_given_to_a_call_is_refused_since_the_hub_never_reads_it(
+    checkpoints, data_bin
+):
+    """fairseq's hub translated without the language model of lm_path= (fairseq-generate alone
+    reads it), without a word."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(ConfigurationError, match="and the hub would translate without it"):
+        hub.translate("the dog sees a cat", lm_path=str(data_bin / "lm.pt"), lm_weight=0.2)
+
+
 @pytest.mark.parametrize(
     "options, message",
     [

@@ -3,10 +3,11 @@
 search fails after its first batch, or gives less than asked, are refused in one line."""
 
 import pytest
-from fairseq.dataclass.configs import GenerationConfig
+from fairseq.dataclass.configs import FairseqConfig, GenerationConfig
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.models import inference_setup
 from bahdanau_plugin.models.inference_setup import (
     refuse_more_hypotheses_than_the_search_keeps,
     refuse_what_fairseqs_search_cannot_do,
@@ -103,3 +104,53 @@ def test_as_many_hypotheses_as_a_small_target_dictionary_keeps_are_taken():
     """fairseq's search keeps one hypothesis per target symbol but padding at most, whatever the
     beam (test_recurrent_translation holds the refusal of more)."""
     refuse_more_hypotheses_than_the_search_keeps(generation(beam=150, nbest=119), 120)
+
+
+def translating(**options):
+    """A translating tool's configuration, fairseq's defaults but the generation options."""
+    return OmegaConf.structured(FairseqConfig(generation=GenerationConfig(**options)))
+
+
+LANGUAGE_MODEL = dict(lm_path="lm/checkpoint_best.pt", lm_weight=0.2)
+
+
+@pytest.mark.parametrize(
+    "tool, options, message",
+    [
+        ("fairseq-generate", dict(lm_weight=0.2), "--lm-weight 0.2 weighs the scores of the"),
+        (
+            "fairseq-generate",
+            dict(lm_path=LANGUAGE_MODEL["lm_path"]),
+            "--lm-path without --lm-weight: the language model's scores are weighed by "
+            "--lm-weight, 0 unless given, which adds nothing",
+        ),
+        (
+            "fairseq-generate",
+            dict(LANGUAGE_MODEL, score_reference=True),
+            "--lm-path with --score-reference: fairseq scores the references with the "
+            "translation models alone",
+        ),
+        (
+            "fairseq-interactive",
+            LANGUAGE_MODEL,
+            "--lm-path: fairseq-generate alone adds a language model's scores, and "
+            "fairseq-interactive would translate without it",
+        ),
+        (None, LANGUAGE_MODEL, "and the hub would translate without it"),
+    ],
+    ids=["weight-alone", "no-weight", "score-reference", "interactive", "hub"],
+)
+def test_a_language_model_nothing_would_read_is_refused_saying_what_to_give(
+    tool, options, message, monkeypatch
+):
+    """fairseq-generate alone reads --lm-path, not for --score-reference, and weighs it by 0
+    unless --lm-weight is given: the translations and scores were those without it, without a
+    word."""
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: tool)
+    with pytest.raises(ConfigurationError, match=message):
+        inference_setup.apply(translating(**options), has_attention=True, target_symbols=20)
+
+
+def test_a_weighed_language_model_is_taken_by_fairseq_generate(monkeypatch):
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-generate")
+    inference_setup.apply(translating(**LANGUAGE_MODEL), has_attention=True, target_symbols=20)
