@@ -204,6 +204,20 @@ def refuse_a_language_model_nothing_reads(generation) -> None:
         )
 
 
+def refuse_retaining_a_dropout_of_none(generation, dropout: float) -> None:
+    """--retain-dropout keeps the model's dropout (its configuration's rate, dropout) while it
+    translates; a model trained without dropout (0, the paper's and the models' default) has none
+    to keep, and fairseq translated as without the flag, the same hypotheses at every seed, without
+    a word."""
+    if generation.retain_dropout and not dropout:
+        raise ConfigurationError(
+            "--retain-dropout keeps the model's dropout while it translates, and its rate is 0 "
+            "(trained without dropout, the paper's default): the translations would be those "
+            """without it; give a rate with --model-overrides "{'dropout': 0.2}", or drop """
+            "--retain-dropout"
+        )
+
+
 def batch_every_sentence(cfg) -> None:
     """fairseq-generate leaves out the last batch of the test set when its size is not a multiple
     of --required-batch-size-multiple (8 by default; fairseq issue #5036): up to 7 sentences

@@ -143,6 +143,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     def prepare_for_inference_(self, cfg):
         """fairseq-generate, fairseq-interactive and the hub call this before they translate."""
         inference_setup.apply(cfg, self.has_attention, len(self.decoder.dictionary))
+        inference_setup.refuse_retaining_a_dropout_of_none(cfg.generation, self.cfg.dropout)
         precision = inference_setup.precision_asked(cfg)
         if precision is not None:
             self.to(precision)  # as fairseq's model.half() for --fp16: the alignment model stays

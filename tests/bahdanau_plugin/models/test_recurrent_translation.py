@@ -132,3 +132,18 @@ def test_more_hypotheses_than_a_search_keeps_with_the_models_target_dictionary_a
     asked = GenerationConfig(beam=symbols, nbest=symbols)
     with pytest.raises(ConfigurationError, match=f"--nbest {symbols} is over the {symbols - 1} "):
         model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
+
+
+def test_retaining_the_dropout_of_a_model_trained_without_is_refused(model_name):
+    """fairseq translated as without --retain-dropout, the same hypotheses at every seed."""
+    model = build_tiny_model(model_name)
+    asked = GenerationConfig(retain_dropout=True)
+    with pytest.raises(ConfigurationError, match="--retain-dropout keeps the model's dropout"):
+        model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
+
+
+def test_retaining_the_dropout_of_a_model_given_a_rate_keeps_it_while_translating(model_name):
+    model = build_tiny_model(model_name, dropout=0.2)
+    asked = GenerationConfig(retain_dropout=True)
+    model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
+    assert model.decoder.dropout_module.apply_during_inference
