@@ -8,7 +8,7 @@
 # Below the recipe: what both scripts share to check their settings and to run their trainings.
 DIM=${DIM:-256}
 OPTIMIZER=${OPTIMIZER:-adam} LR=${LR:-3e-3} DROPOUT=${DROPOUT:-0.2} BATCH=${BATCH:-80}
-MULTI30K=${MULTI30K:-$repo/../shared/data/multi30k}
+MULTI30K=$(realpath -m "${MULTI30K:-$repo/../shared/data/multi30k}")  # read from where the run starts
 EVALUATE_OPTIONS=${EVALUATE_OPTIONS:-}
 read -ra evaluate_options <<< "$EVALUATE_OPTIONS"  # a list of words, none of them a file pattern
 sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-dim "$DIM" --decoder-hidden-dim "$DIM"
@@ -28,6 +28,12 @@ set_stop_time_hours() {
     refuse "BUDGET_MINUTES=$BUDGET_MINUTES is not a number of minutes over 0: give one such as 30 or 0.5"
   fi
   hours=$(python -c 'import sys; print(float(sys.argv[1]) / 60)' "$BUDGET_MINUTES")
+}
+
+check_multi30k_folder() {  # before preparing: prepare-data's own line would name its --from-dir, not MULTI30K
+  if [ ! -d "$MULTI30K" ]; then
+    refuse "MULTI30K=$MULTI30K is not a folder: set MULTI30K to the folder of the raw Multi30k files (train.en.gz, val.en.gz, test_2016_flickr.en.gz and their .fr)"
+  fi
 }
 
 check_no_colon() {  # NAME PATH: fairseq's tools, and bahdanau-evaluate's ensembles, split paths at ':'

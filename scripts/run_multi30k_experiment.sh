@@ -65,6 +65,9 @@ dictionaries=("$DATA"/dict.*.txt)
 if [ -f "${dictionaries[0]}" ]; then
   refuse "DATA $DATA is a data-bin folder: give the folder bahdanau-prepare-data wrote it in, $(dirname "$DATA")"
 fi
+if [ ! -f "$DATA/data-bin/dict.en.txt" ]; then  # to be prepared below, from $MULTI30K
+  check_multi30k_folder
+fi
 cores=$(nproc)
 threads=$(( cores / JOBS > 0 ? cores / JOBS : 1 ))
 mkdir -p "$out"

@@ -21,6 +21,7 @@ BUDGET_MINUTES=${BUDGET_MINUTES:-72}
 source "$repo/scripts/multi30k_recipe.sh"
 set_stop_time_hours  # checked before anything runs, as the others below
 check_no_colon OUT "$out"
+check_multi30k_folder
 data="$out/data"
 threads=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
 mkdir -p "$out"

@@ -124,7 +124,9 @@ def driver(request, tmp_path):
     run = Run(script, tmp_path, **dict.fromkeys(tools, RECORD))
     run.stand_in("fairseq-train", TRAINS)
     run.stand_in("bahdanau-evaluate", RECORD)
-    settings = {**settings, "DATA": str(data)}
+    multi30k = tmp_path / "multi30k"  # the raw files' folder (the stand-in reads none)
+    multi30k.mkdir()
+    settings = {**settings, "DATA": str(data), "MULTI30K": str(multi30k)}
     yield Driver(run, tmp_path / "out", settings, trainings, first_save_dir)
     for pid in run.calls("fairseq-train"):  # whatever a failed test left running
         if running(pid):
@@ -210,6 +212,7 @@ BAD_SETTINGS = [
     ("experiment", "PAPER_RECIPE", "yes", "PAPER_RECIPE=yes: give 1"),
     ("experiment", "SYSTEMS", "rnnsearch rnnsearch", "SYSTEMS names rnnsearch twice"),
     ("experiment", "HEATMAPS", "1 x", "HEATMAPS names 'x'"),
+    ("workflow", "MULTI30K", "/no/multi30k", "MULTI30K=/no/multi30k is not a folder"),
     *[
         (
             driver,
@@ -248,6 +251,29 @@ def test_the_experiment_refuses_a_data_bin_as_its_data(driver):
     assert not driver.out.exists()
     assert not driver.run.calls("bahdanau-prepare-data")
     assert not driver.run.calls("fairseq-train")
+
+
+@pytest.mark.parametrize("driver", ["experiment"], indirect=True)
+def test_the_experiment_refuses_a_multi30k_that_is_no_folder_before_preparing_from_it(driver):
+    """Where DATA is still to be prepared, prepare-data's own line named its --from-dir, which the
+    user of the script does not give: MULTI30K is named, before anything runs."""
+    settings = {**driver.settings, "DATA": str(driver.out.parent / "fresh"), "MULTI30K": "/no/m30k"}
+    completed = driver.run(driver.out, **settings)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("error: MULTI30K=/no/m30k is not a folder: set MULTI30K")
+    assert completed.stderr.count("\n") == 1
+    assert not driver.out.exists()
+    assert not driver.run.calls("bahdanau-prepare-data")
+
+
+@pytest.mark.parametrize("driver", ["workflow"], indirect=True)
+def test_a_relative_multi30k_is_read_from_where_the_run_starts(driver):
+    """The scripts run their tools from the repository: a relative MULTI30K reached
+    bahdanau-prepare-data as a path from there, not from the folder the user ran it in."""
+    completed = driver.run(driver.out, **{**driver.settings, "MULTI30K": "multi30k"})
+    assert completed.returncode == 0, completed.stderr
+    (arguments,) = driver.run.calls("bahdanau-prepare-data").values()
+    assert arguments[arguments.index("--from-dir") + 1] == str(driver.run.folder / "multi30k")
 
 
 def with_a_test_set_of_three_sentences(driver) -> Path:
