@@ -16,7 +16,8 @@ for reuse: bahdanau_plugin/freed_memory.py), as bench/benchmark.py trains lstm t
 defaults every step maps its large blocks afresh, and their pages are faulted in by whichever
 operator writes them first: rnnsearch's output layer's bias copied into its logits (12 ms a step
 at the benchmark's sizes, "everything else"), lstm's product (a "product"). The split would then
-move a step's time between its columns by how each model happens to fill its logits."""
+move a step's time between its columns by how each model happens to fill its logits. A search's
+blocks (under glibc's 32 MiB at these row counts) are reused either way, as in fairseq-generate."""
 
 import argparse
 import json
