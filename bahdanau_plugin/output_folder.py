@@ -4,12 +4,15 @@ names it and the cause, before anything is computed, not a traceback after it.
 ``check_output_folder`` refuses a path that is a file, or a folder that cannot be created, is
 read-only or is on a full disk: it creates the folder (and its parents) and writes a small file
 there, then deletes it. bahdanau-prepare-data (``--out``), bahdanau-evaluate and
-bahdanau-plot-alignment (``--out-dir``) call it first; it takes the option's name, so it fits any
+bahdanau-plot-alignment (``--out-dir``) check first; it takes the option's name, so it fits any
 tool's output folder. ``check_output_file`` does the same for the folder of an output file
 (bahdanau-average-checkpoints' and bahdanau-unk-dictionary's ``--output``), which must not be a
-folder itself. A disk that fills while the tool writes, after the check, ends the tool in
-one line too: ``write_failures_explained`` turns the OSError into it. ``written_whole`` writes a
-file under a temporary name, then renames it, so that a failed write keeps what the file held.
+folder itself. The tools check within ``output_folder`` or ``output_file``: the folders the check
+made are removed again if the tool ends in an error before writing in them (a checkpoint that does
+not load, a corpus not found), so that a refused input leaves no empty folder behind. A disk that
+fills while the tool writes, after the check, ends the tool in one line too:
+``write_failures_explained`` turns the OSError into it. ``written_whole`` writes a file under a
+temporary name, then renames it, so that a failed write keeps what the file held.
 """
 
 import contextlib
@@ -62,6 +65,35 @@ def check_output_file(path: Path, option: str, example: str) -> Path:
         )
     check_output_folder(path.parent, f"{option}'s folder")
     return path
+
+
+@contextmanager
+def output_folder(path: Path, option: str) -> Iterator[Path]:
+    """path checked (check_output_folder) for the block; if the block raises, the folders that the
+    check made (path and its missing parents) are removed where they are still empty."""
+    with _made_removed_if_unused(path):
+        yield check_output_folder(path, option)
+
+
+@contextmanager
+def output_file(path: Path, option: str, example: str) -> Iterator[Path]:
+    """path checked (check_output_file) for the block; as output_folder, for its folder."""
+    with _made_removed_if_unused(path.parent):
+        yield check_output_file(path, option, example)
+
+
+@contextmanager
+def _made_removed_if_unused(folder: Path) -> Iterator[None]:
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]  # deepest first
+    try:
+        yield
+    except BaseException:
+        for path in missing:  # one that holds anything stays, and so do those above it
+            try:
+                path.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def check_no_input_replaced(output: Path, inputs: Dict[str, Iterable[Path]], product: str) -> None:

@@ -36,7 +36,7 @@ from bahdanau_plugin.output_folder import (
     WRITE_FAILURES,
     cause,
     check_no_input_replaced,
-    check_output_file,
+    output_file,
     remedy,
 )
 
@@ -368,11 +368,11 @@ def main(argv: Optional[Sequence[str]] = None) -> List[Path]:
     # the inputs found first: the output's check creates its folder, which would otherwise make a
     # misspelt --save-dir (--output SAVE_DIR/average.pt) a folder holding no checkpoint
     paths = input_checkpoints(arguments)
-    check_output_file(arguments.output, "--output", "average.pt")
-    check_no_input_replaced(
-        arguments.output, {"one of the checkpoints to average": paths}, "average"
-    )
-    write_whole(averaged_checkpoint(paths), arguments.output)
+    with output_file(arguments.output, "--output", "average.pt"):
+        check_no_input_replaced(
+            arguments.output, {"one of the checkpoints to average": paths}, "average"
+        )
+        write_whole(averaged_checkpoint(paths), arguments.output)
     print(
         f"averaged {len(paths)} checkpoint{'s' if len(paths) > 1 else ''} into "
         f"{arguments.output}: {', '.join(map(str, paths))}"

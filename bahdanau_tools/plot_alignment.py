@@ -25,7 +25,7 @@ from fairseq.data import Dictionary
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
-from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
+from bahdanau_plugin.output_folder import output_folder, write_failures_explained
 
 from .bpe_units import codes_mismatch
 from .heatmaps import alignment_heatmaps, figure_path, remove_earlier_figures
@@ -116,20 +116,20 @@ def main(argv=None):
     in_the_way = figure_in_the_way(args.out_dir, len(args.sentences))
     if in_the_way is not None:
         parser.error(in_the_way)
-    check_output_folder(args.out_dir, "--out-dir")
     options = dict(tokenizer="moses", source_lang=args.source_lang, target_lang=args.target_lang)
     if args.bpe_codes is not None:
         options.update(bpe="subword_nmt", bpe_codes=str(args.bpe_codes))
-    with write_failures_explained(args.out_dir, "--out-dir"):
-        heatmaps = alignment_heatmaps(
-            args.checkpoint,
-            args.data,
-            args.sentences,
-            args.out_dir,
-            {"beam": args.beam, **search(args)},
-            **options,
-        )
-        remove_earlier_figures(args.out_dir, len(heatmaps))
+    with output_folder(args.out_dir, "--out-dir"):
+        with write_failures_explained(args.out_dir, "--out-dir"):
+            heatmaps = alignment_heatmaps(
+                args.checkpoint,
+                args.data,
+                args.sentences,
+                args.out_dir,
+                {"beam": args.beam, **search(args)},
+                **options,
+            )
+            remove_earlier_figures(args.out_dir, len(heatmaps))
     for path, translation in heatmaps:
         print(f"{path}\t{translation}")
 

@@ -30,7 +30,7 @@ from bahdanau_plugin.models.pretrained_paths import data_bin_folder
 from bahdanau_plugin.options import positive_int
 from bahdanau_plugin.output_folder import (
     check_no_input_replaced,
-    check_output_file,
+    output_file,
     write_failures_explained,
     written_whole,
 )
@@ -299,22 +299,26 @@ def files_read(arguments: argparse.Namespace) -> Dict[str, List[Path]]:
 def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
-    check_output_file(arguments.output, "--output", "unk-dictionary.txt")
-    check_no_input_replaced(arguments.output, files_read(arguments), "dictionary")
-    source, target = arguments.source, arguments.target
-    total = count_pairs(source, target)  # every file read through, checked, before the model loads
-    model, task = load_model(arguments.checkpoint, arguments.data)
-    check_segmentation(task.target_dictionary, text_lines(target, "--target"), target)
-    check_languages(task, read_pairs(source, target), source, target)
-    translations = count_translations(
-        model, task, read_pairs(source, target), total, arguments.batch_size
-    )
-    lines = dictionary_lines(translations, arguments.min_count)
-    # its direction first, so that --replace-unk refuses it for a model of the other direction
-    languages = languages_line(task.cfg.source_lang, task.cfg.target_lang)
-    with write_failures_explained(arguments.output.parent, "--output"):
-        with written_whole(str(arguments.output)) as file:  # a dictionary it replaces stays whole
-            file.write("".join(line + "\n" for line in [languages, *lines]).encode("utf-8"))
+    with output_file(arguments.output, "--output", "unk-dictionary.txt"):
+        check_no_input_replaced(arguments.output, files_read(arguments), "dictionary")
+        source, target = arguments.source, arguments.target
+        total = count_pairs(
+            source, target
+        )  # every file read through, checked, before the model loads
+        model, task = load_model(arguments.checkpoint, arguments.data)
+        check_segmentation(task.target_dictionary, text_lines(target, "--target"), target)
+        check_languages(task, read_pairs(source, target), source, target)
+        translations = count_translations(
+            model, task, read_pairs(source, target), total, arguments.batch_size
+        )
+        lines = dictionary_lines(translations, arguments.min_count)
+        # its direction first, so that --replace-unk refuses it for a model of the other direction
+        languages = languages_line(task.cfg.source_lang, task.cfg.target_lang)
+        with write_failures_explained(arguments.output.parent, "--output"):
+            with written_whole(
+                str(arguments.output)
+            ) as file:  # a dictionary it replaces stays whole
+                file.write("".join(line + "\n" for line in [languages, *lines]).encode("utf-8"))
     print(f"{arguments.output}: {len(lines)} source words with a translation")
     return lines
 

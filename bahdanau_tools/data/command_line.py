@@ -22,7 +22,7 @@ from typing import Callable, ContextManager, List, Optional, Sequence, Tuple
 
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
-from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
+from bahdanau_plugin.output_folder import output_folder, write_failures_explained
 from bahdanau_plugin.folder_hold import HoldWords, holding
 
 from ..errors import DataError
@@ -316,10 +316,10 @@ def main(argv: Optional[Sequence[str]] = None) -> dict:
             f"--out {arguments.out} has a comma in its path ({arguments.out.resolve()}), at which "
             "fairseq-preprocess splits its files' names: give a folder whose path has none"
         )
-    check_output_folder(arguments.out, "--out")
-    with out_held(arguments.out), write_failures_explained(arguments.out, "--out", KEPT):
-        name, languages, splits = arguments.read(arguments)
-        return prepare(name, splits, arguments.out, settings_from(arguments, languages))
+    with output_folder(arguments.out, "--out"), out_held(arguments.out):
+        with write_failures_explained(arguments.out, "--out", KEPT):
+            name, languages, splits = arguments.read(arguments)
+            return prepare(name, splits, arguments.out, settings_from(arguments, languages))
 
 
 def cli_main() -> None:

@@ -49,7 +49,7 @@ from tqdm import tqdm
 
 from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
 from bahdanau_plugin.options import positive_int
-from bahdanau_plugin.output_folder import check_output_folder, write_failures_explained
+from bahdanau_plugin.output_folder import output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
 from bahdanau_plugin.unknown_words import (
     check_source_text_there,
@@ -624,9 +624,9 @@ def write_figure2(
 
 
 def evaluate(arguments: argparse.Namespace) -> None:
-    check_output_folder(arguments.out_dir, "--out-dir")
-    with write_failures_explained(arguments.out_dir, "--out-dir"):
-        evaluate_into_the_folder(arguments)
+    with output_folder(arguments.out_dir, "--out-dir"):
+        with write_failures_explained(arguments.out_dir, "--out-dir"):
+            evaluate_into_the_folder(arguments)
 
 
 def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:

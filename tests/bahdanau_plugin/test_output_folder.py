@@ -10,6 +10,7 @@ import pytest
 from bahdanau_plugin.output_folder import (
     OutputFolderError,
     check_output_folder,
+    output_folder,
     write_failures_explained,
 )
 
@@ -18,6 +19,19 @@ def test_a_missing_folder_is_created_with_its_parents_and_left_empty(tmp_path):
     out = tmp_path / "a" / "b"
     assert check_output_folder(out, "--out") == out
     assert out.is_dir() and list(out.iterdir()) == []
+
+
+def test_the_folders_made_for_a_block_that_fails_are_removed(tmp_path):
+    with pytest.raises(KeyError), output_folder(tmp_path / "a" / "b", "--out"):
+        raise KeyError("an input refused")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_made_for_a_block_that_fails_stays_once_written_in(tmp_path):
+    with pytest.raises(KeyError), output_folder(tmp_path / "a" / "b", "--out") as out:
+        (out / "stage.txt").write_text("kept\n", encoding="utf-8")
+        raise KeyError("stopped after a stage")
+    assert (tmp_path / "a" / "b" / "stage.txt").read_text(encoding="utf-8") == "kept\n"
 
 
 def test_a_folder_that_is_a_file_is_refused_and_the_file_kept(tmp_path):

@@ -1,11 +1,19 @@
 """bahdanau-prepare-data's --out, bahdanau-evaluate's and bahdanau-plot-alignment's --out-dir: a
 path that is a file, a read-only folder or a full disk is one line naming the folder and the cause,
 before anything is computed; a disk that fills while they write is one line too
-(bahdanau_plugin/output_folder.py)."""
+(bahdanau_plugin/output_folder.py). These and the commands writing one file (--output) leave no
+folder made for an input they refuse."""
 
 import subprocess
 
 import pytest
+
+from bahdanau_plugin.errors import PluginError, one_line
+from bahdanau_tools.averaging import main as average_checkpoints
+from bahdanau_tools.data.command_line import main as prepare_data
+from bahdanau_tools.evaluation.command_line import evaluate, evaluation_parser
+from bahdanau_tools.plot_alignment import main as plot_alignment
+from bahdanau_tools.unk_dictionary import main as unk_dictionary
 
 from ..support.assertions import assert_one_line_error
 from ..support.demo_data import TEST_SENTENCES
@@ -110,3 +118,58 @@ def test_a_disk_that_fills_while_the_command_writes_is_one_line(typed, command, 
     completed = with_tmpfs(out.parent, "size=96k", words)
     assert_one_line_error(completed.returncode, completed.stderr, "error: writing ")
     assert "failed: no space left on device; free some space on its disk" in completed.stderr
+
+
+@pytest.fixture
+def refused(corpus, prepared_test_set, tmp_path):
+    """command -> its main run in this process with OUT for its output, on an input that it
+    refuses only after checking that output's folder: a corpus not there, a checkpoint that is no
+    checkpoint."""
+    no_checkpoint = tmp_path / "no-checkpoint.pt"
+    no_checkpoint.write_text("not a checkpoint\n", encoding="utf-8")
+    data, text = prepared_test_set / "data-bin", corpus / "train"
+    languages = ("--source-lang", "en", "--target-lang", "fr")
+    mains = {
+        "bahdanau-prepare-data": lambda out: prepare_data(
+            words("corpus", "--train", corpus / "nowhere", *languages, "--bpe", 20, "--out", out)
+        ),
+        "bahdanau-evaluate": lambda out: evaluate(
+            evaluation_parser().parse_args(
+                words("--data", data, "--out-dir", out, "--model", f"rnnsearch={no_checkpoint}")
+            )
+        ),
+        "bahdanau-plot-alignment": lambda out: plot_alignment(
+            words("--checkpoint", no_checkpoint, "--data", data, "--out-dir", out, "a dog")
+        ),
+        "bahdanau-average-checkpoints": lambda out: average_checkpoints(
+            words("--inputs", no_checkpoint, "--output", out / "average.pt")
+        ),
+        "bahdanau-unk-dictionary": lambda out: unk_dictionary(
+            words("--checkpoint", no_checkpoint, "--data", data, "--source", f"{text}.en")
+            + words("--target", f"{text}.fr", "--output", out / "unk-dictionary.txt")
+        ),
+    }
+    return mains
+
+
+def words(*typed) -> list:
+    return [str(word) for word in typed]
+
+
+@pytest.mark.parametrize(
+    "command", [*COMMANDS, "bahdanau-average-checkpoints", "bahdanau-unk-dictionary"]
+)
+def test_the_output_folders_made_for_a_refused_input_are_removed(refused, command, tmp_path):
+    made = tmp_path / "made" / "results"
+    with pytest.raises((Exception, SystemExit)) as raised:
+        refused[command](made)
+    assert raised.type is SystemExit or one_line(raised.value) is not None  # the command's line
+    assert not (tmp_path / "made").exists()
+
+
+def test_an_output_folder_there_before_a_refused_input_stays(refused, tmp_path):
+    there = tmp_path / "there"
+    there.mkdir()
+    with pytest.raises(PluginError):
+        refused["bahdanau-average-checkpoints"](there)
+    assert there.is_dir()
