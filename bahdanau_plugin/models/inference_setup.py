@@ -5,13 +5,16 @@ before they translate; it applies ``apply`` to the run's configuration. fairseq-
 it, so training is fairseq's own.
 """
 
-from typing import Optional
+import logging
+from typing import Iterable, Optional
 
 import torch
 
 from ..errors import ConfigurationError
 from ..running_program import running_fairseq_tool
 from ..tasks.translation_with_source_words import NAME as SOURCE_WORDS_TASK
+
+logger = logging.getLogger(__name__)
 
 
 def apply(cfg, has_attention: bool, target_symbols: int) -> None:
@@ -215,6 +218,22 @@ def refuse_retaining_a_dropout_of_none(generation, dropout: float) -> None:
             "(trained without dropout, the paper's default): the translations would be those "
             """without it; give a rate with --model-overrides "{'dropout': 0.2}", or drop """
             "--retain-dropout"
+        )
+
+
+def warn_of_retained_modules_it_lacks(generation, dropout_modules: Iterable[str]) -> None:
+    """--retain-dropout-modules keeps the dropout of the modules it names, by class (fairseq's
+    FairseqDropout ``module_name``), and turns off every other's: naming none of this model's (a
+    typo, another model's class) left it translating without dropout, said only in fairseq's INFO
+    lines. A warning, not an error: in an ensemble the name may be another model's (lstm's)."""
+    named, held = generation.retain_dropout_modules, sorted(set(dropout_modules))
+    if generation.retain_dropout and named and not set(named) & set(held):
+        logger.warning(
+            "--retain-dropout-modules %s names none of this model's modules with dropout (%s): "
+            "it translates without dropout; name %s to keep its dropout",
+            " ".join(named),
+            ", ".join(held),
+            " or ".join(held),
         )
 
 

@@ -12,6 +12,7 @@ import logging
 
 from fairseq import hub_utils, utils
 from fairseq.models import FairseqEncoderDecoderModel
+from fairseq.modules import FairseqDropout
 from torch import nn
 
 from .. import checkpoint_safety, fingerprints
@@ -144,6 +145,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         """fairseq-generate, fairseq-interactive and the hub call this before they translate."""
         inference_setup.apply(cfg, self.has_attention, len(self.decoder.dictionary))
         inference_setup.refuse_retaining_a_dropout_of_none(cfg.generation, self.cfg.dropout)
+        dropouts = (m.module_name for m in self.modules() if isinstance(m, FairseqDropout))
+        inference_setup.warn_of_retained_modules_it_lacks(cfg.generation, dropouts)
         precision = inference_setup.precision_asked(cfg)
         if precision is not None:
             self.to(precision)  # as fairseq's model.half() for --fp16: the alignment model stays

@@ -147,3 +147,30 @@ def test_retaining_the_dropout_of_a_model_given_a_rate_keeps_it_while_translatin
     asked = GenerationConfig(retain_dropout=True)
     model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
     assert model.decoder.dropout_module.apply_during_inference
+
+
+def test_retaining_the_dropout_of_modules_the_model_lacks_is_a_warning_naming_its_own(
+    model_name, caplog
+):
+    """fairseq turned the model's dropout off, said only in its INFO lines; not refused, since in
+    an ensemble the name may be another model's."""
+    model = build_tiny_model(model_name, dropout=0.2)
+    asked = GenerationConfig(retain_dropout=True, retain_dropout_modules=["TransformerDecoder"])
+    model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
+    assert not model.decoder.dropout_module.apply_during_inference
+    decoder, encoder = type(model.decoder).__name__, type(model.encoder).__name__
+    assert [record.getMessage() for record in caplog.records if record.levelname == "WARNING"] == [
+        "--retain-dropout-modules TransformerDecoder names none of this model's modules with "
+        f"dropout ({decoder}, {encoder}): it translates without dropout; name {decoder} or "
+        f"{encoder} to keep its dropout"
+    ]
+
+
+def test_retaining_the_dropout_of_a_module_the_model_has_keeps_it_alone(model_name, caplog):
+    model = build_tiny_model(model_name, dropout=0.2)
+    decoder = type(model.decoder).__name__
+    asked = GenerationConfig(retain_dropout=True, retain_dropout_modules=[decoder])
+    model.prepare_for_inference_(OmegaConf.structured(FairseqConfig(generation=asked)))
+    assert model.decoder.dropout_module.apply_during_inference
+    assert not model.encoder.dropout_module.apply_during_inference
+    assert not [record for record in caplog.records if record.levelname == "WARNING"]
