@@ -353,6 +353,7 @@ class Loading(NamedTuple):
     option: Optional[str] = None
     state: Optional[dict] = None  # all that the checkpoint holds, as fairseq loaded it
     overrides: Optional[dict] = None  # what fairseq wrote over its configuration as it loaded it
+    others: Tuple[str, ...] = ()  # the ensemble's other checkpoints (--path A.pt:B.pt)
 
 
 def being_loaded() -> Loading:
@@ -366,9 +367,10 @@ def being_loaded() -> Loading:
         if frame.f_code is ensemble:
             given = frame.f_locals
             checkpoint, task, state = given.get("filename"), given.get("task"), given.get("state")
-            return Loading(
-                checkpoint, task, False, state=state, overrides=given.get("arg_overrides")
-            )
+            ensemble, this = given.get("filenames") or (), given.get("orig_filename", checkpoint)
+            others = tuple(other for other in ensemble if other != this)
+            overrides = given.get("arg_overrides")
+            return Loading(checkpoint, task, False, state=state, overrides=overrides, others=others)
         if frame.f_code is resuming:
             state = frame.f_locals.get("state")
             trained = ((state or {}).get("cfg") or {}).get("model")

@@ -10,8 +10,11 @@ builds a model that the checkpoint's parameters do not fit, and torch's tracebac
 mismatches followed.
 """
 
+import argparse
 import ast
-from typing import Optional
+from typing import Optional, Sequence
+
+import torch
 
 from ..errors import ConfigurationError
 from ..hub_interface import option_names, unknown_option
@@ -19,6 +22,9 @@ from ..running_program import running_fairseq_tool
 
 # The tools whose --model-overrides fairseq loads the checkpoints with.
 TOOLS = ("fairseq-generate", "fairseq-interactive", "fairseq-validate")
+# Whose options an override names, of one checkpoint or of an ensemble's (--path A.pt:B.pt).
+ONE_CHECKPOINTS = "the checkpoint's options (its configuration's"
+ENSEMBLES = "the ensemble's checkpoints' options (their configurations'"
 
 
 def as_given(overrides: Optional[dict]) -> dict:
@@ -44,20 +50,46 @@ def given_as(overrides: dict, names: list) -> str:
     return f"from_pretrained({', '.join(f'{name}={shown[name]!r}' for name in names)})"
 
 
-def refuse_options_no_block_holds(overrides: Optional[dict], trained_cfg) -> None:
+def refuse_options_no_block_holds(
+    overrides: Optional[dict], trained_cfg, others: Sequence[str] = ()
+) -> None:
     """A ConfigurationError for --model-overrides naming an option that the checkpoint's
-    configuration (trained_cfg, as fairseq loaded it) holds in no block."""
+    configuration (trained_cfg, as fairseq loaded it) holds in no block, nor does that of any
+    other checkpoint of its ensemble (others: fairseq writes the overrides over every one's, and
+    one may be meant for another model, fairseq's lstm's decoder_dropout_out say)."""
     if not overrides or running_fairseq_tool() not in TOOLS:
         return
-    unknown = unknown_option(option_names(trained_cfg), overrides)
+    names = option_names(trained_cfg)
+    if unknown_option(names, overrides) is not None and others:
+        try:
+            names = names.union(*map(checkpoint_option_names, others))
+        except Exception:  # one that does not load: fairseq says why when it reaches it
+            return
+    unknown = unknown_option(names, overrides)
     if unknown is None:
         return
     name, near = unknown
+    held = ONE_CHECKPOINTS if not others else ENSEMBLES
     raise ConfigurationError(
-        f"{given_as(overrides, [name])}: {name} is none of the checkpoint's options (its "
-        "configuration's, fairseq's in snake_case), and fairseq would drop it without a word: "
+        f"{given_as(overrides, [name])}: {name} is none of {held}, fairseq's in snake_case), "
+        "and fairseq would drop it without a word: "
         f"{f'did you mean {near}? ' if near else ''}correct it or drop it"
     )
+
+
+def checkpoint_option_names(path: str) -> set:
+    """The options of a checkpoint's configuration, read memory-mapped (its weights stay on disk):
+    its blocks', at any depth, and those of a legacy model's Namespace (fairseq's lstm), over which
+    fairseq writes an override too, and which holds every option of its architecture."""
+    state = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    return _names(state.get("cfg") or state.get("args"))
+
+
+def _names(block) -> set:
+    block = vars(block) if isinstance(block, argparse.Namespace) else block
+    if not isinstance(block, dict):
+        return set()
+    return set(block).union(*map(_names, block.values()))
 
 
 def model_options_overridden(overrides: Optional[dict], model_cfg) -> list:

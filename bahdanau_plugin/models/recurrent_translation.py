@@ -169,7 +169,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         loading = checkpoint_safety.being_loaded()
         overrides = model_overrides.as_given(loading.overrides)
         if (loading.state or {}).get("cfg") is not None:
-            model_overrides.refuse_options_no_block_holds(overrides, loading.state["cfg"])
+            trained, others = loading.state["cfg"], loading.others
+            model_overrides.refuse_options_no_block_holds(overrides, trained, others)
         self.initial_parameters = recorded.get(fingerprints.INITIAL_PARAMETERS)
         try:
             loaded = super().load_state_dict(

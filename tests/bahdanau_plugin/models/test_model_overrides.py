@@ -10,7 +10,7 @@ from bahdanau_plugin.models import RNNsearchModel
 from ...support.assertions import assert_one_line_error
 from ...support.models import TINY_SIZES
 from ...support.paths import PLUGIN
-from ...support.tools import tool_on_bytes
+from ...support.tools import run, tool_on_bytes
 
 OTHER_ATTENTION_SIZE = TINY_SIZES["attention_dim"] + 1
 
@@ -66,6 +66,49 @@ def test_an_override_of_an_option_no_block_holds_is_one_line_naming_the_nearest(
         stderr,
         """--model-overrides "{'dropuot': 0.3}": dropuot is none of the checkpoint's options""",
         "did you mean dropout?",
+    )
+    assert "H-" not in stdout
+
+
+@pytest.fixture(scope="module")
+def lstm_checkpoint(data_bin, tmp_path_factory):
+    """fairseq's own lstm after one update on the demo data: a model of another family for an
+    ensemble, whose configuration is a legacy Namespace."""
+    save_dir = tmp_path_factory.mktemp("lstm")
+    run(
+        "fairseq-train", data_bin, "--arch", "lstm", "--encoder-embed-dim", "8",
+        "--decoder-embed-dim", "8", "--encoder-hidden-size", "8", "--decoder-hidden-size", "8",
+        "--decoder-out-embed-dim", "8", "--optimizer", "adam", "--max-update", "1",
+        "--batch-size", "8", "--cpu", "--save-dir", save_dir, "--no-epoch-checkpoints",
+        "--disable-validation",
+    )  # fmt: skip
+    return save_dir / "checkpoint_last.pt"
+
+
+@pytest.mark.parametrize("order", ["rnnsearch-first", "lstm-first"])
+def test_an_override_of_another_model_of_the_ensemble_translates(
+    data_bin, checkpoints, lstm_checkpoint, order
+):
+    """It was refused as none of the rnnsearch checkpoint's options, though fairseq writes it over
+    every checkpoint's configuration and lstm reads it."""
+    members = [str(checkpoints["rnnsearch_50"]), str(lstm_checkpoint)]
+    ensemble = ":".join(members if order == "rnnsearch-first" else members[::-1])
+    returncode, stdout, stderr = generating(data_bin, ensemble, "{'decoder_dropout_out': 0.1}")
+    assert returncode == 0, stderr[-3000:]
+    assert stdout.count("\nH-") + stdout.startswith("H-") == 13
+
+
+def test_an_override_no_model_of_the_ensemble_holds_is_one_line_naming_the_nearest(
+    data_bin, checkpoints, lstm_checkpoint
+):
+    ensemble = f"{checkpoints['rnnsearch_50']}:{lstm_checkpoint}"
+    returncode, stdout, stderr = generating(data_bin, ensemble, "{'decoder_dropout_ot': 0.1}")
+    assert_one_line_error(
+        returncode,
+        stderr,
+        """--model-overrides "{'decoder_dropout_ot': 0.1}": decoder_dropout_ot is none of the """
+        "ensemble's checkpoints' options",
+        "did you mean decoder_dropout_out?",
     )
     assert "H-" not in stdout
 
