@@ -2,9 +2,11 @@
 
 fairseq-generate, fairseq-interactive and the hub call the model's ``prepare_for_inference_``
 before they translate; it applies ``apply`` to the run's configuration. fairseq-train never calls
-it, so training is fairseq's own.
+it, so training is fairseq's own. fairseq-validate calls no method of the models after loading
+them: ``prepare_for_validation`` runs as they load.
 """
 
+import functools
 import logging
 from typing import Iterable, Optional
 
@@ -42,6 +44,43 @@ def precision_asked(cfg) -> Optional[torch.dtype]:
     if running_fairseq_tool() in TRANSLATING_TOOLS and getattr(common, "bf16", False):
         return torch.bfloat16
     return None
+
+
+def prepare_for_validation(model: torch.nn.Module, task, overrides: Optional[dict]) -> None:
+    """Where fairseq-validate loads the model, with the task it validates with and the options it
+    was given (the overrides it loads the checkpoint with): its --bf16, and every sentence."""
+    if running_fairseq_tool() != "fairseq-validate":
+        return
+    precision = validation_precision_asked(overrides)
+    if precision is not None:
+        model.to(precision)  # as fairseq-validate's model.half() for --fp16
+    if task is not None:
+        validate_every_sentence(task)
+
+
+def validation_precision_asked(overrides: Optional[dict]) -> Optional[torch.dtype]:
+    """bfloat16 where fairseq-validate was given --bf16 (or --memory-efficient-bf16): it converts
+    the models for --fp16 alone, so these models computed the loss in float32 without a word."""
+    given = overrides or {}
+    return torch.bfloat16 if given.get("bf16") or given.get("memory_efficient_bf16") else None
+
+
+def validate_every_sentence(task) -> None:
+    """fairseq-validate batches a subset with --required-batch-size-multiple (8 by default) and
+    leaves out a last batch smaller than it (fairseq issue #5036): up to 7 sentences, the longest,
+    missing from the loss without a word (the demo's 13 test sentences validated as 8). The task
+    these models are loaded with batches every sentence for it, as for fairseq-generate
+    (batch_every_sentence) and fairseq-train's validation (fairseq_patches.py)."""
+    get_batch_iterator = task.get_batch_iterator
+    if getattr(get_batch_iterator, "batches_every_sentence", False):
+        return
+
+    @functools.wraps(get_batch_iterator)
+    def batching_every_sentence(*args, **kwargs):
+        return get_batch_iterator(*args, **{**kwargs, "required_batch_size_multiple": 1})
+
+    batching_every_sentence.batches_every_sentence = True
+    task.get_batch_iterator = batching_every_sentence
 
 
 def refuse_fairseqs_own_unk_replacement(cfg) -> None:

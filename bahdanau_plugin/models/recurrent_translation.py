@@ -182,6 +182,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
                 raise
             raise CheckpointError(explanation) from None
         self._say_options_changed_on_resuming()
+        inference_setup.prepare_for_validation(self, loading.task, loading.overrides)
         return loaded
 
     def _say_options_changed_on_resuming(self) -> None:

@@ -1,8 +1,10 @@
 """What fairseq's translating tools are made to do differently for these models
 (bahdanau_plugin/models/inference_setup.py): generation options with which fairseq 0.12's beam
-search fails after its first batch, or gives less than asked, are refused in one line."""
+search fails after its first batch, or gives less than asked, are refused in one line;
+fairseq-validate validates as it is asked, every sentence."""
 
 import pytest
+import torch
 from fairseq.dataclass.configs import FairseqConfig, GenerationConfig
 from omegaconf import OmegaConf
 
@@ -12,6 +14,11 @@ from bahdanau_plugin.models.inference_setup import (
     refuse_more_hypotheses_than_the_search_keeps,
     refuse_what_fairseqs_search_cannot_do,
 )
+
+from ...support.demo_data import TEST_SENTENCES
+from ...support.models import build_tiny_model
+from ...support.paths import PLUGIN
+from ...support.tools import run
 
 
 def generation(**options):
@@ -154,3 +161,38 @@ def test_a_language_model_nothing_would_read_is_refused_saying_what_to_give(
 def test_a_weighed_language_model_is_taken_by_fairseq_generate(monkeypatch):
     monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-generate")
     inference_setup.apply(translating(**LANGUAGE_MODEL), has_attention=True, target_symbols=20)
+
+
+@pytest.mark.parametrize("option", ["bf16", "memory_efficient_bf16"])
+def test_fairseq_validate_given_bf16_validates_in_bfloat16_the_alignment_model_in_float32(
+    option, monkeypatch
+):
+    """fairseq-validate converts the models for --fp16 alone (model.half()): its --bf16 computed
+    the loss in float32 without a word."""
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-validate")
+    model = build_tiny_model("rnnsearch")
+    inference_setup.prepare_for_validation(model, None, {option: True})
+    assert model.decoder.embed_tokens.weight.dtype == torch.bfloat16
+    assert {parameter.dtype for parameter in model.decoder.attention.parameters()} == {
+        torch.float32
+    }
+
+
+def test_another_program_loading_a_model_with_bf16_options_leaves_it_in_float32(monkeypatch):
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-generate")
+    model = build_tiny_model("rnnsearch")
+    inference_setup.prepare_for_validation(model, None, {"bf16": True})
+    assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
+
+
+def test_fairseq_validate_validates_every_sentence_of_a_subset_not_a_multiple_of_8(
+    data_bin, checkpoints
+):
+    """The demo's 13 test sentences in one batch of 13 at most: fairseq 0.12's batching under
+    --required-batch-size-multiple 8 (its default) validated 8 of them."""
+    log = run(
+        "fairseq-validate", data_bin, "--user-dir", PLUGIN, "--path", checkpoints["rnnsearch_50"],
+        "--task", "translation", "--valid-subset", "test", "--batch-size", TEST_SENTENCES, "--cpu",
+    )  # fmt: skip
+    validation = next(line for line in log.splitlines() if "valid on 'test' subset" in line)
+    assert validation.split("| bsz ")[1].split()[0] == str(TEST_SENTENCES)
