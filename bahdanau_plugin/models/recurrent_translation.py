@@ -20,6 +20,7 @@ from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface, check_loading_options
 from ..speed import setting
 from . import inference_setup, model_overrides, pretrained_paths, training_setup
+from .unregistered_model import unregistered_model
 from .config import add_checked_options, check_options, options_differing, other_length_limit
 from .language_pair import check_language_pair
 
@@ -128,7 +129,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
                     **kwargs,
                 )
         except Exception as error:
-            explanation = checkpoint_safety.checkpoint_problem(error)
+            explanation = checkpoint_safety.checkpoint_problem(error) or unregistered_model(error)
             if explanation is None:
                 raise
             raise CheckpointError(explanation) from None
