@@ -27,7 +27,6 @@ from torch import Tensor, nn
 from . import compiling, setting
 
 logger = logging.getLogger(__name__)
-
 MOST_BUCKETS = 64  # recorded buckets kept per decoder: the least recently used beyond, dropped
 ALIGNMENT = 256  # bytes: where tensors start in the arena, each aligned for any kernel
 SOURCE_AXIS = ("annotations", "projected_annotations", "padding_mask")  # inputs' axis 1: sources

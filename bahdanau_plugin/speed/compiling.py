@@ -32,7 +32,7 @@ from torch.utils._device import DeviceContext
 from . import setting
 
 logger = logging.getLogger(__name__)
-FAKE_TENSORS = logging.getLogger("torch._subclasses.fake_tensor")
+QUIETED = ("torch._subclasses.fake_tensor", "torch._dynamo.convert_frame")  # _settings: why
 _EAGER = contextvars.ContextVar("within a method run eagerly first", default=False)
 warn_once = functools.lru_cache(maxsize=None)(logger.warning)  # each reason once per process
 _COMPILATIONS: Dict[tuple, "Compilation"] = {}  # by method, ``code_of`` its module, weights
@@ -163,9 +163,10 @@ class Compilation:
         from torch._inductor import config
         from torch.fx.experimental import _config as shapes
 
-        settings = contextlib.ExitStack()  # fake tensors' traceback of a bug in an edit kept out:
-        settings.callback(setattr, FAKE_TENSORS, "disabled", FAKE_TENSORS.disabled)  # the eager
-        FAKE_TENSORS.disabled = True  # run after the failure raises the bug itself, alone
+        settings = contextlib.ExitStack()  # kept out: fake tensors' traceback of a bug in an edit
+        for quieted in map(logging.getLogger, QUIETED):  # (the eager run after the failure raises
+            settings.callback(setattr, quieted, "disabled", quieted.disabled)  # it alone), dynamo's
+            quieted.disabled = True  # lines as it hits its recompile limit (the warning says it)
         settings.enter_context(shapes.patch(use_duck_shape=False))
         settings.enter_context(torch._dynamo.config.patch(specialize_float=True))
         settings.enter_context(config.patch(freezing=self.constant_weights))

@@ -399,6 +399,23 @@ def test_an_edit_torch_cannot_compile_whole_runs_eagerly_after_one_warning(
     assert _relative_difference(ours, plain) < 1e-5
 
 
+def test_an_edit_compiled_anew_at_every_call_shows_nothing_of_torch_s_but_the_warning(
+    monkeypatch, caplog, capfd
+):
+    """torch printed its own warning of some 15 lines as it hit its recompile limit (the limit,
+    the guard that failed, the edit's stack, where to read about recompiling) before the plugin's
+    one line said the step runs eagerly."""
+    monkeypatch.setattr(compiling, "_COMPILATIONS", {})
+    monkeypatch.setattr(BahdanauAttention, "energies", counting_calls(BahdanauAttention.energies))
+    model = randomize_(build_tiny_model("rnnsearch"))
+    with torch._dynamo.config.patch(recompile_limit=2), compiled_calls(monkeypatch):
+        with caplog.at_level(logging.WARNING):
+            _results(model)
+    [warning] = [record.getMessage() for record in caplog.records]
+    assert "runs eagerly: compiling it failed (Unsupported: Dynamo recompile limit" in warning
+    assert "recompile_limit" not in capfd.readouterr().err
+
+
 def with_a_bug(energies):
     """e_ij multiplied by a matrix of the wrong shape: a researcher's mistake in an edit."""
 
