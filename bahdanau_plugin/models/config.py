@@ -131,6 +131,25 @@ def options_differing(trained, run, config_class) -> List[str]:
     ]
 
 
+def options_not_read(cfg, config_class) -> Optional[str]:
+    """A line for a configuration that gives options config_class has no field for: a
+    checkpoint's, of an option the model's code has dropped or renamed since it was trained (a
+    model of one's own, say). fairseq builds a named architecture from the checkpoint's block as
+    it is, and the model never read them, without a word. Only a configuration (a DictConfig) is
+    read: the options a command gives are checked as they are parsed."""
+    if not isinstance(cfg, DictConfig):
+        return None
+    taken = {option.name for option in dataclasses.fields(config_class)}
+    unread = [f"{name}={_value(cfg.get(name))}" for name in cfg if name not in taken]
+    if not unread:
+        return None
+    return (
+        f"{', '.join(unread)}: the checkpoint's configuration gives options that "
+        f"{config_class.__name__} has no field for, and the model is built without them (one "
+        "renamed since has its default): to read one, give the configuration its field again"
+    )
+
+
 def _value(value) -> str:
     return "none" if value is None else str(value)
 

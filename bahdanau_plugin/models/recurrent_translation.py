@@ -21,7 +21,13 @@ from ..hub_interface import RecurrentTranslationHubInterface, check_loading_opti
 from ..speed import setting
 from . import inference_setup, model_overrides, pretrained_paths, training_setup
 from .unregistered_model import unregistered_model
-from .config import add_checked_options, check_options, options_differing, other_length_limit
+from .config import (
+    add_checked_options,
+    check_options,
+    options_differing,
+    options_not_read,
+    other_length_limit,
+)
 from .language_pair import check_language_pair
 
 logger = logging.getLogger(__name__)
@@ -73,6 +79,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     @classmethod
     def build_model(cls, cfg, task):
         check_options(cfg, cls.config_class)
+        if (unread := options_not_read(cfg, cls.config_class)) is not None:
+            logger.warning(unread)
         check_right_padded_targets(task)
         check_language_pair(task)
         # BAHDANAU_FAST_PATH and BAHDANAU_CPU_SEARCH_COMPILE_AFTER, refused here if they name no

@@ -1,6 +1,8 @@
 """models/recurrent_translation.py: what a model's build gives both architectures, what its
 checkpoints record (bahdanau_plugin/fingerprints.py), and the precision it translates in."""
 
+import logging
+
 import pytest
 import torch
 from fairseq.data import Dictionary
@@ -9,10 +11,11 @@ from omegaconf import OmegaConf
 
 from bahdanau_plugin import fingerprints
 from bahdanau_plugin.errors import CheckpointError, ConfigurationError
-from bahdanau_plugin.models import inference_setup
+from bahdanau_plugin.models import RNNsearchModel, inference_setup
 from bench.models import build_model, task
 
 from ...support.models import build_tiny_model, randomize_, tiny_sizes
+from ...support.speed import messages
 
 
 def test_a_built_model_registers_no_absent_parameter(model_name):
@@ -174,3 +177,33 @@ def test_retaining_the_dropout_of_a_module_the_model_has_keeps_it_alone(model_na
     assert model.decoder.dropout_module.apply_during_inference
     assert not model.encoder.dropout_module.apply_during_inference
     assert not [record for record in caplog.records if record.levelname == "WARNING"]
+
+
+def _loading_warnings(checkpoint, data_bin, caplog) -> list:
+    """The plugin's warnings as the hub loads checkpoint with data_bin's dictionaries."""
+    with caplog.at_level(logging.WARNING, logger="bahdanau_plugin"):
+        RNNsearchModel.from_pretrained(str(checkpoint.parent), checkpoint.name, str(data_bin))
+    return messages(caplog, logging.WARNING)
+
+
+def test_a_checkpoint_option_its_model_has_no_field_for_is_warned_of_as_it_loads(
+    data_bin, checkpoints, tmp_path, caplog
+):
+    """An option since renamed or dropped from a model's configuration (a model of one's own):
+    fairseq built the architecture without it, and translated as if it had never been set,
+    without a word."""
+    state = torch.load(checkpoints["rnnsearch_30"], weights_only=False)
+    state["cfg"]["model"]["attention_temperature"] = 3.0
+    checkpoint = tmp_path / "checkpoint_last.pt"
+    torch.save(state, checkpoint)
+    assert _loading_warnings(checkpoint, data_bin, caplog) == [
+        "attention_temperature=3.0: the checkpoint's configuration gives options that "
+        "RNNsearchConfig has no field for, and the model is built without them (one renamed "
+        "since has its default): to read one, give the configuration its field again"
+    ]
+
+
+def test_a_checkpoint_of_the_models_own_options_loads_without_a_warning(
+    data_bin, checkpoints, caplog
+):
+    assert _loading_warnings(checkpoints["rnnsearch_30"], data_bin, caplog) == []
