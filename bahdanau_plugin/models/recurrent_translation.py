@@ -20,7 +20,6 @@ from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface, check_loading_options
 from ..speed import setting
 from . import inference_setup, model_overrides, pretrained_paths, training_setup
-from .unregistered_model import unregistered_model
 from .config import (
     add_checked_options,
     check_options,
@@ -29,6 +28,7 @@ from .config import (
     other_length_limit,
 )
 from .language_pair import check_language_pair
+from .unregistered_model import unregistered_model
 
 logger = logging.getLogger(__name__)
 
