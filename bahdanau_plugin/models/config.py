@@ -133,11 +133,12 @@ def options_differing(trained, run, config_class) -> List[str]:
 
 def options_not_read(cfg, config_class) -> Optional[str]:
     """A line for a configuration that gives options config_class has no field for: a
-    checkpoint's, of an option the model's code has dropped or renamed since it was trained (a
-    model of one's own, say). fairseq builds a named architecture from the checkpoint's block as
-    it is, and the model never read them, without a word. Only a configuration (a DictConfig) is
-    read: the options a command gives are checked as they are parsed."""
-    if not isinstance(cfg, DictConfig):
+    checkpoint's model block as saved, of an option the model's code has dropped or renamed since
+    it was trained (a model of one's own, say). fairseq builds the model without them, without a
+    word (under a model's own name, --arch rnnsearch_mine, it deletes them first). Only a
+    configuration (a DictConfig, or a block as saved) is read: the options a command gives are
+    checked as they are parsed."""
+    if not isinstance(cfg, (DictConfig, dict)):
         return None
     taken = {option.name for option in dataclasses.fields(config_class)}
     unread = [f"{name}={_value(cfg.get(name))}" for name in cfg if name not in taken]

@@ -77,11 +77,43 @@ def refuse_options_no_block_holds(
     )
 
 
+def refuse_model_options_not_saved(overrides: Optional[dict], checkpoint, model_cfg) -> None:
+    """A ConfigurationError for overrides of the model's options (model_cfg: its block, as built)
+    that the checkpoint's saved configuration does not hold: saved before its model had them (an
+    option added to a model of one's own since). fairseq writes an override only over an option
+    the configuration holds; the model was built with the option's default, without a word."""
+    overridden = model_options_overridden(overrides, model_cfg)
+    saved = saved_model_block(checkpoint) if overridden else None
+    missing = [name for name in overridden if saved is not None and name not in saved]
+    if missing:
+        defaults = ", ".join(f"{name}={model_cfg[name]!r}" for name in missing)
+        raise ConfigurationError(
+            f"{given_as(overrides, missing)}: the configuration that {checkpoint} was saved with "
+            f"has no {', '.join(missing)} (saved before its model had it), and fairseq would drop "
+            f"the override and build the model with the default, {defaults}: give the option "
+            "that default in the model's configuration, or add it to the checkpoint's "
+            "cfg['model']"
+        )
+
+
+def saved_model_block(checkpoint: Optional[str]) -> Optional[dict]:
+    """The model's block of the configuration a checkpoint was saved with, as saved: fairseq's
+    loading merges it with the model's configuration (defaults added, unknown options dropped);
+    None where there is no checkpoint or no such block (a legacy Namespace)."""
+    saved = (saved_state(checkpoint).get("cfg") or {}).get("model") if checkpoint else None
+    return saved if isinstance(saved, dict) else None
+
+
+def saved_state(path: str) -> dict:
+    """What a checkpoint file holds as saved, read memory-mapped (its weights stay on disk)."""
+    return torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+
+
 def checkpoint_option_names(path: str) -> set:
-    """The options of a checkpoint's configuration, read memory-mapped (its weights stay on disk):
-    its blocks', at any depth, and those of a legacy model's Namespace (fairseq's lstm), over which
-    fairseq writes an override too, and which holds every option of its architecture."""
-    state = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    """The options of a checkpoint's configuration as saved: its blocks', at any depth, and those
+    of a legacy model's Namespace (fairseq's lstm), over which fairseq writes an override too, and
+    which holds every option of its architecture."""
+    state = saved_state(path)
     return _names(state.get("cfg") or state.get("args"))
 
 

@@ -79,7 +79,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
     @classmethod
     def build_model(cls, cfg, task):
         check_options(cfg, cls.config_class)
-        if (unread := options_not_read(cfg, cls.config_class)) is not None:
+        saved = model_overrides.saved_model_block(checkpoint_safety.being_loaded().checkpoint)
+        if unread := options_not_read(cfg if saved is None else saved, cls.config_class):
             logger.warning(unread)
         check_right_padded_targets(task)
         check_language_pair(task)
@@ -180,6 +181,7 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         if (loading.state or {}).get("cfg") is not None:
             trained, others = loading.state["cfg"], loading.others
             model_overrides.refuse_options_no_block_holds(overrides, trained, others)
+        model_overrides.refuse_model_options_not_saved(overrides, loading.checkpoint, self.cfg)
         self.initial_parameters = recorded.get(fingerprints.INITIAL_PARAMETERS)
         try:
             loaded = super().load_state_dict(

@@ -3,8 +3,9 @@ from_pretrained options): one fairseq would drop, or one that builds a model the
 parameters do not fit, is refused in one line (bahdanau_plugin/models/model_overrides.py)."""
 
 import pytest
+import torch
 
-from bahdanau_plugin.errors import CheckpointError
+from bahdanau_plugin.errors import CheckpointError, ConfigurationError
 from bahdanau_plugin.models import RNNsearchModel
 
 from ...support.assertions import assert_one_line_error
@@ -133,3 +134,45 @@ def test_a_size_given_to_the_hub_that_the_parameters_do_not_fit_is_one_line_nami
     assert str(refused.value).startswith(
         f"from_pretrained(attention_dim={OTHER_ATTENTION_SIZE}) changes the model's attention_dim"
     )
+
+
+@pytest.fixture(scope="module")
+def saved_without_dropout(checkpoints, tmp_path_factory):
+    """rnnsearch_50's checkpoint as if saved before its model had the option dropout."""
+    state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
+    del state["cfg"]["model"]["dropout"]
+    path = tmp_path_factory.mktemp("older") / "checkpoint.pt"
+    torch.save(state, path)
+    return path
+
+
+def test_an_override_of_a_model_option_the_saved_configuration_lacks_is_one_line(
+    data_bin, saved_without_dropout
+):
+    """fairseq writes an override only over an option the checkpoint's configuration holds: the
+    model was built with dropout's default, 0, and --retain-dropout was refused as of a model
+    trained without dropout, telling the user to give the override they had given."""
+    returncode, stdout, stderr = generating(
+        data_bin, saved_without_dropout, "{'dropout': 0.3}", "fairseq-generate"
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        """--model-overrides "{'dropout': 0.3}": the configuration that """
+        f"{saved_without_dropout} was saved with has no dropout (saved before its model had it), "
+        "and fairseq would drop "
+        "the override and build the model with the default, dropout=0.0",
+    )
+    assert "H-" not in stdout
+
+
+def test_the_hub_given_a_model_option_the_saved_configuration_lacks_refuses_it(
+    data_bin, saved_without_dropout
+):
+    with pytest.raises(ConfigurationError, match=r"from_pretrained\(dropout=0.3\): the config"):
+        RNNsearchModel.from_pretrained(
+            saved_without_dropout.parent,
+            checkpoint_file=saved_without_dropout.name,
+            data_name_or_path=str(data_bin),
+            dropout=0.3,
+        )
