@@ -99,8 +99,12 @@ def refuse_model_options_not_saved(overrides: Optional[dict], checkpoint, model_
 def saved_model_block(checkpoint: Optional[str]) -> Optional[dict]:
     """The model's block of the configuration a checkpoint was saved with, as saved: fairseq's
     loading merges it with the model's configuration (defaults added, unknown options dropped);
-    None where there is no checkpoint or no such block (a legacy Namespace)."""
-    saved = (saved_state(checkpoint).get("cfg") or {}).get("model") if checkpoint else None
+    None where there is no checkpoint or no such block (a legacy Namespace), or where torch cannot
+    map the file (saved in its format before 1.6), which is then not read twice."""
+    try:
+        saved = (saved_state(checkpoint).get("cfg") or {}).get("model") if checkpoint else None
+    except RuntimeError:
+        return None
     return saved if isinstance(saved, dict) else None
 
 
