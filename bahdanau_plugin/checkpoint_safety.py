@@ -487,7 +487,16 @@ def as_trained(loading: Loading) -> dict:
     the file still tells (read again memory-mapped: its weights stay on disk)."""
     if not {"source_lang", "target_lang"} & set(loading.overrides or {}):
         return loading.state
-    return torch.load(loading.checkpoint, map_location="cpu", mmap=True, weights_only=True)
+    return saved_state(loading.checkpoint)
+
+
+def saved_state(path: str) -> dict:
+    """What a checkpoint file holds as saved, read memory-mapped (its weights stay on disk), or
+    whole where torch cannot map it (a file saved in its format before 1.6)."""
+    try:
+        return torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    except RuntimeError:
+        return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def check_direction() -> None:

@@ -14,8 +14,7 @@ import argparse
 import ast
 from typing import Optional, Sequence
 
-import torch
-
+from ..checkpoint_safety import saved_state
 from ..errors import ConfigurationError
 from ..hub_interface import option_names, unknown_option
 from ..running_program import running_fairseq_tool
@@ -99,18 +98,9 @@ def refuse_model_options_not_saved(overrides: Optional[dict], checkpoint, model_
 def saved_model_block(checkpoint: Optional[str]) -> Optional[dict]:
     """The model's block of the configuration a checkpoint was saved with, as saved: fairseq's
     loading merges it with the model's configuration (defaults added, unknown options dropped);
-    None where there is no checkpoint or no such block (a legacy Namespace), or where torch cannot
-    map the file (saved in its format before 1.6), which is then not read twice."""
-    try:
-        saved = (saved_state(checkpoint).get("cfg") or {}).get("model") if checkpoint else None
-    except RuntimeError:
-        return None
+    None where there is no checkpoint or no such block (a legacy Namespace)."""
+    saved = (saved_state(checkpoint).get("cfg") or {}).get("model") if checkpoint else None
     return saved if isinstance(saved, dict) else None
-
-
-def saved_state(path: str) -> dict:
-    """What a checkpoint file holds as saved, read memory-mapped (its weights stay on disk)."""
-    return torch.load(path, map_location="cpu", mmap=True, weights_only=True)
 
 
 def checkpoint_option_names(path: str) -> set:

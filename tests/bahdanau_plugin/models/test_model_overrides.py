@@ -179,8 +179,11 @@ def test_the_hub_given_a_model_option_the_saved_configuration_lacks_refuses_it(
 
 
 def test_a_checkpoint_in_torchs_format_before_1_6_loads_unmapped(checkpoints, data_bin, tmp_path):
-    """Its saved configuration is read memory-mapped, which torch cannot do for that format."""
+    """The plugin reads the checkpoint again where an override needs it as saved (a model option,
+    the languages), memory-mapped, which torch cannot do for that format."""
     state = torch.load(checkpoints["rnnsearch_50"], weights_only=True)
     torch.save(state, tmp_path / "checkpoint.pt", _use_new_zipfile_serialization=False)
-    hub = RNNsearchModel.from_pretrained(tmp_path, "checkpoint.pt", str(data_bin), dropout=0.3)
+    hub = RNNsearchModel.from_pretrained(
+        tmp_path, "checkpoint.pt", str(data_bin), dropout=0.3, source_lang="en", target_lang="fr"
+    )
     assert hub.models[0].cfg.dropout == 0.3
