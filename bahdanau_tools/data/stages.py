@@ -6,8 +6,10 @@ output files (digests.py) and its result (counts the summary needs). A rerun kee
 record matches all of these, and reruns it otherwise: after a crash inside it, after a change of
 its options or of an input's content (one line names the input then; an earlier stage that ran
 again and wrote other outputs makes every later stage run again too), or when an output was
-deleted or changed since. A record that is not one (not JSON, or without a record's fields: a file
-damaged, or edited by hand) counts as none, with a warning: the stage runs again.
+deleted or changed since. Files are compared by content in the order the stage lists them, not by
+path: the same files given by another path (relative, absolute, through a link) keep it. A record
+that is not one (not JSON, or without a record's fields: a file damaged, or edited by hand) counts
+as none, with a warning: the stage runs again.
 """
 
 import json
@@ -55,14 +57,41 @@ def _as_json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def in_stage_order(fingerprints: Any) -> Any:
+    """The digests of fingerprints in the order the stage lists its files, without their paths: a
+    stage's code gives each file its role by its place in that list, and a path is only how this
+    run spelled it (relative to another folder, absolute, through a link), which a rerun spells as
+    its user likes. Compared by path, --out /data/wmt14 after --out wmt14 (or a corpus given from
+    another folder) ran every stage again: hours of WMT'14, said as "FILE changed"."""
+    return list(fingerprints.values()) if isinstance(fingerprints, dict) else fingerprints
+
+
+def same_key(recorded_key: Any, key: dict) -> bool:
+    """Whether a record's key is key: the same settings and hash, and inputs of the same content."""
+    if not isinstance(recorded_key, dict) or recorded_key.keys() != key.keys():
+        return False
+    return all(
+        in_stage_order(recorded_key[field]) == in_stage_order(key[field])
+        if field == "inputs"
+        else recorded_key[field] == key[field]
+        for field in key
+    )
+
+
 def changed_inputs(recorded_key: Any, key: dict) -> List[str]:
-    """The inputs whose digest differs from the record's; none for a record whose inputs were not
-    told apart by the same hash (an earlier version of this tool's), which cannot say which did."""
+    """The inputs whose digest differs from the record's, for the same path or, for a path the
+    record spells otherwise, in the same place; none for a record whose inputs were not told apart
+    by the same hash (an earlier version of this tool's), which cannot say which did."""
     if not isinstance(recorded_key, dict) or recorded_key.get("hash") != HASH:
         return []
     recorded = recorded_key.get("inputs")
     recorded = recorded if isinstance(recorded, dict) else {}
-    return [path for path, digest in key["inputs"].items() if recorded.get(path) != digest]
+    in_order = list(recorded.values())
+    return [
+        path
+        for place, (path, digest) in enumerate(key["inputs"].items())
+        if recorded.get(path, in_order[place] if place < len(in_order) else None) != digest
+    ]
 
 
 def changed_inputs_line(name: str, changed: Sequence[str]) -> str:
@@ -107,8 +136,8 @@ class Stages:
         legacy = record is not None and is_legacy_record(record, settings, inputs, outputs)
         if legacy or (
             record is not None
-            and record["key"] == key
-            and record["outputs"] == self.fingerprints(outputs)
+            and same_key(record["key"], key)
+            and in_stage_order(record["outputs"]) == in_stage_order(self.fingerprints(outputs))
         ):
             print(f"{name}: finished by an earlier run, kept", file=sys.stderr, flush=True)
             if legacy:  # its files told apart by their content from now on

@@ -2,6 +2,7 @@
 every corpus gets, progress on stderr and a rerun that resumes after the last finished stage."""
 
 import errno
+import os
 import re
 import shutil
 from pathlib import Path
@@ -120,6 +121,21 @@ def test_a_rerun_keeps_every_stage_that_finished(prepared, corpus, capsys):
     assert (out / "tok" / "train.de").stat().st_mtime_ns == tokenized
 
 
+def test_a_rerun_with_the_output_folder_and_the_corpus_spelled_otherwise_keeps_every_stage(
+    corpus, tmp_path, capsys, monkeypatch
+):
+    """Relative paths from another folder for the absolute ones of the first run: the same files,
+    whose stages are not redone (WMT'14's take hours) and are not said to have changed. The
+    summary, which names each split's origin as given, is made again."""
+    out = tmp_path / "out"
+    main(corpus_arguments(corpus, out))
+    monkeypatch.chdir(out)
+    main(corpus_arguments(Path(os.path.relpath(corpus)), Path("..") / "out"))
+    stderr = capsys.readouterr().err
+    assert stage_messages(stderr) == [stage for stage in STAGES if stage != "summary"]
+    assert "changed since the earlier run" not in stderr
+
+
 def test_a_file_put_in_data_bin_is_kept_and_keeps_every_stage(corpus, tmp_path, capsys):
     """Only the files the binarize stage writes are its outputs: notes beside them change
     nothing."""
@@ -208,8 +224,8 @@ def test_a_corpus_file_overwritten_with_the_same_size_and_times_is_prepared_agai
 def test_a_rerun_on_the_same_files_in_another_folder_names_that_folder_in_the_summary(
     corpus, tmp_path
 ):
-    """The text it makes has the same content (the same digests) as before, so the stages after
-    tokenization are kept: the summary, whose key holds the origins too, is not."""
+    """Its files have the same content (the same digests) as before, so every stage is kept but
+    the summary, whose key holds the origins too."""
     main(corpus_arguments(corpus, tmp_path))
     moved = shutil.copytree(corpus, tmp_path / "moved")
     main(corpus_arguments(moved, tmp_path))

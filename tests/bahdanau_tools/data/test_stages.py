@@ -129,3 +129,46 @@ def test_a_record_of_the_earlier_version_whose_input_changed_runs_its_stage_agai
     write_legacy_record(tmp_path, source, "as recorded")
     source.write_text("newer")
     assert copy_stage(tmp_path, source) == "newer"
+
+
+def test_an_input_given_by_another_spelling_of_its_path_keeps_the_stage(
+    tmp_path, source, monkeypatch
+):
+    """Relative one day, absolute the next (or from another folder, or through a link): the same
+    file, whose stages (hours of WMT'14) are not redone, nor said to have changed."""
+    copy_stage(tmp_path, source)
+    monkeypatch.chdir(tmp_path)
+    relative = source.relative_to(tmp_path)
+    assert Stages(tmp_path).run("copy", None, [relative], [], lambda: "run again") == "old"
+
+
+def test_an_output_under_another_spelling_of_the_output_folder_keeps_the_stage(
+    tmp_path, monkeypatch
+):
+    """--out wmt14 after --out /data/wmt14: the same folder, whose outputs the stage keeps."""
+    output = tmp_path / "output.txt"
+
+    def write_output():
+        output.write_text("made")
+        return "ran"
+
+    Stages(tmp_path).run("make", None, [], [output], write_output)
+    monkeypatch.chdir(tmp_path.parent)
+    out = tmp_path.relative_to(tmp_path.parent)
+    assert Stages(out).run("make", None, [], [out / "output.txt"], lambda: "ran again") == "ran"
+
+
+def test_a_changed_input_given_by_another_spelling_is_named_alone(tmp_path, monkeypatch, capsys):
+    """The message names the input that changed, not every input the record spells otherwise."""
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("one")
+    second.write_text("two")
+    Stages(tmp_path).run("join", None, [first, second], [], lambda: "ran")
+    second.write_text("three")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    inputs = [first.relative_to(tmp_path), second.relative_to(tmp_path)]
+    assert Stages(tmp_path).run("join", None, inputs, [], lambda: "ran again") == "ran again"
+    assert capsys.readouterr().err.splitlines() == [
+        "join: second.txt changed since the earlier run: the stage runs again"
+    ]
