@@ -23,3 +23,11 @@ def test_a_max_ratio_that_is_not_a_number_is_refused(capsys):
     with pytest.raises(SystemExit):
         pipeline_parser().parse_args(CORPUS + ["--bpe", "10", "--max-ratio", "nan"])
     assert "argument --max-ratio: nan is not a positive number" in capsys.readouterr().err
+
+
+def test_a_max_ratio_under_1_is_refused_before_any_work(capsys):
+    """Taken, --max-ratio 0.5 dropped every pair, said only after the training text was tokenized:
+    a longer side is never under 0.5 times the shorter."""
+    with pytest.raises(SystemExit):
+        pipeline_parser().parse_args(CORPUS + ["--bpe", "10", "--max-ratio", "0.5"])
+    assert "argument --max-ratio: 0.5 is under 1, which drops every pair" in capsys.readouterr().err
