@@ -81,6 +81,7 @@ from .generate import (
     TOKENIZED,
     Generation,
     Progress,
+    cut_at_the_length_limit,
     max_positions,
     read_hypotheses,
     run_generate,
@@ -452,11 +453,18 @@ def remove_previous_results(arguments: argparse.Namespace) -> None:
 
 
 def translate(
-    arguments, generation: Generation, sentences: int, name: str, checkpoint: Path, decoding: str
+    arguments,
+    generation: Generation,
+    sentences: int,
+    name: str,
+    checkpoint: Path,
+    decoding: str,
+    scored: Sequence[int],
 ) -> Dict[str, List[str]]:
     """One model's translations of one decoding, detokenized and tokenized; also written to
     OUT/NAME/SUBSET.hyp and OUT/NAME/SUBSET.tok.hyp (SUBSET.no-unk.* without <unk>), one per
-    line."""
+    line. scored: the sentences whose translations are scored, for a warning where some of them
+    were cut short."""
     without_unk = decoding == WITHOUT_UNK
     label = f"{name}, <unk> disallowed" if without_unk else name
     print(
@@ -477,11 +485,31 @@ def translate(
         "detokenized": read_hypotheses(output, sentences),
         "tokenized": read_hypotheses(output, sentences, TOKENIZED),
     }
+    warn_of_cut_translations(label, output, scored, generation.max_len_b)
     for kind, lines in translations.items():
         hypotheses_file(arguments.out_dir, name, generation.subset, decoding, kind).write_text(
             "".join(line + "\n" for line in lines), encoding="utf-8"
         )
     return translations
+
+
+def warn_of_cut_translations(
+    label: str, output: Path, scored: Sequence[int], max_len_b: int
+) -> None:
+    """One line where translations that are scored reached --max-len-b: cut short there, they were
+    scored as the model's without a word, lower, and the longest sentences' most, Figure 2's last
+    buckets (a WMT'14 reference of 120 words is some 200 BPE pieces, the default)."""
+    cut = sorted(set(cut_at_the_length_limit(output, max_len_b)) & set(scored))
+    if cut:
+        print(
+            f"warning: {label}: {len(cut):,} of {len(scored):,} translations scored reached "
+            f"--max-len-b "
+            f"{max_len_b} tokens, where fairseq-generate ends a translation, finished or not "
+            f"(first: sentence {cut[0]}): those cut short score lower, the longest sentences "
+            "most (BLEU by length); raise --max-len-b",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def translate_all(
@@ -494,8 +522,8 @@ def translate_all(
     for name, checkpoint in arguments.model:
         model = (arguments, generation, sentences, name, checkpoint)
         translations[name] = {
-            ORDINARY: translate(*model, ORDINARY),
-            WITHOUT_UNK: translate(*model, WITHOUT_UNK)
+            ORDINARY: translate(*model, ORDINARY, range(sentences)),
+            WITHOUT_UNK: translate(*model, WITHOUT_UNK, known)
             if known
             else {kind: [] for kind in HYPOTHESES},
         }

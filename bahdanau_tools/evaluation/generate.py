@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from fairseq.data import data_utils
 from fairseq.tasks.translation import TranslationConfig
@@ -176,19 +176,35 @@ def run_generate(
     progress.finished()
 
 
-def read_hypotheses(output: Path, sentences: int, kind: str = DETOKENIZED) -> List[str]:
-    """The best hypothesis of each sentence, in the order of the test set: detokenized, or
-    tokenized with its BPE pieces joined into words."""
+def best_hypotheses(output: Path, kind: str) -> Dict[int, str]:
+    """The best hypothesis of each sentence (the first fairseq-generate prints), by sentence id, as
+    printed: detokenized (D-), or as the model wrote it (H-, BPE pieces)."""
     hypotheses = {}
     hypothesis_line = re.compile(rf"^{kind}-(\d+)\t[^\t]*\t(.*)$")
     for line in output.read_text(encoding="utf-8").splitlines():
         match = hypothesis_line.match(line)
         if match:
-            text = match.group(2)
-            hypotheses.setdefault(
-                int(match.group(1)),
-                data_utils.post_process(text, "subword_nmt") if kind == TOKENIZED else text,
-            )
+            hypotheses.setdefault(int(match.group(1)), match.group(2))
+    return hypotheses
+
+
+def cut_at_the_length_limit(output: Path, max_len_b: int) -> List[int]:
+    """The sentences whose best translation has max_len_b tokens (BPE pieces): fairseq-generate
+    ends a translation there, finished or not (--max-len-a is 0), so that these may be cut short."""
+    return sorted(
+        sentence
+        for sentence, text in best_hypotheses(output, TOKENIZED).items()
+        if len(text.split()) >= max_len_b
+    )
+
+
+def read_hypotheses(output: Path, sentences: int, kind: str = DETOKENIZED) -> List[str]:
+    """The best hypothesis of each sentence, in the order of the test set: detokenized, or
+    tokenized with its BPE pieces joined into words."""
+    hypotheses = {
+        sentence: data_utils.post_process(text, "subword_nmt") if kind == TOKENIZED else text
+        for sentence, text in best_hypotheses(output, kind).items()
+    }
     missing = sorted(set(range(sentences)) - set(hypotheses))
     if missing:
         raise EvaluationError(

@@ -1,6 +1,7 @@
 """bahdanau-evaluate: the table it prints, the heatmaps it draws, its progress, its help, the
 translation of empty sources, and one-line errors for bad input."""
 
+import re
 import shutil
 
 import pytest
@@ -206,3 +207,22 @@ def test_bad_input_is_one_line_that_says_what_to_do(
     assert completed.stderr.strip().splitlines()[-1].startswith("error: ")
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_translations_cut_at_max_len_b_are_counted_in_a_warning(
+    prepared_test_set, checkpoints, tmp_path
+):
+    """fairseq-generate ends a translation at --max-len-b tokens, finished or not: those cut short
+    were scored without a word, lower, the longest sentences' most (Figure 2's last buckets)."""
+    completed = run_evaluate(
+        *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path),
+        *("--model", f"rnnsearch={checkpoints['rnnsearch_50']}", "--beam", 2, "--max-len-b", 1),
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert re.search(
+        rf"^warning: rnnsearch: [1-9]\d* of {TEST_SENTENCES} translations scored reached "
+        r"--max-len-b 1 tokens, where fairseq-generate ends a translation, finished or not "
+        r"\(first: sentence \d+\): .*; raise --max-len-b$",
+        completed.stderr,
+        flags=re.M,
+    )

@@ -12,6 +12,7 @@ from bahdanau_tools.evaluation.generate import (
     TOKENIZED,
     Generation,
     Progress,
+    cut_at_the_length_limit,
     generate_command,
     max_positions,
     read_hypotheses,
@@ -51,6 +52,17 @@ def test_tokenized_hypotheses_are_the_h_lines_with_bpe_pieces_joined(tmp_path):
     output = tmp_path / "generate-test.txt"
     output.write_text("H-1\t-0.5\tl&apos; ter@@ rier\nH-0\t-0.1\tun\n", encoding="utf-8")
     assert read_hypotheses(output, 2, TOKENIZED) == ["un", "l&apos; terrier"]
+
+
+def test_translations_of_max_len_b_tokens_are_the_ones_cut_at_the_length_limit(tmp_path):
+    """Counted in BPE pieces, as fairseq-generate counts the limit, of each sentence's best
+    hypothesis (the first printed)."""
+    output = tmp_path / "generate-test.txt"
+    output.write_text(
+        "H-0\t-0.1\tun ch@@ at noir\nH-0\t-0.9\tun\nH-1\t-0.2\tun chat\nH-2\t-0.3\t\n",
+        encoding="utf-8",
+    )
+    assert cut_at_the_length_limit(output, 4) == [0]
 
 
 def command(**settings):

@@ -110,7 +110,7 @@ def translations_made(tmp_path, monkeypatch, known):
     """The decodings translate_all makes of each model for these No UNK sentences."""
     made = []
 
-    def translate(arguments, generation, sentences, name, checkpoint, decoding):
+    def translate(arguments, generation, sentences, name, checkpoint, decoding, scored):
         made.append(decoding)
         return {"detokenized": ["x"] * sentences, "tokenized": ["x"] * sentences}
 
