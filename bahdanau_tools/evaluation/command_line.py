@@ -503,10 +503,9 @@ def warn_of_cut_translations(
     if cut:
         print(
             f"warning: {label}: {len(cut):,} of {len(scored):,} translations scored reached "
-            f"--max-len-b "
-            f"{max_len_b} tokens, where fairseq-generate ends a translation, finished or not "
-            f"(first: sentence {cut[0]}): those cut short score lower, the longest sentences "
-            "most (BLEU by length); raise --max-len-b",
+            f"--max-len-b {max_len_b} tokens, where fairseq-generate ends a translation, finished "
+            f"or not (first: sentence {cut[0]}): those cut short score lower, the longest "
+            "sentences most (BLEU by length); raise --max-len-b",
             file=sys.stderr,
             flush=True,
         )
