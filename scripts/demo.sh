@@ -7,10 +7,14 @@
 # folder, or one the demo wrote (it leaves .bahdanau-demo in it to say so).
 [ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then  # its usage: the comment above
+  sed -n '2,/^\[ -n/{/^#/s/^# \{0,1\}//p}' "$0"
+  exit 0
+fi
 repo="$(cd "$(dirname "$0")/.." && pwd -P)"  # as realpath gives OUTPUT_DIR, below
 caller=$PWD
 # OUTPUT_DIR is read from where the demo is run; the demo itself runs from the repository root
-out=$(realpath -m "${1:-$repo/demo}")
+out=$(realpath -m -- "${1:-$repo/demo}")  # -- : a folder named -x is a folder
 marker="$out/.bahdanau-demo"
 plugin=bahdanau_plugin
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}

@@ -8,7 +8,7 @@
 # Below the recipe: what both scripts share to check their settings and to run their trainings.
 DIM=${DIM:-256}
 OPTIMIZER=${OPTIMIZER:-adam} LR=${LR:-3e-3} DROPOUT=${DROPOUT:-0.2} BATCH=${BATCH:-80}
-MULTI30K=$(realpath -m "${MULTI30K:-$repo/../shared/data/multi30k}")  # read from where the run starts
+MULTI30K=$(realpath -m -- "${MULTI30K:-$repo/../shared/data/multi30k}")  # read from where the run starts
 EVALUATE_OPTIONS=${EVALUATE_OPTIONS:-}
 read -ra evaluate_options <<< "$EVALUATE_OPTIONS"  # a list of words, none of them a file pattern
 sizes=(--encoder-embed-dim "$DIM" --decoder-embed-dim "$DIM" --encoder-hidden-dim "$DIM" --decoder-hidden-dim "$DIM"

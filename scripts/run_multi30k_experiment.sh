@@ -21,12 +21,16 @@
 #   three compared systems), MULTI30K, EVALUATE_OPTIONS
 [ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then  # its usage: the comment above
+  sed -n '2,/^\[ -n/{/^#/s/^# \{0,1\}//p}' "$0"
+  exit 0
+fi
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-out=$(realpath -m "${1:-/tmp/multi30k-experiment}")
+out=$(realpath -m -- "${1:-/tmp/multi30k-experiment}")  # -- : a folder named -x is a folder
 BUDGET_MINUTES=${BUDGET_MINUTES:-30}
 JOBS=${JOBS:-2}
 PAPER_RECIPE=${PAPER_RECIPE:-1}
-DATA=$(realpath -m "${DATA:-/tmp/multi30k-bpe10k}")
+DATA=$(realpath -m -- "${DATA:-/tmp/multi30k-bpe10k}")
 HEATMAPS=${HEATMAPS-1 7 49 58 357}  # set and empty: no heatmaps
 # shellcheck source=scripts/multi30k_recipe.sh
 source "$repo/scripts/multi30k_recipe.sh"

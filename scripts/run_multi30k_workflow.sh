@@ -13,8 +13,12 @@
 #   and those of scripts/multi30k_recipe.sh: DIM, OPTIMIZER, LR, DROPOUT, BATCH, MULTI30K, EVALUATE_OPTIONS
 [ -n "${BASH_VERSION:-}" ] || { echo "error: $0 is a bash script, which sh does not run: run it as bash $0" >&2; exit 2; }
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then  # its usage: the comment above
+  sed -n '2,/^\[ -n/{/^#/s/^# \{0,1\}//p}' "$0"
+  exit 0
+fi
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-out=$(realpath -m "${1:-/tmp/multi30k-workflow}")
+out=$(realpath -m -- "${1:-/tmp/multi30k-workflow}")  # -- : a folder named -x is a folder
 SHORTLIST=${SHORTLIST:-2000}
 BUDGET_MINUTES=${BUDGET_MINUTES:-72}
 # shellcheck source=scripts/multi30k_recipe.sh

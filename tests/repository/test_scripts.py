@@ -205,6 +205,29 @@ def test_paths_with_spaces_and_pattern_characters_reach_the_tools_whole(driver):
     assert driver.run.calls("bahdanau-evaluate")
 
 
+def test_paths_that_start_with_a_dash_are_folders_read_from_where_the_run_starts(driver):
+    """realpath took OUT -out, DATA -data and MULTI30K -multi30k for its options: the run ended
+    in "realpath: invalid option -- 'o'", and OUT --help in a refusal of realpath's help text."""
+    folder = driver.run.folder
+    os.rename(driver.settings["DATA"], folder / "-data")
+    os.rename(driver.settings["MULTI30K"], folder / "-multi30k")
+    settings = {**driver.settings, "DATA": "-data", "MULTI30K": "-multi30k"}
+    completed = driver.run("-out", **settings)
+    assert completed.returncode == 0, completed.stderr
+    for arguments in driver.run.calls("fairseq-train").values():
+        assert arguments[arguments.index("--save-dir") + 1].startswith(f"{folder}/-out/")
+    assert (folder / "-out" / "commands.txt").exists()
+
+
+@pytest.mark.parametrize("script", [SCRIPTS / "demo.sh", EXPERIMENT, WORKFLOW])
+@pytest.mark.parametrize("option", ["-h", "--help"])
+def test_help_prints_the_usage_and_runs_nothing(script, option, tmp_path):
+    completed = Run(script, tmp_path)(option)
+    assert completed.returncode == 0, completed.stderr
+    assert f"Usage: bash scripts/{script.name}" in completed.stdout
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bin"]
+
+
 BAD_SETTINGS = [
     ("experiment", "JOBS", "0", "JOBS=0 is not a number of trainings at once"),
     ("experiment", "JOBS", "-1", "JOBS=-1 is not a number of trainings at once"),
@@ -413,6 +436,12 @@ def test_the_demo_reads_a_relative_output_dir_from_where_it_is_run(demo, tmp_pat
         assert not in_the_repository.exists()
     finally:
         subprocess.run(["rm", "-rf", str(in_the_repository)], check=True)
+
+
+def test_the_demo_takes_an_output_dir_that_starts_with_a_dash_for_a_folder(demo, tmp_path):
+    completed = demo("-demo", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert (tmp_path / "-demo" / "raw" / "train.en").exists()
 
 
 def test_the_demo_refuses_a_comma_in_its_output_dir(demo, tmp_path):
