@@ -63,8 +63,9 @@ def data_folder_that_is_no_data_bin(error: BaseException) -> Optional[str]:
     given = errors.locals_where(error, setup_task.__code__)
     if given is None or "paths" not in given:
         return None
+    whole = os.pathsep.join(given["paths"])  # a folder with ':' in its path, split into shards
     try:
-        data_bin_folder(given["paths"][0])
+        data_bin_folder(whole if os.path.isdir(whole) else given["paths"][0])
     except errors.MissingPathError as missing:
         return str(missing)
     return None

@@ -70,6 +70,12 @@ def data_bin_folder(path) -> str:
             f"data folder {given} not found ({folder} is not a folder): give the data-bin folder "
             "the model was trained with"
         )
+    if os.pathsep in given:  # fairseq's translation task splits its data path into shards there
+        raise MissingPathError(
+            f"data folder {given} has '{os.pathsep}' in its path, at which fairseq splits a "
+            f"data path into shards: link it (ln -s) under a path without '{os.pathsep}' and give "
+            "the link"
+        )
     if not _holds_dictionaries(folder):
         raise MissingPathError(
             f"{given} is not a data-bin folder: it holds no dict.*.txt; give the folder "

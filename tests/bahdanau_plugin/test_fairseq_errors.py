@@ -85,6 +85,21 @@ def test_a_data_folder_that_does_not_exist_is_one_line_naming_it(tmp_path, langu
     assert_one_line_error(returncode, stderr, f"data folder {missing} not found")
 
 
+@pytest.mark.parametrize("languages", LANGUAGES.values(), ids=LANGUAGES)
+def test_a_data_bin_with_a_colon_in_its_path_is_one_line_saying_to_link_it(
+    data_bin, tmp_path, languages
+):
+    """fairseq splits its data path at ':' into shards: it named the folder before the ':' as not
+    found, a folder the user never gave."""
+    linked = tmp_path / "run:2" / "data-bin"
+    linked.parent.mkdir()
+    linked.symlink_to(data_bin)
+    returncode, _, stderr = training(linked, tmp_path, *languages)
+    assert_one_line_error(
+        returncode, stderr, f"data folder {linked} has ':' in its path", "link it (ln -s)"
+    )
+
+
 def with_an_empty_training_split(data_bin, folder):
     """data_bin, its training split binarized from empty text files, as fairseq-preprocess does."""
     folder.mkdir()

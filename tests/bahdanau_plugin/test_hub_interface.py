@@ -320,6 +320,20 @@ def test_a_data_folder_that_is_not_one_is_a_one_line_error_naming_it(
     assert str(refused.value).startswith(expected) and "\n" not in str(refused.value)
 
 
+def test_a_data_folder_with_a_colon_in_its_path_is_a_one_line_error_saying_to_link_it(
+    standing_beside_checkpoints, data_bin
+):
+    """fairseq split the path at ':' into shards, and ended in a FileNotFoundError traceback of the
+    folder before it."""
+    os.symlink(data_bin, "run:2")
+    with pytest.raises(MissingPathError) as refused:
+        RNNsearchModel.from_pretrained(
+            "checkpoints", checkpoint_file="checkpoint_last.pt", data_name_or_path="run:2"
+        )
+    assert str(refused.value).startswith("data folder run:2 has ':' in its path")
+    assert "\n" not in str(refused.value)
+
+
 def test_a_checkpoint_given_as_the_model_folder_is_an_error_saying_how_to_name_it(
     standing_beside_checkpoints, data_bin
 ):
