@@ -70,18 +70,25 @@ def data_bin_folder(path) -> str:
             f"data folder {given} not found ({folder} is not a folder): give the data-bin folder "
             "the model was trained with"
         )
-    if os.pathsep in given:  # fairseq's translation task splits its data path into shards there
-        raise MissingPathError(
-            f"data folder {given} has '{os.pathsep}' in its path, at which fairseq splits a "
-            f"data path into shards: link it (ln -s) under a path without '{os.pathsep}' and give "
-            "the link"
-        )
+    check_not_split_into_shards(given)
     if not _holds_dictionaries(folder):
         raise MissingPathError(
             f"{given} is not a data-bin folder: it holds no dict.*.txt; give the folder "
             "fairseq-preprocess wrote (bahdanau-prepare-data's OUT/data-bin)"
         )
     return folder
+
+
+def check_not_split_into_shards(data: str) -> None:
+    """A data path that is one folder with ':' in its path, refused: fairseq's translation task
+    splits its data path into shards there, and read the part before the first ':' (a folder the
+    user never gave, or, where one is there, another data-bin, without a word)."""
+    if os.pathsep in data and os.path.isdir(data):
+        raise MissingPathError(
+            f"data folder {data} has '{os.pathsep}' in its path, at which fairseq splits a "
+            f"data path into shards: link it (ln -s) under a path without '{os.pathsep}' and give "
+            "the link"
+        )
 
 
 def _holds_dictionaries(folder: str) -> bool:

@@ -100,6 +100,17 @@ def test_a_data_bin_with_a_colon_in_its_path_is_one_line_saying_to_link_it(
     )
 
 
+def test_a_data_bin_named_as_another_and_a_colon_is_one_line_not_the_other_read(data_bin, tmp_path):
+    """data:old beside data: fairseq split the path at ':' and read data, the other data-bin,
+    without a word."""
+    for name in ("data", "data:old"):
+        (tmp_path / name).symlink_to(data_bin)
+    returncode, _, stderr = training(tmp_path / "data:old", tmp_path, *LANGUAGES["given"])
+    assert_one_line_error(
+        returncode, stderr, f"data folder {tmp_path / 'data:old'} has ':' in its path"
+    )
+
+
 def with_an_empty_training_split(data_bin, folder):
     """data_bin, its training split binarized from empty text files, as fairseq-preprocess does."""
     folder.mkdir()
