@@ -83,7 +83,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
         if unread := options_not_read(cfg if saved is None else saved, cls.config_class):
             logger.warning(unread)
         check_right_padded_targets(task)
-        pretrained_paths.check_not_split_into_shards(getattr(task.cfg, "data", None) or "")
+        data = getattr(getattr(task, "cfg", None), "data", None)  # a task of a data-bin's
+        pretrained_paths.check_not_split_into_shards(data or "")
         check_language_pair(task)
         # BAHDANAU_FAST_PATH and BAHDANAU_CPU_SEARCH_COMPILE_AFTER, refused here if they name no
         # setting: not at a validation with --eval-bleu, after the training before it
