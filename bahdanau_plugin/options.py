@@ -3,6 +3,8 @@ use them too."""
 
 import argparse
 import math
+import os
+from pathlib import Path
 
 
 def positive_int(text: str) -> int:
@@ -29,3 +31,19 @@ def finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text} is not a finite number")
     return value
+
+
+def path_argument(text: str) -> Path:
+    """A path as the tools' path options take it, refused where it starts with a '~' the shell left
+    as it is: bash expands '~' to a home folder at the start of a word only, so --out=~/x reaches
+    the tool as ~/x, which would be a folder named '~' in the current folder, made without a word
+    and far from where the outputs were meant to go. A '~' folder that is there already is taken."""
+    path = Path(text)
+    home = os.path.expanduser(text)
+    if home != text and not Path(path.parts[0]).exists():
+        raise argparse.ArgumentTypeError(
+            f"{text} starts with a folder named {path.parts[0]!r} in the current folder, not a "
+            "home folder: the shell expands '~' only at the start of a word, not after '=' nor in "
+            f"quotes; write {home}"
+        )
+    return path

@@ -31,7 +31,7 @@ from bahdanau_plugin import fingerprints
 from bahdanau_plugin.checkpoint_safety import explain_load_error, trained_direction
 from bahdanau_plugin.checkpoint_writing import CheckpointSaveError, os_error, replacing_whole
 from bahdanau_plugin.errors import print_errors_as_one_line
-from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.output_folder import (
     WRITE_FAILURES,
     cause,
@@ -301,7 +301,7 @@ def averaging_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--inputs",
-        type=Path,
+        type=path_argument,
         nargs="+",
         required=True,
         help="the checkpoints to average, or with --last-epochs/--last-updates the folder "
@@ -322,7 +322,7 @@ def averaging_parser() -> argparse.ArgumentParser:
         "(checkpoint_EPOCH_UPDATE.pt) of the highest updates",
     )
     parser.add_argument(
-        "--output", type=Path, required=True, help="the averaged checkpoint to write"
+        "--output", type=path_argument, required=True, help="the averaged checkpoint to write"
     )
     return parser
 

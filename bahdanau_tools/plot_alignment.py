@@ -25,6 +25,7 @@ from fairseq.data import Dictionary
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
+from bahdanau_plugin.options import path_argument
 from bahdanau_plugin.output_folder import output_folder, write_failures_explained
 
 from .bpe_units import codes_mismatch
@@ -80,12 +81,20 @@ def argument_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(  # appended, to refuse a second: argparse would keep the last alone
-        "--checkpoint", type=Path, action="append", required=True, help="a checkpoint_*.pt file"
+        "--checkpoint",
+        type=path_argument,
+        action="append",
+        required=True,
+        help="a checkpoint_*.pt file",
     )
-    parser.add_argument("--data", type=Path, required=True, help="the fairseq data-bin folder")
-    parser.add_argument("--out-dir", type=Path, required=True, help="where alignment_N.png go")
     parser.add_argument(
-        "--bpe-codes", type=Path, help="the subword-nmt codes of BPE data (OUT/bpe.codes)"
+        "--data", type=path_argument, required=True, help="the fairseq data-bin folder"
+    )
+    parser.add_argument(
+        "--out-dir", type=path_argument, required=True, help="where alignment_N.png go"
+    )
+    parser.add_argument(
+        "--bpe-codes", type=path_argument, help="the subword-nmt codes of BPE data (OUT/bpe.codes)"
     )
     parser.add_argument(
         "--source-lang", default="en", help="for the Moses tokenizer (default: %(default)s)"

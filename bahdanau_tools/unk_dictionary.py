@@ -27,7 +27,7 @@ from fairseq.data import LanguagePairDataset
 
 from bahdanau_plugin.errors import print_errors_as_one_line
 from bahdanau_plugin.models.pretrained_paths import data_bin_folder
-from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.output_folder import (
     check_no_input_replaced,
     output_file,
@@ -262,19 +262,25 @@ def dictionary_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--checkpoint", type=Path, required=True, help="an rnnsearch checkpoint")
     parser.add_argument(
-        "--data", type=Path, required=True, help="the data-bin folder it was trained with"
+        "--checkpoint", type=path_argument, required=True, help="an rnnsearch checkpoint"
+    )
+    parser.add_argument(
+        "--data", type=path_argument, required=True, help="the data-bin folder it was trained with"
     )
     parser.add_argument(
         "--source",
-        type=Path,
+        type=path_argument,
         required=True,
         help="its training text, source side, tokens as binarized (OUT/tok/train.SRC, or "
         "OUT/bpe/train.SRC with BPE)",
     )
-    parser.add_argument("--target", type=Path, required=True, help="the target side, likewise")
-    parser.add_argument("--output", type=Path, required=True, help="the dictionary file to write")
+    parser.add_argument(
+        "--target", type=path_argument, required=True, help="the target side, likewise"
+    )
+    parser.add_argument(
+        "--output", type=path_argument, required=True, help="the dictionary file to write"
+    )
     parser.add_argument(
         "--min-count",
         type=positive_int,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, ContextManager, List, Optional, Sequence, Tuple
 
 from bahdanau_plugin.errors import print_errors_as_one_line
-from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.output_folder import output_folder, write_failures_explained
 from bahdanau_plugin.folder_hold import HoldWords, holding
 
@@ -180,7 +180,7 @@ def common_options() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument(
         "--out",
-        type=Path,
+        type=path_argument,
         required=True,
         help="output folder: tok/, raw/, bpe.codes, bpe/, data-bin/, summary.json, summary.txt, "
         "stages/; a rerun with the same folder resumes",
@@ -263,13 +263,18 @@ def pipeline_parser() -> argparse.ArgumentParser:
         description="Your own parallel text: one file per language and split, PREFIX.LANG (or "
         "PREFIX.LANG.gz), line N of one translating line N of the other.",
     )
-    own.add_argument("--train", type=Path, required=True, metavar="PREFIX", help="training text")
     own.add_argument(
-        "--valid", type=Path, metavar="PREFIX", help="development text (fairseq's valid split)"
+        "--train", type=path_argument, required=True, metavar="PREFIX", help="training text"
+    )
+    own.add_argument(
+        "--valid",
+        type=path_argument,
+        metavar="PREFIX",
+        help="development text (fairseq's valid split)",
     )
     own.add_argument(
         "--test",
-        type=Path,
+        type=path_argument,
         nargs="+",
         action="extend",  # --test a --test b is both, as --test a b: stored, b alone was kept
         default=[],
@@ -289,7 +294,7 @@ def pipeline_parser() -> argparse.ArgumentParser:
         parser_of_preset = corpora.add_parser(
             preset.name, parents=[common], help=preset.summary, description=preset.description
         )
-        parser_of_preset.add_argument("--from-dir", type=Path, help=preset.from_dir_help)
+        parser_of_preset.add_argument("--from-dir", type=path_argument, help=preset.from_dir_help)
         parser_of_preset.set_defaults(read=preset.read)
     return parser
 

@@ -48,7 +48,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tqdm import tqdm
 
 from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
-from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.output_folder import output_folder, write_failures_explained
 from bahdanau_plugin.unicode_form import normalized
 from bahdanau_plugin.unknown_words import (
@@ -129,6 +129,10 @@ def named_checkpoint(text: str) -> Tuple[str, Path]:
         raise argparse.ArgumentTypeError(
             f"expected NAME=CHECKPOINT (e.g. rnnsearch=ckpt/checkpoint_best.pt), got {text!r}"
         )
+    # bash expands a '~' after this '=' and ':' only where NAME is a variable's name
+    # (rnnsearch=~/a.pt, not rnn-search=~/a.pt, nor --model=rnnsearch=~/a.pt)
+    for checkpoint in path.split(":"):
+        path_argument(checkpoint)
     return name, Path(path)
 
 
@@ -140,7 +144,7 @@ def evaluation_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--data",
-        type=Path,
+        type=path_argument,
         required=True,
         help="the fairseq data-bin folder (OUT/data-bin of bahdanau-prepare-data)",
     )
@@ -154,7 +158,10 @@ def evaluation_parser() -> argparse.ArgumentParser:
         "(NAME=A.pt:B.pt); repeat for several",
     )
     parser.add_argument(
-        "--out-dir", type=Path, required=True, help="where the translations, scores and figures go"
+        "--out-dir",
+        type=path_argument,
+        required=True,
+        help="where the translations, scores and figures go",
     )
     parser.add_argument(
         "--subset", default="test", help="the split to translate (default: %(default)s)"
@@ -163,13 +170,13 @@ def evaluation_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target-lang", default="fr", help="default: %(default)s")
     parser.add_argument(
         "--references",
-        type=Path,
+        type=path_argument,
         help="untokenized references, one per line, for detokenized sacreBLEU (default: "
         "DATA/../raw/SUBSET.TARGET_LANG)",
     )
     parser.add_argument(
         "--tokenized-references",
-        type=Path,
+        type=path_argument,
         help="the same references Moses-tokenized (before BPE), for tokenized BLEU "
         "(default: DATA/../tok/SUBSET.TARGET_LANG)",
     )
@@ -184,7 +191,7 @@ def evaluation_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--bpe-codes",
-        type=Path,
+        type=path_argument,
         help="the subword-nmt codes the data was segmented with, for data in BPE units (default: "
         "DATA/../bpe.codes)",
     )

@@ -15,13 +15,12 @@ import logging
 import os
 import socket
 import sys
-from pathlib import Path
 
 import uvicorn
 
 import bahdanau_plugin  # noqa: F401  (registers the models, as --user-dir does)
 from bahdanau_plugin.errors import print_errors_as_one_line
-from bahdanau_plugin.options import positive_int
+from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.speed.setting import SEARCH_SETTING
 
 from ..search_options import add_length_and_ranking, search
@@ -47,9 +46,12 @@ def port_number(text: str) -> int:
 
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bahdanau-serve", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", type=Path, help="a checkpoint_*.pt file")
+    parser.add_argument("checkpoint", type=path_argument, help="a checkpoint_*.pt file")
     parser.add_argument(
-        "--data", type=Path, required=True, help="the fairseq data-bin folder it was trained with"
+        "--data",
+        type=path_argument,
+        required=True,
+        help="the fairseq data-bin folder it was trained with",
     )
     parser.add_argument(
         "--tokenizer",
@@ -59,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--bpe", choices=["subword_nmt"], help="as fairseq-interactive's --bpe")
     parser.add_argument(
         "--bpe-codes",
-        type=Path,
+        type=path_argument,
         help="the subword-nmt codes (OUT/bpe.codes of bahdanau-prepare-data --bpe)",
     )
     parser.add_argument("--source-lang", help="default: from the data folder's file names")

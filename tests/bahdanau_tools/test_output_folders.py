@@ -9,10 +9,14 @@ import subprocess
 import pytest
 
 from bahdanau_plugin.errors import PluginError, one_line
+from bahdanau_tools.averaging import averaging_parser
 from bahdanau_tools.averaging import main as average_checkpoints
 from bahdanau_tools.data.command_line import main as prepare_data
+from bahdanau_tools.data.command_line import pipeline_parser
 from bahdanau_tools.evaluation.command_line import evaluate, evaluation_parser
+from bahdanau_tools.plot_alignment import argument_parser
 from bahdanau_tools.plot_alignment import main as plot_alignment
+from bahdanau_tools.unk_dictionary import dictionary_parser
 from bahdanau_tools.unk_dictionary import main as unk_dictionary
 
 from ..support.assertions import assert_one_line_error
@@ -173,3 +177,33 @@ def test_an_output_folder_there_before_a_refused_input_stays(refused, tmp_path):
     with pytest.raises(PluginError):
         refused["bahdanau-average-checkpoints"](there)
     assert there.is_dir()
+
+
+# command -> its parser, and its words up to its output option
+OUTPUT_OPTIONS = {
+    "bahdanau-prepare-data": (pipeline_parser, ["corpus", "--out"]),
+    "bahdanau-evaluate": (evaluation_parser, ["--out-dir"]),
+    "bahdanau-plot-alignment": (argument_parser, ["--out-dir"]),
+    "bahdanau-average-checkpoints": (averaging_parser, ["--output"]),
+    "bahdanau-unk-dictionary": (dictionary_parser, ["--output"]),
+}
+
+
+@pytest.mark.parametrize("command", OUTPUT_OPTIONS)
+def test_an_output_path_with_a_tilde_after_equals_is_one_line_saying_what_to_write(
+    command, tmp_path, monkeypatch, capsys
+):
+    """bash leaves the '~' of --out=~/results as it is: the outputs went to a folder named '~' in
+    the current folder, made without a word."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    parser, typed = OUTPUT_OPTIONS[command]
+    *before, option = typed
+    with pytest.raises(SystemExit):
+        parser().parse_args([*before, f"{option}=~/results"])
+    last_line = capsys.readouterr().err.splitlines()[-1]
+    assert last_line.endswith(
+        f"error: argument {option}: ~/results starts with a folder named '~' in the current "
+        "folder, not a home folder: the shell expands '~' only at the start of a word, not "
+        f"after '=' nor in quotes; write {tmp_path / 'home' / 'results'}"
+    )

@@ -2,6 +2,7 @@
 given: references read as the data preparation reads text, model names that are folders of their
 own, checkpoint paths that fairseq-generate takes, and BPE codes for data in BPE units only."""
 
+import argparse
 import codecs
 import unicodedata
 
@@ -20,6 +21,7 @@ from bahdanau_tools.evaluation.command_line import (
     evaluate,
     evaluation_parser,
     fill_defaults,
+    named_checkpoint,
     read_references,
 )
 
@@ -170,6 +172,19 @@ def test_a_checkpoint_with_a_colon_in_its_path_is_an_error_saying_to_rename_or_l
     message = str(raised.value)
     assert f"checkpoint {checkpoint} of model demo has ':' in its path" in message
     assert "rename it, or link it (ln -s) under a path without ':'" in message
+
+
+@pytest.mark.parametrize("model", ["rnn-search=~/best.pt", "ensemble=a.pt:~/best.pt"])
+def test_a_checkpoint_starting_with_a_tilde_the_shell_left_is_an_error_saying_what_to_write(
+    tmp_path, monkeypatch, model
+):
+    """bash leaves that '~' as it is after a NAME that is no variable's name, or after --model=."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with pytest.raises(argparse.ArgumentTypeError) as raised:
+        named_checkpoint(model)
+    assert str(raised.value).startswith("~/best.pt starts with a folder named '~' in the current")
+    assert str(raised.value).endswith(f"; write {tmp_path / 'home' / 'best.pt'}")
 
 
 def test_a_folder_where_the_tool_writes_its_scores_is_an_error_saying_to_move_it(tmp_path):
