@@ -230,9 +230,10 @@ def evaluation_parser() -> argparse.ArgumentParser:
 
 
 def prepared_folder(data: Path) -> Path:
-    """The folder bahdanau-prepare-data wrote the data-bin folder into: DATA/.., also for --data .
-    or .."""
-    return Path(os.path.abspath(data)).parent
+    """The folder bahdanau-prepare-data wrote the data-bin folder into: DATA/.. as the system reads
+    it, also for --data . or ..; for a link DATA, the folder of the data-bin it leads to (a link
+    is how a data-bin whose path has ':' is given), not the link's."""
+    return Path(os.path.realpath(data)).parent
 
 
 def default_bpe_codes(data: Path) -> Path:

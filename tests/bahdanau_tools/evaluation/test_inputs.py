@@ -196,6 +196,23 @@ def test_a_folder_where_the_tool_writes_its_scores_is_an_error_saying_to_move_it
     assert "move it aside, or give another --out-dir" in message
 
 
+def test_a_data_bin_given_through_a_link_takes_the_references_beside_the_one_it_links_to(
+    tmp_path,
+):
+    """A link such as troubleshooting.md says to make for a data-bin with ':' in its path: its
+    DATA/../raw and DATA/../tok, as the system reads those paths, are beside the data-bin it leads
+    to, where bahdanau-prepare-data wrote them."""
+    prepared = tmp_path / "run:2" / "prepared"
+    (tmp_path / "data").symlink_to(prepared / "data-bin")
+    arguments = evaluation_parser().parse_args(
+        ["--data", str(tmp_path / "data"), "--out-dir", str(tmp_path / "out")]
+        + ["--model", f"m={tmp_path / 'm.pt'}"]
+    )
+    fill_defaults(arguments, NO_SENTENCES)
+    assert arguments.references == prepared / "raw" / "test.fr"
+    assert arguments.tokenized_references == prepared / "tok" / "test.fr"
+
+
 def split_of(*target_symbols) -> BinarizedSplit:
     """A split whose target dictionary holds these symbols."""
     target = Dictionary()
@@ -207,13 +224,13 @@ def split_of(*target_symbols) -> BinarizedSplit:
 BPE_UNITS, WORDS = split_of("ter@@", "rier", "runs"), split_of("terrier", "runs")
 
 
-def checked_bpe_codes(tmp_path, split, *options):
-    """The BPE codes bahdanau-evaluate takes, for DATA tmp_path/prepared/data-bin, once its
-    defaults are filled in and its inputs checked."""
+def checked_bpe_codes(tmp_path, split, *options, data="prepared/data-bin"):
+    """The BPE codes bahdanau-evaluate takes, for DATA tmp_path/data, once its defaults are filled
+    in and its inputs checked."""
     checkpoint = tmp_path / "m.pt"
     checkpoint.touch()
     arguments = evaluation_parser().parse_args(
-        ["--data", str(tmp_path / "prepared" / "data-bin"), "--out-dir", str(tmp_path / "out")]
+        ["--data", str(tmp_path / data), "--out-dir", str(tmp_path / "out")]
         + ["--model", f"m={checkpoint}", *options]
     )
     fill_defaults(arguments, split)
@@ -232,6 +249,16 @@ def bpe_codes_at(path):
 def test_data_in_bpe_units_takes_the_codes_beside_its_data_bin(tmp_path):
     codes = bpe_codes_at(tmp_path / "prepared" / "bpe.codes")
     assert checked_bpe_codes(tmp_path, BPE_UNITS) == codes
+
+
+def test_data_in_bpe_units_through_a_link_takes_the_codes_beside_the_data_bin_it_links_to(
+    tmp_path,
+):
+    """A link such as troubleshooting.md says to make for a data-bin with ':' in its path: its
+    DATA/../bpe.codes, as the system reads that path, is beside the data-bin it leads to."""
+    codes = bpe_codes_at(tmp_path / "run:2" / "prepared" / "bpe.codes")
+    (tmp_path / "data").symlink_to(tmp_path / "run:2" / "prepared" / "data-bin")
+    assert checked_bpe_codes(tmp_path, BPE_UNITS, data="data") == codes
 
 
 def test_data_in_bpe_units_without_codes_is_an_error_saying_to_give_bpe_codes(tmp_path):
