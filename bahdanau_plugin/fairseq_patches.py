@@ -443,8 +443,11 @@ def _holding_the_save_dir(load_checkpoint):
         resuming.restore_the_patience(extra_state)  # every rank counts it
         # where the run starts is known once it is loaded
         again = cfg.reset_dataloader and extra_state is not None  # epoch 1 after the checkpoint
-        if saves and not cfg.no_save and (again or _starts_from_another_checkpoint(cfg, suffix)):
+        afresh = extra_state is None  # nothing to resume: fairseq trains from scratch
+        elsewhere = _starts_from_another_checkpoint(cfg, suffix)
+        if saves and not cfg.no_save and (again or afresh or elsewhere):
             why = save_dir.STARTING_AGAIN if again else ""
+            why = save_dir.STARTING_FROM_SCRATCH if afresh else why
             save_dir.check_no_later_checkpoints(
                 cfg.save_dir, suffix, epoch_itr.epoch, trainer.get_num_updates(), why
             )

@@ -13,9 +13,10 @@ a file or read-only fails there in a traceback, explained in one line by ``unwri
 A disk too full for a checkpoint fails only when the first one is saved: ``check_room`` reserves
 the room for the model's parameters as a checkpoint stores them (every checkpoint holds them, and
 the optimizer's state besides), before training. A --save-dir that holds checkpoints of a point of
-training past the --restore-file (or --finetune-from-model) the run starts from, or past epoch 1
-where --reset-dataloader starts the epochs again, is refused (``check_no_later_checkpoints``): the
-run would overwrite them, and fairseq's --keep-last-epochs delete its own.
+training past the --restore-file (or --finetune-from-model) the run starts from, past epoch 1
+where --reset-dataloader starts the epochs again, or any numbered checkpoint where the run starts
+from scratch, having no checkpoint_last.pt to resume, is refused (``check_no_later_checkpoints``):
+the run would overwrite them, and fairseq's --keep-last-epochs delete its own.
 """
 
 import atexit
@@ -124,8 +125,9 @@ def check_no_later_checkpoints(
     save_dir: str, suffix: str, epoch: int, updates: int, why: str = ""
 ) -> None:
     """A SaveDirError where save_dir holds checkpoints of a training past the point this run starts
-    from (a --restore-file or --finetune-from-model of an earlier point, or --reset-dataloader,
-    which starts again from epoch 1; why: the words that say which): fairseq would write its own
+    from (a --restore-file or --finetune-from-model of an earlier point, --reset-dataloader,
+    which starts again from epoch 1, or no checkpoint to resume at all; why: the words that say
+    which): fairseq would write its own
     over them, mixing two trainings under one folder's names, and --keep-last-epochs
     (--keep-interval-updates) would delete the run's new checkpoints, ranked under those."""
     later = later_checkpoints(save_dir, suffix, epoch, updates)
@@ -141,6 +143,12 @@ def check_no_later_checkpoints(
 
 # The words of check_no_later_checkpoints for a run whose --reset-dataloader starts at epoch 1.
 STARTING_AGAIN = ": --reset-dataloader starts the epochs again from 1, at every launch"
+# Its words for a run that found no checkpoint to resume, its --save-dir's checkpoint_last.pt
+# missing (never written under --no-last-checkpoints, or removed): fairseq starts from scratch.
+STARTING_FROM_SCRATCH = (
+    ": from scratch, as there is no checkpoint_last.pt to resume (--no-last-checkpoints writes "
+    "none); to go on from one of them, give it as --restore-file"
+)
 
 
 def unwritable_save_dir(error: BaseException) -> Optional[str]:

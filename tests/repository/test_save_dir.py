@@ -277,6 +277,23 @@ def test_a_continue_once_that_is_not_a_checkpoint_file_is_one_line_and_nothing_i
     assert not save_dir.exists() or os.listdir(save_dir) == []
 
 
+def _contents(folder) -> dict:
+    return {name: (folder / name).read_bytes() for name in os.listdir(folder)}
+
+
+def _two_epochs_with_their_checkpoints(data_bin, save_dir, *options):
+    """The tests' training command with epoch checkpoints, and options, run for 2 epochs into
+    save_dir: (the command, save_dir's files and their contents after it)."""
+    command = [
+        flag
+        for flag in train_command(data_bin, save_dir, "rnnsearch_50", *options)
+        if flag != "--no-epoch-checkpoints"
+    ]
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-epoch", "2")
+    assert returncode == 0, stderr[-2000:]
+    return command, _contents(save_dir)
+
+
 def test_a_restore_file_of_a_point_before_the_save_dir_s_checkpoints_is_one_line_keeping_them(
     data_bin, tmp_path
 ):
@@ -286,7 +303,7 @@ def test_a_restore_file_of_a_point_before_the_save_dir_s_checkpoints_is_one_line
     command = train_command(data_bin, save_dir, "rnnsearch_50", "--save-interval-updates", "2")
     returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-update", "6")
     assert returncode == 0, stderr[-2000:]
-    before = {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)}
+    before = _contents(save_dir)
     returncode, _, stderr = tool_on_bytes(
         "fairseq-train",
         *command,
@@ -300,7 +317,7 @@ def test_a_restore_file_of_a_point_before_the_save_dir_s_checkpoints_is_one_line
         "(epoch 1, 2 updates): checkpoint_1_4.pt, checkpoint_1_6.pt, which it would overwrite",
         "move them aside, or give this run another --save-dir",
     )
-    assert {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)} == before
+    assert _contents(save_dir) == before
 
 
 def test_reset_dataloader_into_a_save_dir_of_epoch_checkpoints_is_one_line_keeping_them(
@@ -310,14 +327,7 @@ def test_reset_dataloader_into_a_save_dir_of_epoch_checkpoints_is_one_line_keepi
     run's checkpoint1.pt over the first epoch's, and --keep-last-epochs would delete it, ranked
     under checkpoint2.pt."""
     save_dir = tmp_path / "checkpoints"
-    command = [
-        flag
-        for flag in train_command(data_bin, save_dir, "rnnsearch_50", "--disable-validation")
-        if flag != "--no-epoch-checkpoints"
-    ]
-    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-epoch", "2")
-    assert returncode == 0, stderr[-2000:]
-    before = {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)}
+    command, before = _two_epochs_with_their_checkpoints(data_bin, save_dir, "--disable-validation")
     returncode, _, stderr = tool_on_bytes(
         "fairseq-train", *command, "--max-epoch", "3", "--reset-dataloader"
     )
@@ -329,7 +339,27 @@ def test_reset_dataloader_into_a_save_dir_of_epoch_checkpoints_is_one_line_keepi
         "updates: --reset-dataloader starts the epochs again from 1, at every launch): "
         "checkpoint1.pt, checkpoint2.pt, which it would overwrite",
     )
-    assert {name: (save_dir / name).read_bytes() for name in os.listdir(save_dir)} == before
+    assert _contents(save_dir) == before
+
+
+def test_a_run_without_checkpoint_last_pt_beside_epoch_checkpoints_is_one_line_keeping_them(
+    data_bin, tmp_path
+):
+    """Run again after --no-last-checkpoints, fairseq found no checkpoint_last.pt to resume and
+    trained from scratch, writing its checkpoint1.pt over the first run's without a word."""
+    save_dir = tmp_path / "checkpoints"
+    command, before = _two_epochs_with_their_checkpoints(
+        data_bin, save_dir, "--no-last-checkpoints"
+    )
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-epoch", "3")
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--save-dir {save_dir} holds checkpoints saved past the point this run starts from "
+        "(epoch 1, 0 updates: from scratch, as there is no checkpoint_last.pt to resume",
+        "give it as --restore-file): checkpoint1.pt, checkpoint2.pt, which it would overwrite",
+    )
+    assert _contents(save_dir) == before
 
 
 def test_a_second_training_in_one_process_into_a_save_dir_it_holds_is_refused(tmp_path):
