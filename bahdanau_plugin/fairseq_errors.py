@@ -6,8 +6,8 @@ no data-bin, a split or a language the data-bin does not hold, an empty split, a
 world of more processes than GPUs, fairseq-validate without --task, --sampling without as many
 --nbest as --beam, --constraints a search cannot write, a --min-len over a batch's length limit,
 gradients that are not finite (the loss diverged), a sentence over the length limit of validation
-or translation, a fairseq-hydra-train value of another type than its option's, --tokenizer moses
-without both languages."""
+or translation, a pair over --max-tokens (--max-tokens-valid), a fairseq-hydra-train value of
+another type than its option's, --tokenizer moses without both languages."""
 
 import dataclasses
 import inspect
@@ -16,8 +16,9 @@ import re
 import typing
 from typing import List, Optional
 
+import numpy as np
 from fairseq import options
-from fairseq.data import Dictionary
+from fairseq.data import Dictionary, data_utils
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
@@ -413,6 +414,39 @@ def sentence_over_the_length_limit(error: BaseException) -> Optional[str]:
     )
 
 
+def pair_over_max_tokens(error: BaseException) -> Optional[str]:
+    """fairseq's "Sentences lengths should not exceed max_tokens=N", an AssertionError in a
+    traceback, where a pair of what it batches has more tokens than a batch may hold: a
+    validation pair over --max-tokens-valid (--max-tokens unless given; fairseq-train leaves out
+    the training pairs over --max-tokens with a warning, but validates every pair, and
+    --skip-invalid-size-inputs-valid-test skips only those over the length limit), or a test pair
+    of fairseq-generate or fairseq-validate over --max-tokens. The run ended at its first
+    validation, after the epoch before it, unsaved."""
+    if not isinstance(error, AssertionError) or not str(error).startswith(
+        "Sentences lengths should not exceed max_tokens="
+    ):
+        return None
+    batching = errors.locals_where(error, data_utils.batch_by_size.__code__)
+    batched = errors.locals_where(error, FairseqTask.get_batch_iterator.__code__)
+    if batching is None or batched is None:
+        return None
+    indices, tokens = batching["indices"], batching["num_tokens_vec"]
+    if tokens is None:
+        tokens = [batching["num_tokens_fn"](index) for index in indices]
+    longest = int(np.argmax(tokens))
+    validating = errors.locals_where(error, inspect.unwrap(Trainer.get_valid_iterator).__code__)
+    option = "--max-tokens-valid" if validating is not None else "--max-tokens"
+    given = f"{option} {batching['max_tokens']}" + (
+        " (--max-tokens, unless given)" if validating is not None else ""
+    )
+    sentence = sentence_named(batched["self"], batched["dataset"], int(indices[longest]))
+    return (
+        f"{given} is under the {int(tokens[longest]):,} tokens of {sentence} (its longer side, "
+        f"end of sentence included), and a batch holds whole pairs: give {option} "
+        f"{int(tokens[longest]):,} or more"
+    )
+
+
 def sentence_named(task, dataset, index: int) -> str:
     """A sentence fairseq filters by size: of a split the task loaded (fairseq's ids, from 0), or
     of fairseq-interactive's input (numbered as its S- lines where the task counts the lines read,
@@ -429,6 +463,7 @@ def sentence_named(task, dataset, index: int) -> str:
 errors.EXPLANATIONS.extend(
     [
         sentence_over_the_length_limit,
+        pair_over_max_tokens,
         missing_split,
         data_folder_that_is_no_data_bin,  # before missing_dictionary, which lists the folder
         missing_dictionary,

@@ -425,6 +425,25 @@ def test_a_validation_sentence_over_the_training_limit_is_one_line_saying_to_ski
     )
 
 
+def test_a_validation_pair_over_max_tokens_is_one_line_naming_it_and_the_tokens_to_give(
+    long_validation_sentence, tmp_path
+):
+    """fairseq-train leaves out the training pairs over --max-tokens, but batches every validation
+    pair by it (--skip-invalid-size-inputs-valid-test skips those over the length limit only), and
+    stopped at the first validation in a traceback of an AssertionError."""
+    data, (source, target) = long_validation_sentence
+    returncode, _, stderr = training(
+        data, tmp_path, "--max-tokens", "51", "--skip-invalid-size-inputs-valid-test"
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        f"--max-tokens-valid 51 (--max-tokens, unless given) is under the {max(source, target)} "
+        f"tokens of sentence {LONG} of the 'valid' split",
+        f"give --max-tokens-valid {max(source, target)} or more",
+    )
+
+
 def test_fairseq_validate_of_a_sentence_over_the_models_limit_is_the_same_one_line(
     long_validation_sentence, checkpoints
 ):
