@@ -348,7 +348,8 @@ def read_the_options_as_given() -> None:
     --best-checkpoint-metric read the wrong way round or never computed, --eval-bleu-args that
     the validation's search cannot read, and tokenized BLEU of detokenized text, which fairseq
     never checks (models/training_setup.py), and applies the architecture (models/config.py:
-    apply_architecture) to the options as written, then does fairseq's own; for other models,
+    apply_architecture) to the options as written, then refuses a --truncate-source that its
+    length limit undoes, then does fairseq's own; for other models,
     fairseq's own alone. In any process, and in the copies fairseq-train's and fairseq-hydra-train's
     modules hold where loaded: fairseq-hydra-train's matters in a hydra multirun, whose later jobs
     find the plugin loaded, and the function's own module in a program that imports fairseq's
@@ -376,6 +377,7 @@ def _reading_the_options_as_given(add_defaults):
                 model = cfg.model
                 with open_dict(model):
                     ARCH_CONFIG_REGISTRY[name](model)
+            training_setup.refuse_a_truncation_the_length_limit_undoes(cfg)
         return add_defaults(cfg)
 
     setattr(wrapper, OPTIONS_GIVEN_WRAPPER, True)

@@ -205,6 +205,29 @@ def detokenize_validation_in_the_target_language(task) -> Optional[str]:
     )
 
 
+def refuse_a_truncation_the_length_limit_undoes(cfg) -> None:
+    """--truncate-source cuts every source at the translation task's --max-source-positions
+    (1,024 unless given) before fairseq filters the pairs by the models' length limit
+    (--max-train-length, the 30 or 50 of a named architecture): a source between the two was
+    left out of training (fairseq's warning "N samples have invalid sizes", which names neither
+    option), not cut, so the option cut nothing these models train on, and validation stopped at
+    such a pair. Checked as the options are read, the architecture applied
+    (fairseq_patches.read_the_options_as_given)."""
+    task, model = cfg.get("task"), cfg.get("model")
+    if task is None or not task.get("truncate_source"):
+        return
+    limit, cut_at = model.get("max_train_length"), task.get("max_source_positions")
+    if limit is None or cut_at is None or cut_at <= limit + 1:
+        return
+    raise ConfigurationError(
+        f"--truncate-source cuts sources at --max-source-positions {cut_at}, but these models "
+        f"leave out every pair of more than {limit} tokens a side (--max-train-length), so it "
+        f"would cut none of those they train on: give --max-source-positions {limit + 1} (the "
+        "limit and the end of sentence) to train on long sources cut, or drop --truncate-source "
+        "(task.max_source_positions under fairseq-hydra-train)"
+    )
+
+
 # fairseq's batch sizes: (the dataset option, its flag, what a batch holds that many of)
 BATCH_SIZES = (
     ("batch_size", "sentences"),

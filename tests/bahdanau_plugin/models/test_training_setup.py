@@ -18,6 +18,7 @@ from bahdanau_plugin.models.training_setup import (
     refuse_a_best_checkpoint_metric_it_cannot_read,
     refuse_eval_bleu_args_the_search_cannot_read,
     refuse_tokenized_bleu_of_detokenized_text,
+    refuse_a_truncation_the_length_limit_undoes,
     refuse_an_update_freq_under_one,
     refuse_ranks_outside_the_world,
 )
@@ -407,3 +408,38 @@ def test_ranks_no_process_of_the_world_has_are_refused(distributed, gpus, refuse
 )
 def test_ranks_within_the_world_are_taken(distributed, gpus):
     refuse_ranks_outside_the_world(distributed, gpus)
+
+
+def test_fairseq_train_truncating_sources_past_the_length_limit_is_one_line_before_loading(
+    data_bin, tmp_path
+):
+    """--truncate-source cut sources at --max-source-positions, 1,024, and rnnsearch_50 then left
+    out every pair over 50 tokens a side: the option cut nothing it trained on."""
+    returncode, _, stderr = tool_on_bytes(
+        "fairseq-train",
+        *train_command(data_bin, tmp_path / "save", "rnnsearch_50", "--truncate-source"),
+    )
+    assert_one_line_error(
+        returncode,
+        stderr,
+        "--truncate-source cuts sources at --max-source-positions 1024, but these models leave "
+        "out every pair of more than 50 tokens a side (--max-train-length)",
+        "give --max-source-positions 51 (the limit and the end of sentence)",
+    )
+    assert not (tmp_path / "save").exists()
+
+
+@pytest.mark.parametrize(
+    "max_train_length, max_source_positions", [(50, 51), (50, 20), (None, 1024)]
+)
+def test_truncating_sources_within_the_length_limit_is_taken(
+    max_train_length, max_source_positions
+):
+    refuse_a_truncation_the_length_limit_undoes(
+        OmegaConf.create(
+            {
+                "task": {"truncate_source": True, "max_source_positions": max_source_positions},
+                "model": {"max_train_length": max_train_length},
+            }
+        )
+    )
