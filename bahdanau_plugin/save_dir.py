@@ -107,8 +107,10 @@ def check_room(save_dir: str, model: torch.nn.Module) -> None:
 
 
 def later_checkpoints(save_dir: str, suffix: str, epoch: int, updates: int) -> List[str]:
-    """The numbered checkpoints in save_dir that a run starting at epoch (after updates) would
-    write again: fairseq's checkpointE.pt of epoch E or later, checkpoint_E_U.pt of more updates."""
+    """The checkpoints in save_dir that a run starting at epoch (after updates) would write again:
+    fairseq's checkpointE.pt of epoch E or later, checkpoint_E_U.pt of more updates, and, for a
+    run starting from no update (from scratch, --finetune-from-model), checkpoint_best.pt, which
+    its first validation writes, no best score known."""
     epochs = re.compile(rf"checkpoint(\d+){re.escape(suffix)}\.pt")
     steps = re.compile(rf"checkpoint_\d+_(\d+){re.escape(suffix)}\.pt")
     later = []
@@ -118,6 +120,8 @@ def later_checkpoints(save_dir: str, suffix: str, epoch: int, updates: int) -> L
             of_step and int(of_step.group(1)) > updates
         ):
             later.append(name)
+    best = f"checkpoint_best{suffix}.pt"
+    later += [best] * (updates == 0 and os.path.isfile(os.path.join(save_dir, best)))
     return sorted(later, key=lambda name: [int(n) for n in re.findall(r"\d+", name)])
 
 
@@ -127,9 +131,9 @@ def check_no_later_checkpoints(
     """A SaveDirError where save_dir holds checkpoints of a training past the point this run starts
     from (a --restore-file or --finetune-from-model of an earlier point, --reset-dataloader,
     which starts again from epoch 1, or no checkpoint to resume at all; why: the words that say
-    which): fairseq would write its own
-    over them, mixing two trainings under one folder's names, and --keep-last-epochs
-    (--keep-interval-updates) would delete the run's new checkpoints, ranked under those."""
+    which): fairseq would write its own over them, mixing two trainings under one folder's names,
+    and --keep-last-epochs (--keep-interval-updates) would delete the run's new checkpoints, ranked
+    under those."""
     later = later_checkpoints(save_dir, suffix, epoch, updates)
     if later:
         shown = ", ".join(later[:3]) + (f" and {len(later) - 3} more" if len(later) > 3 else "")

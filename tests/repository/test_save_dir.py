@@ -357,7 +357,25 @@ def test_a_run_without_checkpoint_last_pt_beside_epoch_checkpoints_is_one_line_k
         stderr,
         f"--save-dir {save_dir} holds checkpoints saved past the point this run starts from "
         "(epoch 1, 0 updates: from scratch, as there is no checkpoint_last.pt to resume",
-        "give it as --restore-file): checkpoint1.pt, checkpoint2.pt, which it would overwrite",
+        "give it as --restore-file): checkpoint_best.pt, checkpoint1.pt, checkpoint2.pt, which "
+        "it would overwrite",
+    )
+    assert _contents(save_dir) == before
+
+
+def test_a_run_from_scratch_into_a_save_dir_holding_checkpoint_best_pt_alone_keeps_it(
+    data_bin, tmp_path
+):
+    """--no-epoch-checkpoints --no-last-checkpoints keep checkpoint_best.pt alone: run again,
+    fairseq trained from scratch, no best score known, and its first validation wrote over it."""
+    save_dir = tmp_path / "checkpoints"
+    command = train_command(data_bin, save_dir, "rnnsearch_50", "--no-last-checkpoints")
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-epoch", "1")
+    assert returncode == 0, stderr[-2000:]
+    before = _contents(save_dir)
+    returncode, _, stderr = tool_on_bytes("fairseq-train", *command, "--max-epoch", "1")
+    assert_one_line_error(
+        returncode, stderr, "(epoch 1, 0 updates: from scratch", "checkpoint_best.pt, which"
     )
     assert _contents(save_dir) == before
 
