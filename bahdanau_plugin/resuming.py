@@ -31,7 +31,8 @@ checkpoint_best.pt is replaced only by a checkpoint that validates better.
 fairseq counts --patience (the validations since the best that did not improve on it) in its
 should_stop_early function alone, so a resumed run counted afresh: every checkpoint now keeps the
 count beside the epoch iterator's state (``PATIENCE``), and the resumed run goes on from it
-(``restore_the_patience``).
+(``restore_the_patience``) where it keeps the checkpoint's best score; a run that forgets that
+score (--finetune-from-model, a reset without a checkpoint_best.pt to keep it by) counts afresh.
 """
 
 import hashlib
@@ -205,12 +206,50 @@ def patience_so_far() -> Optional[dict]:
 
 def restore_the_patience(extra_state) -> None:
     """--patience's count from the checkpoint fairseq-train resumed (extra_state), where it holds
-    one, so that the run stops where an uninterrupted one would."""
-    saved = ((extra_state or {}).get("train_iterator") or {}).get(PATIENCE)
+    one and the run keeps the checkpoint's best score, so that the run stops where an
+    uninterrupted one would. Where the run forgets that score (--finetune-from-model, or
+    --reset-optimizer or --reset-meters without a checkpoint_best.pt to keep it by), it starts
+    another training from the checkpoint's parameters, and its count starts afresh, as its
+    checkpoint_best.pt does: counted from another training's best, on another validation set
+    perhaps, it stopped as soon as --patience validations fell short of that."""
     train = sys.modules.get("fairseq_cli.train")
-    if saved is not None and train is not None:
+    if train is None:
+        return
+    saved = ((extra_state or {}).get("train_iterator") or {}).get(PATIENCE)
+    if saved is not None and _keeps_the_best_score(extra_state):
         train.should_stop_early.best = saved["best"]
         train.should_stop_early.num_runs = saved["num_runs"]
+    else:  # fairseq's should_stop_early reads a best of None as none yet
+        train.should_stop_early.best = None
+
+
+def _keeps_the_best_score(extra_state) -> bool:
+    """Whether the run that resumed extra_state keeps its best validation score: fairseq's
+    load_checkpoint gave it to save_checkpoint (the checkpoint's own value, without
+    --reset-optimizer, --reset-meters or --finetune-from-model), or keep_the_best_score will,
+    on the rank that saves; every rank must count --patience alike, so this is decided on every
+    rank from the run's options, read from the frame of fairseq-train's main that resumes."""
+    best = (extra_state or {}).get("best")
+    if best is None:
+        return False
+    # fairseq gives it the checkpoint's own value: not one left by a training before this one in
+    # the process (a hydra multirun's job), which may be equal
+    if getattr(checkpoint_utils.save_checkpoint, "best", None) is best:
+        return True
+    run = _fairseq_trains()
+    return run is not None and _checkpoint_best_kept_through(*run, extra_state) is not None
+
+
+def _fairseq_trains() -> Optional[tuple]:
+    """The checkpoint configuration and the checkpoints' suffix of the fairseq-train run whose
+    main called this, None where none did."""
+    main = getattr(sys.modules.get("fairseq_cli.train"), "main", None)
+    frame = sys._getframe(1)
+    while frame is not None and (main is None or frame.f_code is not main.__code__):
+        frame = frame.f_back
+    if frame is None or "trainer" not in frame.f_locals:
+        return None
+    return frame.f_locals["cfg"].checkpoint, frame.f_locals["trainer"].checkpoint_suffix
 
 
 class RecordingTheEpochsBatches:
@@ -258,28 +297,38 @@ def other_batches_than_saved(checkpoint: str, extra_state, epoch_itr) -> Optiona
     )
 
 
+def _resets_forgetting_the_best(cfg) -> list:
+    """The options of fairseq-train (its checkpoint configuration, cfg) that make fairseq forget
+    the best validation score of the checkpoint it resumes."""
+    given = (("--reset-optimizer", cfg.reset_optimizer), ("--reset-meters", cfg.reset_meters))
+    return [option for option, reset in given if reset]
+
+
+def _checkpoint_best_kept_through(cfg, suffix: str, extra_state) -> Optional[str]:
+    """The checkpoint_best.pt by which a run resuming extra_state with a reset that forgets its
+    best score keeps that score (the --save-dir holds it); None elsewhere."""
+    best = (extra_state or {}).get("best")
+    checkpoint_best = os.path.join(cfg.save_dir, f"checkpoint_best{suffix}.pt")
+    if not _resets_forgetting_the_best(cfg) or best is None or not os.path.exists(checkpoint_best):
+        return None
+    return checkpoint_best
+
+
 def keep_the_best_score(cfg, suffix: str, extra_state) -> Optional[str]:
     """Where fairseq-train (its checkpoint configuration, cfg) resumed a checkpoint with
     --reset-optimizer or --reset-meters, which make fairseq forget its best validation score, into
     a --save-dir holding checkpoint_best.pt: the score kept for fairseq's save_checkpoint, and the
     line that says so; None elsewhere."""
-    resets = [
-        option
-        for option, given in (
-            ("--reset-optimizer", cfg.reset_optimizer),
-            ("--reset-meters", cfg.reset_meters),
-        )
-        if given
-    ]
-    best = (extra_state or {}).get("best")
-    checkpoint_best = os.path.join(cfg.save_dir, f"checkpoint_best{suffix}.pt")
-    if not resets or best is None or not os.path.exists(checkpoint_best):
+    checkpoint_best = _checkpoint_best_kept_through(cfg, suffix, extra_state)
+    if checkpoint_best is None:
         return None
+    best = extra_state["best"]
     checkpoint_utils.save_checkpoint.best = best
     return (
         f"kept the best {cfg.best_checkpoint_metric} so far, {best}, which "
-        f"{' and '.join(resets)} would forget: {checkpoint_best} is replaced only by a checkpoint "
-        "that validates better (move it aside to start the best afresh)"
+        f"{' and '.join(_resets_forgetting_the_best(cfg))} would forget: {checkpoint_best} is "
+        "replaced only by a checkpoint that validates better (move it aside to start the best "
+        "afresh)"
     )
 
 

@@ -3,10 +3,12 @@ says what to give (bahdanau_plugin/resuming.py), not a traceback; nothing is wri
 
 import re
 import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
+from fairseq import checkpoint_utils
 from fairseq.data.iterators import EpochBatchIterator
 from fairseq_cli import train
 from omegaconf import OmegaConf
@@ -240,24 +242,70 @@ def test_the_fingerprint_of_an_epochs_batches_is_of_those_fairseq_goes_through()
     assert epochs_batches(iterator, shuffle=False) != fingerprint_of_batches(gone_through)
 
 
-def test_a_resumed_training_stops_at_the_patience_an_uninterrupted_one_stops_at(monkeypatch):
-    """fairseq-train keeps --patience's count in its should_stop_early function alone: a run
-    resumed after two validations that did not improve on the best counted afresh, and trained on
-    past --patience 3."""
-    for attribute in ("best", "num_runs"):  # as a process of its own finds them, and leaves them
+def _count_patience_from_scratch(monkeypatch):
+    """fairseq-train's --patience count and best score as a process of its own finds them."""
+    for attribute in ("best", "num_runs"):
         monkeypatch.delattr(train.should_stop_early, attribute, raising=False)
+    monkeypatch.delattr(checkpoint_utils.save_checkpoint, "best", raising=False)
+
+
+def _saved_after_validations(losses, patience):
+    """The state of the epoch iterator that a checkpoint saved after validations of these losses
+    keeps, --patience's count with it, and fairseq-train's checkpoint configuration."""
     cfg = OmegaConf.create(
-        {"checkpoint": {"patience": 3, "maximize_best_checkpoint_metric": False}}
+        {"checkpoint": {"patience": patience, "maximize_best_checkpoint_metric": False}}
     )
-    for loss in (2.0, 2.5, 2.4):  # the best, then two validations no better
+    for loss in losses:
         assert not train.should_stop_early(cfg, loss)
     iterator = EpochBatchIterator(_Indices(), list, [np.arange(2), np.arange(2, 4)])
     list(iterator.next_epoch_itr())  # an epoch gone through, saved at its end
     saved = RecordingTheEpochsBatches(iterator).state_dict()
     del train.should_stop_early.best, train.should_stop_early.num_runs  # the resuming process
+    return cfg, {"train_iterator": saved, "best": min(losses)}
 
-    restore_the_patience({"train_iterator": saved})
+
+def test_a_resumed_training_stops_at_the_patience_an_uninterrupted_one_stops_at(monkeypatch):
+    """fairseq-train keeps --patience's count in its should_stop_early function alone: a run
+    resumed after two validations that did not improve on the best counted afresh, and trained on
+    past --patience 3."""
+    _count_patience_from_scratch(monkeypatch)
+    cfg, extra_state = _saved_after_validations((2.0, 2.5, 2.4), patience=3)
+    checkpoint_utils.save_checkpoint.best = extra_state["best"]  # fairseq's resume keeps it
+
+    restore_the_patience(extra_state)
     assert train.should_stop_early(cfg, 2.3)  # the third validation no better than 2.0
+
+
+def test_a_training_started_from_anothers_checkpoint_counts_its_patience_afresh(monkeypatch):
+    """--finetune-from-model (or --reset-meters into a --save-dir of no checkpoint_best.pt) makes
+    fairseq forget the checkpoint's best score: the fine-tuning's --patience counted from the
+    other training's best, 2.0, and stopped at its first validation (of other data), 3.0."""
+    _count_patience_from_scratch(monkeypatch)
+    cfg, extra_state = _saved_after_validations((2.0, 2.5), patience=2)
+
+    restore_the_patience(extra_state)  # fairseq left save_checkpoint without a best
+    assert not train.should_stop_early(cfg, 3.0)
+    assert not train.should_stop_early(cfg, 3.1)
+    assert train.should_stop_early(cfg, 3.2)
+
+
+def test_a_resume_that_keeps_the_best_through_a_reset_counts_its_patience_on(monkeypatch, tmp_path):
+    """With --reset-meters beside the --save-dir's checkpoint_best.pt, the run keeps the best score
+    (keep_the_best_score, on the rank that saves): every rank counts on from it, the options read
+    from fairseq-train's main."""
+    _count_patience_from_scratch(monkeypatch)
+    cfg, extra_state = _saved_after_validations((2.0, 2.5, 2.4), patience=3)
+    (tmp_path / "checkpoint_best.pt").touch()
+    run = OmegaConf.create(
+        {"checkpoint": {"save_dir": str(tmp_path), "reset_meters": True, "reset_optimizer": False}}
+    )
+
+    def main(cfg, trainer):  # fairseq-train's, as it resumes
+        restore_the_patience(extra_state)
+
+    monkeypatch.setattr(train, "main", main)
+    train.main(run, SimpleNamespace(checkpoint_suffix=""))
+    assert train.should_stop_early(cfg, 2.3)
 
 
 @pytest.mark.parametrize(
