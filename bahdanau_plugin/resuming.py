@@ -26,7 +26,9 @@ fairseq forgets the best validation score of the checkpoint it resumes where --r
 --reset-meters is given (the first, its own advice for another optimizer, at every launch), so
 that the next validation, however bad, is saved over checkpoint_best.pt. Where the --save-dir holds
 a checkpoint_best.pt, the score is kept (``keep_the_best_score``), as without those options:
-checkpoint_best.pt is replaced only by a checkpoint that validates better.
+checkpoint_best.pt is replaced only by a checkpoint that validates better. A run that keeps no
+score of its checkpoint forgets one left in the process by an earlier training (a hydra
+multirun's job), which fairseq kept.
 
 fairseq counts --patience (the validations since the best that did not improve on it) in its
 should_stop_early function alone, so a resumed run counted afresh: every checkpoint now keeps the
@@ -229,15 +231,19 @@ def _keeps_the_best_score(extra_state) -> bool:
     --reset-optimizer, --reset-meters or --finetune-from-model), or keep_the_best_score will,
     on the rank that saves; every rank must count --patience alike, so this is decided on every
     rank from the run's options, read from the frame of fairseq-train's main that resumes."""
-    best = (extra_state or {}).get("best")
-    if best is None:
-        return False
-    # fairseq gives it the checkpoint's own value: not one left by a training before this one in
-    # the process (a hydra multirun's job), which may be equal
-    if getattr(checkpoint_utils.save_checkpoint, "best", None) is best:
+    if _given_by_fairseq(extra_state):
         return True
     run = _fairseq_trains()
     return run is not None and _checkpoint_best_kept_through(*run, extra_state) is not None
+
+
+def _given_by_fairseq(extra_state) -> bool:
+    """Whether fairseq's load_checkpoint gave save_checkpoint the best score of the checkpoint it
+    resumed (extra_state): it does without --reset-optimizer, --reset-meters or
+    --finetune-from-model, and gives the checkpoint's own value, not one left by a training before
+    this one in the process (a hydra multirun's job), which may be equal."""
+    best = (extra_state or {}).get("best")
+    return best is not None and getattr(checkpoint_utils.save_checkpoint, "best", None) is best
 
 
 def _fairseq_trains() -> Optional[tuple]:
@@ -318,9 +324,15 @@ def keep_the_best_score(cfg, suffix: str, extra_state) -> Optional[str]:
     """Where fairseq-train (its checkpoint configuration, cfg) resumed a checkpoint with
     --reset-optimizer or --reset-meters, which make fairseq forget its best validation score, into
     a --save-dir holding checkpoint_best.pt: the score kept for fairseq's save_checkpoint, and the
-    line that says so; None elsewhere."""
+    line that says so; None elsewhere. Where the run keeps no score of its checkpoint (none
+    resumed, or forgotten), save_checkpoint forgets any left by a training before this one in the
+    process: fairseq keeps the best score on that function alone and sets it only as it resumes
+    one, so that the second job of a hydra multirun, in a --save-dir of its own, compared its
+    validations with the first job's best and wrote no checkpoint_best.pt until one beat it."""
     checkpoint_best = _checkpoint_best_kept_through(cfg, suffix, extra_state)
     if checkpoint_best is None:
+        if not _given_by_fairseq(extra_state):
+            vars(checkpoint_utils.save_checkpoint).pop("best", None)
         return None
     best = extra_state["best"]
     checkpoint_utils.save_checkpoint.best = best

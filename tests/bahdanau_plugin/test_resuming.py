@@ -17,6 +17,7 @@ from bahdanau_plugin.resuming import (
     RecordingTheEpochsBatches,
     epochs_batches,
     fingerprint_of_batches,
+    keep_the_best_score,
     restore_the_patience,
 )
 
@@ -306,6 +307,37 @@ def test_a_resume_that_keeps_the_best_through_a_reset_counts_its_patience_on(mon
     monkeypatch.setattr(train, "main", main)
     train.main(run, SimpleNamespace(checkpoint_suffix=""))
     assert train.should_stop_early(cfg, 2.3)
+
+
+def _checkpoint_configuration(save_dir):
+    return OmegaConf.create(
+        {
+            "save_dir": str(save_dir),
+            "reset_optimizer": False,
+            "reset_meters": False,
+            "best_checkpoint_metric": "loss",
+        }
+    )
+
+
+def test_a_training_that_resumes_no_best_score_forgets_one_left_in_the_process(
+    monkeypatch, tmp_path
+):
+    """hydra's multirun trains its jobs in one process, and fairseq kept the best score of the
+    first: the second, in a --save-dir of its own, compared its validations with it and wrote no
+    checkpoint_best.pt until one beat it."""
+    monkeypatch.setattr(checkpoint_utils.save_checkpoint, "best", 6.308, raising=False)
+    keep_the_best_score(_checkpoint_configuration(tmp_path), "", None)  # a start from scratch
+    assert not hasattr(checkpoint_utils.save_checkpoint, "best")
+
+
+def test_a_resume_keeps_the_best_score_fairseq_gave_it(monkeypatch, tmp_path):
+    extra_state = {"best": 5.83}
+    monkeypatch.setattr(
+        checkpoint_utils.save_checkpoint, "best", extra_state["best"], raising=False
+    )
+    keep_the_best_score(_checkpoint_configuration(tmp_path), "", extra_state)
+    assert checkpoint_utils.save_checkpoint.best == 5.83
 
 
 @pytest.mark.parametrize(
