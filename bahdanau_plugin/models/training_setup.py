@@ -96,6 +96,29 @@ def refuse_an_update_freq_under_one(cfg) -> None:
 # Validation metrics whose better value is known: (name, whether higher is better). BLEU is the
 # translation task's under --eval-bleu; the others, fairseq's cross-entropy criteria's.
 METRIC_DIRECTIONS = {"bleu": True, "loss": False, "nll_loss": False, "ppl": False}
+# What fairseq's trainer logs at every validation beside the criterion's metrics.
+TRAINERS_VALIDATION_COUNTS = ["wps", "wpb", "bsz", "num_updates"]
+
+
+def metrics_validation_logs(cfg) -> Optional[list]:
+    """The metrics a run's validation logs, which --best-checkpoint-metric can name, where its
+    criterion is one of fairseq's cross-entropy criteria (their reduce_metrics): cross_entropy
+    logs nll_loss only where the loss is averaged over sentences (--sentence-avg), otherwise the
+    loss is the NLL already; label_smoothed_cross_entropy logs it always, and accuracy under
+    --report-accuracy; --eval-bleu adds bleu. None for any other criterion, whose metrics the
+    plugin cannot know."""
+    criterion, optimization, task = cfg.get("criterion"), cfg.get("optimization"), cfg.get("task")
+    name = criterion if isinstance(criterion, str) else getattr(criterion, "_name", None)
+    if name == "cross_entropy":
+        averaged_over_sentences = optimization is not None and optimization.get("sentence_avg")
+        logged = ["loss", "nll_loss", "ppl"] if averaged_over_sentences else ["loss", "ppl"]
+    elif name == "label_smoothed_cross_entropy":
+        accuracy = ["accuracy"] if criterion.get("report_accuracy") else []
+        logged = ["loss", "nll_loss", "ppl", *accuracy]
+    else:
+        return None
+    bleu = ["bleu"] if task is not None and task.get("eval_bleu") else []
+    return [*logged, *bleu, *TRAINERS_VALIDATION_COUNTS]
 
 
 def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
@@ -104,7 +127,8 @@ def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
     given; it never checks either. --best-checkpoint-metric bleu alone kept the checkpoint of the
     lowest BLEU, and --patience counted each validation above the lowest as no better, without a
     word; without --eval-bleu, which computes it, the first validation failed in a KeyError, the
-    epoch before it unsaved. Checked as the options are read
+    epoch before it unsaved, and so did any metric the validation does not log (a typo, "los";
+    nll_loss under cross_entropy without --sentence-avg). Checked as the options are read
     (fairseq_patches.read_the_options_as_given)."""
     checkpoint, task = cfg.get("checkpoint"), cfg.get("task")
     metric = checkpoint.get("best_checkpoint_metric") if checkpoint is not None else None
@@ -113,6 +137,15 @@ def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
             "--best-checkpoint-metric bleu: validation computes BLEU only with --eval-bleu: add "
             "it (task.eval_bleu=true under fairseq-hydra-train), with "
             "--maximize-best-checkpoint-metric"
+        )
+    logged = metrics_validation_logs(cfg)
+    if metric is not None and logged is not None and metric not in logged:
+        why = " (cross_entropy logs nll_loss only with --sentence-avg)" * (metric == "nll_loss")
+        raise ConfigurationError(
+            f"--best-checkpoint-metric {metric}: validation logs no {metric} here{why}, and "
+            "fairseq-train would end in a KeyError at the first validation, its training "
+            f"unsaved: give one it logs, {', '.join(nearest_first(metric, logged))} "
+            "(checkpoint.best_checkpoint_metric under fairseq-hydra-train)"
         )
     if metric not in METRIC_DIRECTIONS:
         return

@@ -291,6 +291,43 @@ def test_a_best_checkpoint_metric_chosen_the_right_way_round_is_taken(metric, ma
     refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
 
 
+def _criterion_options(metric, criterion, sentence_avg=False, **criterion_options):
+    return OmegaConf.create(
+        {
+            "checkpoint": {"best_checkpoint_metric": metric},
+            "criterion": {"_name": criterion, **criterion_options},
+            "optimization": {"sentence_avg": sentence_avg},
+            "task": {"_name": "translation", "eval_bleu": False},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "metric, refused",
+    [
+        ("los", "--best-checkpoint-metric los: validation logs no los here, .* loss, ppl"),
+        ("nll_loss", r"no nll_loss here \(cross_entropy logs nll_loss only with --sentence-avg\)"),
+    ],
+)
+def test_a_best_checkpoint_metric_validation_does_not_log_is_refused(metric, refused):
+    """fairseq-train trained an epoch, then ended in a KeyError at its validation, unsaved."""
+    with pytest.raises(ConfigurationError, match=refused):
+        refuse_a_best_checkpoint_metric_it_cannot_read(_criterion_options(metric, "cross_entropy"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        _criterion_options("nll_loss", "cross_entropy", sentence_avg=True),
+        _criterion_options("nll_loss", "label_smoothed_cross_entropy"),
+        _criterion_options("accuracy", "label_smoothed_cross_entropy", report_accuracy=True),
+        _criterion_options("wps", "cross_entropy"),
+    ],
+)
+def test_a_best_checkpoint_metric_validation_logs_is_taken(options):
+    refuse_a_best_checkpoint_metric_it_cannot_read(options)
+
+
 def _validation_search(options: str, eval_bleu=True):
     return OmegaConf.create({"task": {"eval_bleu": eval_bleu, "eval_bleu_args": options}})
 
