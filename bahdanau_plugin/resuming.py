@@ -87,7 +87,7 @@ def other_optimizer(error: BaseException) -> Optional[str]:
     return (
         f"{_trained_otherwise(filename, there, here)}; to train with {here} from its parameters, "
         f"give this run a new --save-dir and --finetune-from-model {filename} (--reset-optimizer "
-        "would reset the optimizer again at every launch)"
+        "would reset the optimizer, and the count of updates to 0, again at every launch)"
     )
 
 

@@ -63,6 +63,7 @@ def test_resuming_with_another_optimizer_is_one_line_naming_both_and_nothing_is_
         "run with --optimizer adam",
         "resume it with --optimizer adadelta",
         f"a new --save-dir and --finetune-from-model {checkpoint}",
+        "(--reset-optimizer would reset the optimizer, and the count of updates to 0, again",
     )
     assert checkpoint.read_bytes() == checkpoints["rnnsearch_50"].read_bytes()
     assert sorted(path.name for path in checkpoint.parent.iterdir()) == ["checkpoint_last.pt"]
