@@ -368,6 +368,7 @@ def _reading_the_options_as_given(add_defaults):
             unknown_options.check(cfg)
             training_setup.refuse_an_update_freq_under_one(cfg)
             training_setup.refuse_a_batch_size_under_one(cfg)
+            training_setup.refuse_patience_without_validation(cfg)
             training_setup.refuse_a_best_checkpoint_metric_it_cannot_read(cfg)
             training_setup.refuse_eval_bleu_args_the_search_cannot_read(cfg)
             training_setup.refuse_tokenized_bleu_of_detokenized_text(cfg)

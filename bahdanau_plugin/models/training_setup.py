@@ -285,6 +285,23 @@ def refuse_a_batch_size_under_one(cfg) -> None:
             )
 
 
+def refuse_patience_without_validation(cfg) -> None:
+    """fairseq-train stops early after --patience validations that did not improve on the best,
+    and counts none where there is no validation: --patience with --disable-validation trained
+    to --max-epoch or --max-update without a word. Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    checkpoint, dataset = cfg.get("checkpoint"), cfg.get("dataset")
+    patience = checkpoint.get("patience") if checkpoint is not None else None
+    if patience is not None and patience > 0 and dataset is not None:
+        if dataset.get("disable_validation"):
+            raise ConfigurationError(
+                f"--patience {patience} with --disable-validation: patience counts validations "
+                "that did not improve, and there are none, so training would never stop early: "
+                "drop one of them (checkpoint.patience, dataset.disable_validation under "
+                "fairseq-hydra-train)"
+            )
+
+
 def refuse_ranks_outside_the_world(distributed, gpus: int) -> None:
     """The ranks a fairseq-train process starts, once fairseq has read its distributed options
     (distributed: its distributed_training block, the init method inferred), checked before the

@@ -291,6 +291,21 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
         initialize.add_defaults(cfg)
 
 
+def test_the_training_options_of_these_models_are_checked_before_fairseq_s_defaults(
+    add_defaults_restored,
+):
+    """models/training_setup.py's checks, here --patience without validation."""
+    cfg = OmegaConf.create(
+        {
+            "model": {"_name": "rnnsearch_50"},
+            "checkpoint": {"patience": 2},
+            "dataset": {"disable_validation": True},
+        }
+    )
+    with pytest.raises(ConfigurationError, match="^--patience 2 with --disable-validation"):
+        initialize.add_defaults(cfg)
+
+
 def test_for_other_models_the_optimizer_s_keys_are_fairseq_s_to_read(add_defaults_restored):
     cfg = OmegaConf.create({"model": {"_name": "lstm"}, "optimizer": ADADELTA_MISSPELT})
     initialize.add_defaults(cfg)

@@ -20,6 +20,7 @@ from bahdanau_plugin.models.training_setup import (
     refuse_tokenized_bleu_of_detokenized_text,
     refuse_a_truncation_the_length_limit_undoes,
     refuse_an_update_freq_under_one,
+    refuse_patience_without_validation,
     refuse_ranks_outside_the_world,
 )
 
@@ -228,6 +229,22 @@ def test_a_batch_size_under_1_is_refused_in_every_limit(dataset, refused):
 def test_batch_sizes_of_1_or_more_or_none_are_taken():
     refuse_a_batch_size_under_one(
         OmegaConf.create({"dataset": {"batch_size": 1, "max_tokens": None, "max_tokens_valid": 1}})
+    )
+
+
+def test_patience_with_validation_disabled_is_refused():
+    """fairseq counts no validation there, and trained to its end without a word."""
+    cfg = OmegaConf.create({"checkpoint": {"patience": 3}, "dataset": {"disable_validation": True}})
+    with pytest.raises(ConfigurationError, match="^--patience 3 with --disable-validation: "):
+        refuse_patience_without_validation(cfg)
+
+
+@pytest.mark.parametrize("patience, disabled", [(3, False), (-1, True)], ids=["validated", "none"])
+def test_patience_with_validation_or_validation_disabled_without_it_is_taken(patience, disabled):
+    refuse_patience_without_validation(
+        OmegaConf.create(
+            {"checkpoint": {"patience": patience}, "dataset": {"disable_validation": disabled}}
+        )
     )
 
 
