@@ -14,7 +14,9 @@ plot_alignment  bahdanau-plot-alignment: heatmaps of sentences a model translate
 figures         matplotlib without a display, PNG output
 serving         bahdanau-serve: a checkpoint behind a browser page with live alignments and a JSON
                 API (no figures: the page draws them)
-errors          DataError, EvaluationError and AveragingError, the one-line errors for bad input
+user_dir        --user-dir, for the tools that load a model of one's own
+errors          DataError, EvaluationError, AveragingError and UserDirError, the one-line errors
+                for bad input
 commands        the console commands' entry points: each imports its tool once it runs
 
 The tools import the plugin (bahdanau_plugin), never the reverse: `--user-dir bahdanau_plugin`

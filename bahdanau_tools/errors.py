@@ -18,3 +18,8 @@ class EvaluationError(PluginError):
 class AveragingError(PluginError):
     """Checkpoints that cannot be averaged (missing, or of different models), explained in one line
     that says what to do; bahdanau-average-checkpoints prints it without a traceback."""
+
+
+class UserDirError(PluginError):
+    """A --user-dir (a model of one's own) that is not there, or whose import fails, named in one
+    line; fairseq's own tools end in a traceback."""

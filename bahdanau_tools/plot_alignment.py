@@ -31,6 +31,7 @@ from bahdanau_plugin.output_folder import output_folder, write_failures_explaine
 from .bpe_units import codes_mismatch
 from .heatmaps import alignment_heatmaps, figure_path, remove_earlier_figures
 from .search_options import add_beam, add_length_and_ranking, search
+from .user_dir import add_user_dir, import_user_dir
 
 
 def bpe_codes_mismatch(args) -> Optional[str]:
@@ -87,6 +88,7 @@ def argument_parser() -> argparse.ArgumentParser:
         required=True,
         help="a checkpoint_*.pt file",
     )
+    add_user_dir(parser)
     parser.add_argument(
         "--data", type=path_argument, required=True, help="the fairseq data-bin folder"
     )
@@ -116,6 +118,7 @@ def main(argv=None):
     if more_than_one is not None:
         parser.error(more_than_one)
     args.checkpoint = args.checkpoint[0]
+    import_user_dir(args.user_dir)
     for path in (args.checkpoint, args.data, args.bpe_codes):
         if path is not None and not path.exists():
             parser.error(f"{path} does not exist")

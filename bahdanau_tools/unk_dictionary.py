@@ -40,6 +40,7 @@ from .data.parallel import chunked
 from .data.progress import progress_bar
 from .errors import EvaluationError
 from .evaluation.text import text_lines
+from .user_dir import add_user_dir, import_user_dir
 
 Translations = Dict[str, Counter]  # source word -> target word -> how often
 # check_languages: the pairs it reads (a corpus's first 10,000 hold some 200,000 words, plenty to
@@ -265,6 +266,7 @@ def dictionary_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--checkpoint", type=path_argument, required=True, help="an rnnsearch checkpoint"
     )
+    add_user_dir(parser)
     parser.add_argument(
         "--data", type=path_argument, required=True, help="the data-bin folder it was trained with"
     )
@@ -305,6 +307,7 @@ def files_read(arguments: argparse.Namespace) -> Dict[str, List[Path]]:
 def main(argv: Optional[Sequence[str]] = None) -> List[str]:
     """Write the dictionary; return its lines."""
     arguments = dictionary_parser().parse_args(argv)
+    import_user_dir(arguments.user_dir)  # before the output's folder is made
     with output_file(arguments.output, "--output", "unk-dictionary.txt"):
         check_no_input_replaced(arguments.output, files_read(arguments), "dictionary")
         source, target = arguments.source, arguments.target

@@ -63,6 +63,7 @@ from ..bpe_units import codes_mismatch, holds_bpe_units
 from ..heatmaps import draw_translation
 from ..hub import ensemble_members, load_translator
 from ..search_options import add_beam, add_length_and_ranking, search
+from ..user_dir import add_user_dir, import_user_dir
 from .binarized_split import (
     BPE_PIECE,
     BinarizedSplit,
@@ -157,6 +158,7 @@ def evaluation_parser() -> argparse.ArgumentParser:
         help="a model to evaluate and its name in tables and plots, or an ensemble "
         "(NAME=A.pt:B.pt); repeat for several",
     )
+    add_user_dir(parser)
     parser.add_argument(
         "--out-dir",
         type=path_argument,
@@ -683,6 +685,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
         arguments.bpe_codes,
         arguments.replace_unk,
         max_positions=max_positions(longest_sentence(split)),
+        user_dir=arguments.user_dir,
     )
     remove_previous_results(arguments)
     known = sentences_without_unknown_words(split)
@@ -697,4 +700,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     # warnings and errors only: the models loaded here for the heatmaps would log their whole
     # configuration at INFO
     logging.basicConfig(level=logging.WARNING, force=True)
-    evaluate(evaluation_parser().parse_args(argv))
+    arguments = evaluation_parser().parse_args(argv)
+    import_user_dir(arguments.user_dir)  # before any checkpoint loads, or the output folder is made
+    evaluate(arguments)

@@ -51,6 +51,9 @@ class Generation:
     unk_disallowed: bool = False
     # fairseq's --max-source-positions and --max-target-positions (max_positions); None: its own
     max_positions: Optional[int] = None
+    # fairseq's --user-dir: one's own folder, which registers the model and imports the plugin;
+    # None: the plugin's
+    user_dir: Optional[Path] = None
 
 
 def max_positions(longest_sentence: int) -> int:
@@ -75,7 +78,7 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         "fairseq_cli.generate",
         str(data_bin),
         "--user-dir",
-        str(PLUGIN),
+        str(generation.user_dir or PLUGIN),
         "--path",
         str(checkpoint),
         "--gen-subset",

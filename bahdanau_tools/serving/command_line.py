@@ -4,7 +4,7 @@
                    [--tokenizer moses --bpe subword_nmt --bpe-codes CODES]
                    [--beam 5] [--max-len-b 200] [--lenpen 1]
                    [--host 127.0.0.1 --port 8000] [--cpu]
-                   [--max-connections 1000] [--idle-timeout 5]
+                   [--max-connections 1000] [--idle-timeout 5] [--user-dir DIR]
 
 then open http://127.0.0.1:8000/ , or POST {"text": "..."} to /translate. Every path is read
 from the folder the command is run in.
@@ -24,6 +24,7 @@ from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.speed.setting import SEARCH_SETTING
 
 from ..search_options import add_length_and_ranking, search
+from ..user_dir import add_user_dir, import_user_dir
 from .api import MAX_BEAM, create_app
 from .batching import ModelThread
 from .connections import Server, bound_socket
@@ -47,6 +48,7 @@ def port_number(text: str) -> int:
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bahdanau-serve", description=__doc__.splitlines()[0])
     parser.add_argument("checkpoint", type=path_argument, help="a checkpoint_*.pt file")
+    add_user_dir(parser)
     parser.add_argument(
         "--data",
         type=path_argument,
@@ -226,6 +228,7 @@ def main(argv=None) -> None:
     arguments = parser()
     args = arguments.parse_args(argv)
     _check(arguments, args)
+    import_user_dir(args.user_dir)  # before the port is taken: a bad one is one line at once
     listener = _listening(arguments, args)
     from_here(args)
     max_connections = _connections_within_the_file_limit(args.max_connections)
