@@ -50,6 +50,7 @@ from .errors import (
     print_hydra_jobs_errors_as_one_line,
 )
 from .log_level import fairseqs_log_level
+from .options import home_left_unexpanded
 from .models import training_setup, unknown_options
 from .models.language_pair import LANGUAGES_GIVEN
 from .models.recurrent_translation import RecurrentTranslationModel
@@ -343,8 +344,9 @@ def read_the_options_as_given() -> None:
     - a legacy optimizer (adadelta) or scheduler reads the keys it knows from its block and never
       the others (``+optimizer.adadelta_rhoo=0.9``, a typo of adadelta_rho, trained with rho 0.9
       unset), and a key the model does not take failed in omegaconf's traceback.
-    For these models, add_defaults now first refuses a key of those blocks that nothing takes, in
-    one line (models/unknown_options.py), and an --update-freq or a batch size under 1, a
+    For these models, add_defaults now first refuses a path the shell left a '~' at the start of
+    (refuse_a_home_folder_the_shell_left_unexpanded) and a key of those blocks that nothing takes,
+    in one line (models/unknown_options.py), and an --update-freq or a batch size under 1, a
     --best-checkpoint-metric read the wrong way round or never computed, --eval-bleu-args that
     the validation's search cannot read, and tokenized BLEU of detokenized text, which fairseq
     never checks (models/training_setup.py), and applies the architecture (models/config.py:
@@ -365,6 +367,7 @@ def _reading_the_options_as_given(add_defaults):
         model = cfg.get("model")
         name = model if isinstance(model, str) else getattr(model, "_name", None)
         if _one_of_these_architectures(name) and isinstance(model, (str, DictConfig)):
+            refuse_a_home_folder_the_shell_left_unexpanded(cfg)
             unknown_options.check(cfg)
             training_setup.refuse_an_update_freq_under_one(cfg)
             training_setup.refuse_a_batch_size_under_one(cfg)
@@ -383,6 +386,31 @@ def _reading_the_options_as_given(add_defaults):
 
     setattr(wrapper, OPTIONS_GIVEN_WRAPPER, True)
     return wrapper
+
+
+# fairseq-train's paths, by option: fairseq reads each as written, so that one that starts with a
+# '~' the shell left (--save-dir=~/x: bash expands '~' at the start of a word only) is a folder
+# named '~' in the current folder. fairseq makes the save dir there
+# (checkpoint_utils.verify_checkpoint_directory) and trained into it without a word; the others
+# were "not found", without saying why. The data is paths joined by ':', as fairseq splits them.
+TRAINING_PATHS = {
+    "--save-dir": ("checkpoint", "save_dir"),
+    "--restore-file": ("checkpoint", "restore_file"),
+    "--finetune-from-model": ("checkpoint", "finetune_from_model"),
+    "the data folder": ("task", "data"),
+}
+
+
+def refuse_a_home_folder_the_shell_left_unexpanded(cfg) -> None:
+    """Each of TRAINING_PATHS that starts with a '~' the shell left is one line that gives the
+    path the home folder would make (options.home_left_unexpanded), before fairseq makes the save
+    dir; a '~' folder that is there is taken, as the tools take it."""
+    for option, (group, key) in TRAINING_PATHS.items():
+        value = (cfg.get(group) or {}).get(key)
+        for path in str(value).split(os.pathsep) if value else ():
+            unexpanded = home_left_unexpanded(path)
+            if unexpanded is not None:
+                raise ConfigurationError(f"{option} {unexpanded}")
 
 
 def _loaded_copies(module_name: str):
@@ -649,9 +677,10 @@ CHANGES = (
     refuse_ranks_outside_the_world_in_training,
     # fairseq.dataclass.initialize.add_defaults, in any process, and the copies fairseq_cli.train
     # and fairseq_cli.hydra_train hold, where loaded: for these models, before fairseq fills in its
-    # defaults, a key of the model's, optimizer's or scheduler's block that nothing takes is refused
-    # and the architecture fills the options not given, so that a null given (no length limit)
-    # stays. For other models, fairseq's own.
+    # defaults, a path that starts with a '~' the shell left (--save-dir=~/x) and a key of the
+    # model's, optimizer's or scheduler's block that nothing takes are refused, and the
+    # architecture fills the options not given, so that a null given (no length limit) stays. For
+    # other models, fairseq's own.
     read_the_options_as_given,
     # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
     # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.

@@ -5,6 +5,7 @@ import argparse
 import math
 import os
 from pathlib import Path
+from typing import Optional
 
 
 def positive_int(text: str) -> int:
@@ -33,17 +34,27 @@ def finite_float(text: str) -> float:
     return value
 
 
+def home_left_unexpanded(text: str) -> Optional[str]:
+    """What is wrong with a path that starts with a '~' the shell left as it is, None where
+    nothing is: bash expands '~' to a home folder at the start of a word only, so --out=~/x reaches
+    the command as ~/x, which would be a folder named '~' in the current folder, made without a
+    word and far from where the outputs were meant to go. A '~' folder that is there already is
+    taken."""
+    home = os.path.expanduser(text)
+    first = Path(text).parts[0] if home != text else None
+    if first is None or Path(first).exists():
+        return None
+    return (
+        f"{text} starts with a folder named {first!r} in the current folder, not a home folder: "
+        f"the shell expands '~' only at the start of a word, not after '=' nor in quotes; write "
+        f"{home}"
+    )
+
+
 def path_argument(text: str) -> Path:
     """A path as the tools' path options take it, refused where it starts with a '~' the shell left
-    as it is: bash expands '~' to a home folder at the start of a word only, so --out=~/x reaches
-    the tool as ~/x, which would be a folder named '~' in the current folder, made without a word
-    and far from where the outputs were meant to go. A '~' folder that is there already is taken."""
-    path = Path(text)
-    home = os.path.expanduser(text)
-    if home != text and not Path(path.parts[0]).exists():
-        raise argparse.ArgumentTypeError(
-            f"{text} starts with a folder named {path.parts[0]!r} in the current folder, not a "
-            "home folder: the shell expands '~' only at the start of a word, not after '=' nor in "
-            f"quotes; write {home}"
-        )
-    return path
+    as it is (home_left_unexpanded)."""
+    unexpanded = home_left_unexpanded(text)
+    if unexpanded is not None:
+        raise argparse.ArgumentTypeError(unexpanded)
+    return Path(text)

@@ -320,6 +320,42 @@ def test_for_other_models_fairseq_s_defaults_are_fairseq_s_own(add_defaults_rest
     assert OmegaConf.to_container(ours) == OmegaConf.to_container(fairseqs)
 
 
+@pytest.mark.parametrize(
+    "option, group, key, given",
+    [
+        ("--save-dir", "checkpoint", "save_dir", "~/x"),
+        ("--restore-file", "checkpoint", "restore_file", "~/x/checkpoint_last.pt"),
+        ("--finetune-from-model", "checkpoint", "finetune_from_model", "~/x/checkpoint_best.pt"),
+        ("the data folder", "task", "data", "data-bin:~/x/data-bin"),
+    ],
+)
+def test_a_training_path_that_starts_with_a_tilde_the_shell_left_is_refused_before_fairseq_makes_it(
+    add_defaults_restored, monkeypatch, tmp_path, option, group, key, given
+):
+    """fairseq-train --save-dir=~/x (bash expands '~' at the start of a word only) trained into a
+    folder named '~' in the current folder, made without a word."""
+    monkeypatch.chdir(tmp_path)
+    cfg = OmegaConf.create({"model": {"_name": "rnnsearch_50"}, group: {key: given}})
+    unexpanded = given.split(":")[-1]
+    with pytest.raises(ConfigurationError) as refused:
+        initialize.add_defaults(cfg)
+    assert str(refused.value) == (
+        f"{option} {unexpanded} starts with a folder named '~' in the current folder, not a home "
+        "folder: the shell expands '~' only at the start of a word, not after '=' nor in quotes; "
+        f"write {os.path.expanduser(unexpanded)}"
+    )
+
+
+def test_a_save_dir_in_a_tilde_folder_that_is_there_is_taken(
+    add_defaults_restored, monkeypatch, tmp_path
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "~").mkdir()
+    cfg = OmegaConf.create({"model": {"_name": "rnnsearch_50"}, "checkpoint": {"save_dir": "~/x"}})
+    initialize.add_defaults(cfg)
+    assert cfg.checkpoint.save_dir == "~/x"
+
+
 def test_importing_the_plugin_again_wraps_fairseq_s_defaults_once(add_defaults_restored):
     from fairseq_cli import hydra_train, train
 
