@@ -24,9 +24,10 @@ import logging
 import os
 import sys
 import warnings
+from typing import Dict, Optional, Tuple
 
 import torch
-from fairseq import checkpoint_utils
+from fairseq import checkpoint_utils, utils
 from fairseq.distributed import utils as distributed_utils
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 from fairseq.search import LengthConstrainedBeamSearch
@@ -255,21 +256,31 @@ def train_in_bfloat16_on_gpus_and_cpus() -> None:
     (fairseq_cli.train.convert_namespace_to_omegaconf, also when run as ``python -m``) first turns
     --tpu off again for this plugin's architectures, where torch_xla is not installed and --tpu
     was not given; for any other model it returns fairseq's own result."""
-    for module in _loaded_copies(TRAIN):
+    _run_before_the_conversion(TRAIN, BFLOAT16_WRAPPER, _turn_off_tpu_taken_for_bfloat16)
+
+
+def _turn_off_tpu_taken_for_bfloat16(args) -> None:
+    if _bfloat16_taken_for_tpu(args):
+        args.tpu = False
+
+
+def _run_before_the_conversion(module_name: str, marker: str, before) -> None:
+    """before(args) run first by the conversion of a fairseq tool's parsed arguments
+    (module_name's convert_namespace_to_omegaconf, in each loaded copy), which then returns
+    fairseq's own result; the wrapper marked, so that importing the plugin again wraps nothing
+    twice."""
+    for module in _loaded_copies(module_name):
         convert = module.convert_namespace_to_omegaconf
-        if not getattr(convert, BFLOAT16_WRAPPER, False):
-            module.convert_namespace_to_omegaconf = _training_in_bfloat16_here(convert)
+        if getattr(convert, marker, False):
+            continue
 
+        @functools.wraps(convert)
+        def wrapper(args, convert=convert):
+            before(args)
+            return convert(args)
 
-def _training_in_bfloat16_here(convert_namespace_to_omegaconf):
-    @functools.wraps(convert_namespace_to_omegaconf)
-    def wrapper(args):
-        if _bfloat16_taken_for_tpu(args):
-            args.tpu = False
-        return convert_namespace_to_omegaconf(args)
-
-    setattr(wrapper, BFLOAT16_WRAPPER, True)
-    return wrapper
+        setattr(wrapper, marker, True)
+        module.convert_namespace_to_omegaconf = wrapper
 
 
 def _one_of_these_architectures(name) -> bool:
@@ -388,29 +399,73 @@ def _reading_the_options_as_given(add_defaults):
     return wrapper
 
 
-# fairseq-train's paths, by option: fairseq reads each as written, so that one that starts with a
-# '~' the shell left (--save-dir=~/x: bash expands '~' at the start of a word only) is a folder
-# named '~' in the current folder. fairseq makes the save dir there
-# (checkpoint_utils.verify_checkpoint_directory) and trained into it without a word; the others
-# were "not found", without saying why. The data is paths joined by ':', as fairseq splits them.
+# fairseq-train's paths, by option: (block, key, whether it holds paths joined by ':', which
+# fairseq splits). fairseq reads each as written, so that one that starts with a '~' the shell left
+# (--save-dir=~/x: bash expands '~' at the start of a word only) is a folder named '~' in the
+# current folder: fairseq made the save dir there (checkpoint_utils.verify_checkpoint_directory)
+# and trained into it without a word; the others were "not found", without saying why.
 TRAINING_PATHS = {
-    "--save-dir": ("checkpoint", "save_dir"),
-    "--restore-file": ("checkpoint", "restore_file"),
-    "--finetune-from-model": ("checkpoint", "finetune_from_model"),
-    "the data folder": ("task", "data"),
+    "--save-dir": ("checkpoint", "save_dir", False),
+    "--restore-file": ("checkpoint", "restore_file", False),
+    "--finetune-from-model": ("checkpoint", "finetune_from_model", False),
+    "the data folder": ("task", "data", True),
 }
 
 
 def refuse_a_home_folder_the_shell_left_unexpanded(cfg) -> None:
-    """Each of TRAINING_PATHS that starts with a '~' the shell left is one line that gives the
-    path the home folder would make (options.home_left_unexpanded), before fairseq makes the save
-    dir; a '~' folder that is there is taken, as the tools take it."""
-    for option, (group, key) in TRAINING_PATHS.items():
-        value = (cfg.get(group) or {}).get(key)
-        for path in str(value).split(os.pathsep) if value else ():
+    """Each of TRAINING_PATHS in cfg that starts with a '~' the shell left is one line
+    (refuse_homes_left_unexpanded), before fairseq makes the save dir."""
+    refuse_homes_left_unexpanded(
+        {
+            option: ((cfg.get(group) or {}).get(key), joined)
+            for option, (group, key, joined) in TRAINING_PATHS.items()
+        }
+    )
+
+
+def refuse_homes_left_unexpanded(given: Dict[str, Tuple[Optional[str], bool]]) -> None:
+    """Each path given, by option (its value, and whether it holds paths joined as fairseq joins
+    them), that starts with a '~' the shell left is one line that gives the path the home folder
+    would make (options.home_left_unexpanded); a '~' folder that is there is taken, as the tools
+    take it."""
+    for option, (value, joined) in given.items():
+        if not value:
+            continue
+        for path in utils.split_paths(str(value)) if joined else [str(value)]:
             unexpanded = home_left_unexpanded(path)
             if unexpanded is not None:
                 raise ConfigurationError(f"{option} {unexpanded}")
+
+
+# fairseq-generate's module: the plugin is imported while fairseq-generate parses its arguments.
+GENERATE = "fairseq_cli.generate"
+GENERATION_PATHS_WRAPPER = "__bahdanau_refuses_homes_left_unexpanded__"
+# fairseq-generate's paths, by option: (argument, whether it holds paths joined by ':'). Its
+# --results-path=~/x made a folder named '~' in the current folder and wrote the translations
+# there, without a word; the others were "not found", without saying why.
+GENERATION_PATHS = {
+    "--results-path": ("results_path", False),
+    "--path": ("path", True),
+    "the data folder": ("data", True),
+}
+
+
+def refuse_homes_left_unexpanded_in_generation() -> None:
+    """fairseq-generate's conversion of its parsed arguments (fairseq_cli.generate's
+    convert_namespace_to_omegaconf, also when run as ``python -m``), which its main calls before it
+    makes --results-path, first refuses each of GENERATION_PATHS that starts with a '~' the shell
+    left (refuse_homes_left_unexpanded), for every model: none is loaded yet. No option or hook
+    runs in between: the plugin is imported in the middle of the parsing."""
+    _run_before_the_conversion(GENERATE, GENERATION_PATHS_WRAPPER, _refuse_generation_paths)
+
+
+def _refuse_generation_paths(args) -> None:
+    refuse_homes_left_unexpanded(
+        {
+            option: (getattr(args, name, None), joined)
+            for option, (name, joined) in GENERATION_PATHS.items()
+        }
+    )
 
 
 def _loaded_copies(module_name: str):
@@ -682,6 +737,11 @@ CHANGES = (
     # architecture fills the options not given, so that a null given (no length limit) stays. For
     # other models, fairseq's own.
     read_the_options_as_given,
+    # fairseq_cli.generate.convert_namespace_to_omegaconf, where fairseq-generate's module is
+    # loaded: a --results-path, --path or data folder that starts with a '~' the shell left
+    # (--results-path=~/x) is refused before fairseq makes that folder, for every model (none is
+    # loaded yet); the function runs between fairseq-generate's parsing and its main's first step.
+    refuse_homes_left_unexpanded_in_generation,
     # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
     # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.
     log_at_the_level_of_fairseqs_tools,

@@ -138,6 +138,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "train_in_bfloat16_on_gpus_and_cpus",
         "refuse_ranks_outside_the_world_in_training",
         "read_the_options_as_given",
+        "refuse_homes_left_unexpanded_in_generation",
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
         "own_the_save_dir_in_training",
@@ -216,6 +217,55 @@ def test_importing_the_plugin_again_wraps_fairseq_train_s_conversion_once():
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
     assert train.convert_namespace_to_omegaconf is wrapped
     assert wrapped.__wrapped__ is convert_namespace_to_omegaconf
+
+
+@pytest.fixture
+def generate_s_conversion(monkeypatch):
+    """fairseq-generate's conversion of its parsed arguments, wrapped as importing the plugin wraps
+    it where fairseq-generate's module is loaded; restored after the test."""
+    from fairseq_cli import generate
+
+    monkeypatch.setattr(generate, "convert_namespace_to_omegaconf", convert_namespace_to_omegaconf)
+    fairseq_patches.refuse_homes_left_unexpanded_in_generation()
+    return generate.convert_namespace_to_omegaconf
+
+
+def test_importing_the_plugin_again_wraps_fairseq_generate_s_conversion_once(generate_s_conversion):
+    from fairseq_cli import generate
+
+    importlib.reload(bahdanau_plugin)
+    utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
+    assert generate.convert_namespace_to_omegaconf is generate_s_conversion
+    assert generate_s_conversion.__wrapped__ is convert_namespace_to_omegaconf
+
+
+@pytest.mark.parametrize(
+    "option, given",
+    [
+        ("--results-path", "--results-path=~/x"),
+        ("--path", "--path=checkpoint_best.pt:~/x/checkpoint_best.pt"),
+        ("the data folder", "~/x/data-bin"),
+    ],
+)
+def test_a_generation_path_that_starts_with_a_tilde_the_shell_left_is_refused_before_it_is_made(
+    generate_s_conversion, monkeypatch, tmp_path, option, given
+):
+    """fairseq-generate --results-path=~/x (bash expands '~' at the start of a word only) wrote its
+    translations into a folder named '~' in the current folder, made without a word."""
+    from fairseq import options
+
+    monkeypatch.chdir(tmp_path)
+    arguments = ["data-bin", "--user-dir", str(PLUGIN), "--path", "checkpoint_best.pt"]
+    arguments = [given, *arguments[1:]] if given.startswith("~") else [*arguments, given]
+    args = options.parse_args_and_arch(options.get_generation_parser(), arguments)
+    unexpanded = given.rpartition("=")[2].rpartition(":")[2]
+    with pytest.raises(ConfigurationError) as refused:
+        generate_s_conversion(args)
+    assert str(refused.value) == (
+        f"{option} {unexpanded} starts with a folder named '~' in the current folder, not a home "
+        "folder: the shell expands '~' only at the start of a word, not after '=' nor in quotes; "
+        f"write {os.path.expanduser(unexpanded)}"
+    )
 
 
 def _started_processes(arch):
