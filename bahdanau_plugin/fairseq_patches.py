@@ -47,6 +47,7 @@ from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
 from .errors import (
     ConfigurationError,
+    MissingPathError,
     print_errors_as_one_line,
     print_hydra_jobs_errors_as_one_line,
 )
@@ -439,33 +440,49 @@ def refuse_homes_left_unexpanded(given: Dict[str, Tuple[Optional[str], bool]]) -
 
 # fairseq-generate's module: the plugin is imported while fairseq-generate parses its arguments.
 GENERATE = "fairseq_cli.generate"
-GENERATION_PATHS_WRAPPER = "__bahdanau_refuses_homes_left_unexpanded__"
-# fairseq-generate's paths, by option: (argument, whether it holds paths joined by ':'). Its
-# --results-path=~/x made a folder named '~' in the current folder and wrote the translations
-# there, without a word; the others were "not found", without saying why.
-GENERATION_PATHS = {
+TRANSLATION_PATHS_WRAPPER = "__bahdanau_refuses_homes_left_unexpanded__"
+# fairseq-generate's and fairseq-interactive's paths, by option: (argument, whether it holds paths
+# joined by ':'). fairseq-generate --results-path=~/x made a folder named '~' in the current folder
+# and wrote the translations there, without a word; fairseq-interactive --input=~/x ended in a
+# traceback once the model was loaded; the others were "not found", without saying why.
+TRANSLATION_PATHS = {
     "--results-path": ("results_path", False),
+    "--input": ("input", False),
     "--path": ("path", True),
     "the data folder": ("data", True),
 }
 
 
-def refuse_homes_left_unexpanded_in_generation() -> None:
-    """fairseq-generate's conversion of its parsed arguments (fairseq_cli.generate's
-    convert_namespace_to_omegaconf, also when run as ``python -m``), which its main calls before it
-    makes --results-path, first refuses each of GENERATION_PATHS that starts with a '~' the shell
-    left (refuse_homes_left_unexpanded), for every model: none is loaded yet. No option or hook
-    runs in between: the plugin is imported in the middle of the parsing."""
-    _run_before_the_conversion(GENERATE, GENERATION_PATHS_WRAPPER, _refuse_generation_paths)
+def refuse_bad_paths_in_translation() -> None:
+    """fairseq-generate's and fairseq-interactive's conversion of their parsed arguments
+    (convert_namespace_to_omegaconf of fairseq_cli.generate and fairseq_cli.interactive, also when
+    run as ``python -m``), which their main calls first, before it makes --results-path or loads a
+    model, first refuses each of TRANSLATION_PATHS that starts with a '~' the shell left
+    (refuse_homes_left_unexpanded) and an --input file that is not there, for every model: none is
+    loaded yet. No option or hook runs in between: the plugin is imported in the middle of the
+    parsing."""
+    for module_name in (GENERATE, INTERACTIVE):
+        _run_before_the_conversion(module_name, TRANSLATION_PATHS_WRAPPER, _check_translation_paths)
 
 
-def _refuse_generation_paths(args) -> None:
+def _check_translation_paths(args) -> None:
     refuse_homes_left_unexpanded(
         {
             option: (getattr(args, name, None), joined)
-            for option, (name, joined) in GENERATION_PATHS.items()
+            for option, (name, joined) in TRANSLATION_PATHS.items()
         }
     )
+    refuse_a_missing_input(getattr(args, "input", None))
+
+
+def refuse_a_missing_input(input: Optional[str]) -> None:
+    """fairseq-interactive --input F of a file that is not there (or a folder) ended in a traceback
+    of FileNotFoundError once the model was loaded; "-" is standard input."""
+    if input not in (None, "-") and not os.path.isfile(input):
+        raise MissingPathError(
+            f"--input {input} not found (not a file): give the file of sentences to translate, or "
+            "leave --input out to read standard input"
+        )
 
 
 def _loaded_copies(module_name: str):
@@ -737,11 +754,12 @@ CHANGES = (
     # architecture fills the options not given, so that a null given (no length limit) stays. For
     # other models, fairseq's own.
     read_the_options_as_given,
-    # fairseq_cli.generate.convert_namespace_to_omegaconf, where fairseq-generate's module is
-    # loaded: a --results-path, --path or data folder that starts with a '~' the shell left
-    # (--results-path=~/x) is refused before fairseq makes that folder, for every model (none is
-    # loaded yet); the function runs between fairseq-generate's parsing and its main's first step.
-    refuse_homes_left_unexpanded_in_generation,
+    # convert_namespace_to_omegaconf of fairseq_cli.generate and fairseq_cli.interactive, where
+    # loaded: a --results-path, --input, --path or data folder that starts with a '~' the shell
+    # left (--results-path=~/x), and an --input file that is not there, are refused before fairseq
+    # makes that folder or loads a model, for every model (none is loaded yet); the function runs
+    # between the tool's parsing and its main's first step.
+    refuse_bad_paths_in_translation,
     # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
     # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.
     log_at_the_level_of_fairseqs_tools,

@@ -27,7 +27,7 @@ from omegaconf import OmegaConf
 
 import bahdanau_plugin
 from bahdanau_plugin import fairseq_patches
-from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.errors import ConfigurationError, MissingPathError
 from bahdanau_plugin.models.language_pair import LANGUAGES_GIVEN
 
 from ..support.demo_data import TEST_SENTENCES
@@ -138,7 +138,7 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "train_in_bfloat16_on_gpus_and_cpus",
         "refuse_ranks_outside_the_world_in_training",
         "read_the_options_as_given",
-        "refuse_homes_left_unexpanded_in_generation",
+        "refuse_bad_paths_in_translation",
         "log_at_the_level_of_fairseqs_tools",
         "hide_dependency_warnings",
         "own_the_save_dir_in_training",
@@ -220,52 +220,80 @@ def test_importing_the_plugin_again_wraps_fairseq_train_s_conversion_once():
 
 
 @pytest.fixture
-def generate_s_conversion(monkeypatch):
-    """fairseq-generate's conversion of its parsed arguments, wrapped as importing the plugin wraps
-    it where fairseq-generate's module is loaded; restored after the test."""
-    from fairseq_cli import generate
+def conversions(monkeypatch):
+    """fairseq-generate's and fairseq-interactive's conversion of their parsed arguments, wrapped
+    as importing the plugin wraps them where their modules are loaded, by module; restored after
+    the test."""
+    from fairseq_cli import generate, interactive
 
-    monkeypatch.setattr(generate, "convert_namespace_to_omegaconf", convert_namespace_to_omegaconf)
-    fairseq_patches.refuse_homes_left_unexpanded_in_generation()
-    return generate.convert_namespace_to_omegaconf
+    modules = {"generate": generate, "interactive": interactive}
+    for module in modules.values():
+        monkeypatch.setattr(
+            module, "convert_namespace_to_omegaconf", convert_namespace_to_omegaconf
+        )
+    fairseq_patches.refuse_bad_paths_in_translation()
+    return {name: module.convert_namespace_to_omegaconf for name, module in modules.items()}
 
 
-def test_importing_the_plugin_again_wraps_fairseq_generate_s_conversion_once(generate_s_conversion):
-    from fairseq_cli import generate
+def test_importing_the_plugin_again_wraps_the_translation_tools_conversions_once(conversions):
+    from fairseq_cli import generate, interactive
 
     importlib.reload(bahdanau_plugin)
     utils.import_user_module(argparse.Namespace(user_dir=PLUGIN))
-    assert generate.convert_namespace_to_omegaconf is generate_s_conversion
-    assert generate_s_conversion.__wrapped__ is convert_namespace_to_omegaconf
+    modules = {"generate": generate, "interactive": interactive}
+    for name, module in modules.items():
+        assert module.convert_namespace_to_omegaconf is conversions[name]
+        assert conversions[name].__wrapped__ is convert_namespace_to_omegaconf
+
+
+def parsed(tool, *arguments):
+    """fairseq-generate's or fairseq-interactive's parsed arguments: DATA --user-dir PLUGIN --path
+    checkpoint_best.pt, arguments after, or the data folder in place of DATA where the first
+    argument is not an option."""
+    from fairseq import options
+
+    given = ["data-bin", "--user-dir", str(PLUGIN), "--path", "checkpoint_best.pt"]
+    if arguments and not arguments[0].startswith("--"):
+        given, arguments = [arguments[0], *given[1:]], arguments[1:]
+    parser = options.get_generation_parser(interactive=tool == "interactive")
+    return options.parse_args_and_arch(parser, [*given, *arguments])
+
+
+def unexpanded_home_line(option, path):
+    return (
+        f"{option} {path} starts with a folder named '~' in the current folder, not a home "
+        "folder: the shell expands '~' only at the start of a word, not after '=' nor in quotes; "
+        f"write {os.path.expanduser(path)}"
+    )
 
 
 @pytest.mark.parametrize(
-    "option, given",
+    "tool, option, given, path",
     [
-        ("--results-path", "--results-path=~/x"),
-        ("--path", "--path=checkpoint_best.pt:~/x/checkpoint_best.pt"),
-        ("the data folder", "~/x/data-bin"),
+        ("generate", "--results-path", "--results-path=~/x", "~/x"),
+        ("generate", "--path", "--path=checkpoint_best.pt:~/x.pt", "~/x.pt"),
+        ("generate", "the data folder", "~/x/data-bin", "~/x/data-bin"),
+        ("interactive", "--input", "--input=~/x.txt", "~/x.txt"),
     ],
 )
-def test_a_generation_path_that_starts_with_a_tilde_the_shell_left_is_refused_before_it_is_made(
-    generate_s_conversion, monkeypatch, tmp_path, option, given
+def test_a_translation_path_that_starts_with_a_tilde_the_shell_left_is_refused_before_it_is_read(
+    conversions, monkeypatch, tmp_path, tool, option, given, path
 ):
     """fairseq-generate --results-path=~/x (bash expands '~' at the start of a word only) wrote its
     translations into a folder named '~' in the current folder, made without a word."""
-    from fairseq import options
-
     monkeypatch.chdir(tmp_path)
-    arguments = ["data-bin", "--user-dir", str(PLUGIN), "--path", "checkpoint_best.pt"]
-    arguments = [given, *arguments[1:]] if given.startswith("~") else [*arguments, given]
-    args = options.parse_args_and_arch(options.get_generation_parser(), arguments)
-    unexpanded = given.rpartition("=")[2].rpartition(":")[2]
     with pytest.raises(ConfigurationError) as refused:
-        generate_s_conversion(args)
-    assert str(refused.value) == (
-        f"{option} {unexpanded} starts with a folder named '~' in the current folder, not a home "
-        "folder: the shell expands '~' only at the start of a word, not after '=' nor in quotes; "
-        f"write {os.path.expanduser(unexpanded)}"
-    )
+        conversions[tool](parsed(tool, given))
+    assert str(refused.value) == unexpanded_home_line(option, path)
+
+
+def test_an_input_file_that_is_not_there_is_refused_before_fairseq_interactive_loads_a_model(
+    conversions, tmp_path
+):
+    """fairseq-interactive opened it once the model was loaded, and ended in a traceback."""
+    with pytest.raises(MissingPathError) as refused:
+        conversions["interactive"](parsed("interactive", "--input", str(tmp_path / "in.txt")))
+    assert str(refused.value).startswith(f"--input {tmp_path / 'in.txt'} not found (not a file)")
 
 
 def _started_processes(arch):
@@ -370,30 +398,30 @@ def test_for_other_models_fairseq_s_defaults_are_fairseq_s_own(add_defaults_rest
     assert OmegaConf.to_container(ours) == OmegaConf.to_container(fairseqs)
 
 
-@pytest.mark.parametrize(
-    "option, group, key, given",
-    [
-        ("--save-dir", "checkpoint", "save_dir", "~/x"),
-        ("--restore-file", "checkpoint", "restore_file", "~/x/checkpoint_last.pt"),
-        ("--finetune-from-model", "checkpoint", "finetune_from_model", "~/x/checkpoint_best.pt"),
-        ("the data folder", "task", "data", "data-bin:~/x/data-bin"),
-    ],
-)
+# fairseq-train's options as its configuration holds them, and the option and path refused
+TRAINING_PATHS_GIVEN = {
+    "--save-dir ~/x": {"checkpoint": {"save_dir": "~/x"}},
+    "--restore-file ~/x/checkpoint_last.pt": {
+        "checkpoint": {"restore_file": "~/x/checkpoint_last.pt"}
+    },
+    "--finetune-from-model ~/x.pt": {"checkpoint": {"finetune_from_model": "~/x.pt"}},
+    "the data folder ~/x/data-bin": {"task": {"data": "data-bin:~/x/data-bin"}},
+}
+
+
+@pytest.mark.parametrize("refused_path", TRAINING_PATHS_GIVEN)
 def test_a_training_path_that_starts_with_a_tilde_the_shell_left_is_refused_before_fairseq_makes_it(
-    add_defaults_restored, monkeypatch, tmp_path, option, group, key, given
+    add_defaults_restored, monkeypatch, tmp_path, refused_path
 ):
     """fairseq-train --save-dir=~/x (bash expands '~' at the start of a word only) trained into a
     folder named '~' in the current folder, made without a word."""
     monkeypatch.chdir(tmp_path)
-    cfg = OmegaConf.create({"model": {"_name": "rnnsearch_50"}, group: {key: given}})
-    unexpanded = given.split(":")[-1]
+    cfg = OmegaConf.create(
+        {"model": {"_name": "rnnsearch_50"}, **TRAINING_PATHS_GIVEN[refused_path]}
+    )
     with pytest.raises(ConfigurationError) as refused:
         initialize.add_defaults(cfg)
-    assert str(refused.value) == (
-        f"{option} {unexpanded} starts with a folder named '~' in the current folder, not a home "
-        "folder: the shell expands '~' only at the start of a word, not after '=' nor in quotes; "
-        f"write {os.path.expanduser(unexpanded)}"
-    )
+    assert str(refused.value) == unexpanded_home_line(*refused_path.rsplit(" ", 1))
 
 
 def test_a_save_dir_in_a_tilde_folder_that_is_there_is_taken(
