@@ -22,6 +22,7 @@ import io
 import itertools
 import logging
 import os
+import pickle
 import sys
 import warnings
 from typing import Dict, Optional, Tuple
@@ -42,6 +43,7 @@ from .checkpoint_safety import (
     TorchLoadingWeightsOnly,
     check_restore_file,
     restore_file_path,
+    saved_state,
 )
 from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
@@ -458,14 +460,17 @@ def refuse_bad_paths_in_translation() -> None:
     (convert_namespace_to_omegaconf of fairseq_cli.generate and fairseq_cli.interactive, also when
     run as ``python -m``), which their main calls first, before it makes --results-path or loads a
     model, first refuses each of TRANSLATION_PATHS that starts with a '~' the shell left
-    (refuse_homes_left_unexpanded) and an --input file that is not there, for every model: none is
-    loaded yet. No option or hook runs in between: the plugin is imported in the middle of the
-    parsing."""
+    (refuse_homes_left_unexpanded) and an --input file that is not there, where a checkpoint of
+    --path is one of these models' (its saved architecture, read memory-mapped: none is loaded
+    yet); for any other model, fairseq's own. No option or hook runs in between: the plugin is
+    imported in the middle of the parsing."""
     for module_name in (GENERATE, INTERACTIVE):
         _run_before_the_conversion(module_name, TRANSLATION_PATHS_WRAPPER, _check_translation_paths)
 
 
 def _check_translation_paths(args) -> None:
+    if not _translates_with_these_models(args):
+        return
     refuse_homes_left_unexpanded(
         {
             option: (getattr(args, name, None), joined)
@@ -473,6 +478,21 @@ def _check_translation_paths(args) -> None:
         }
     )
     refuse_a_missing_input(getattr(args, "input", None))
+
+
+def _translates_with_these_models(args) -> bool:
+    """Whether a checkpoint of --path was saved by one of these models; one that is not there or
+    does not load is fairseq's to report, as it loads it."""
+    for path in utils.split_paths(getattr(args, "path", None) or ""):
+        try:
+            state = saved_state(path)
+        except (OSError, RuntimeError, EOFError, pickle.UnpicklingError):
+            continue
+        saved = (state.get("cfg") or {}).get("model")
+        name = saved.get("_name") if isinstance(saved, dict) else None
+        if _one_of_these_architectures(name or getattr(state.get("args"), "arch", None)):
+            return True
+    return False
 
 
 def refuse_a_missing_input(input: Optional[str]) -> None:
@@ -757,8 +777,9 @@ CHANGES = (
     # convert_namespace_to_omegaconf of fairseq_cli.generate and fairseq_cli.interactive, where
     # loaded: a --results-path, --input, --path or data folder that starts with a '~' the shell
     # left (--results-path=~/x), and an --input file that is not there, are refused before fairseq
-    # makes that folder or loads a model, for every model (none is loaded yet); the function runs
-    # between the tool's parsing and its main's first step.
+    # makes that folder or loads a model, where a checkpoint of --path is one of these models'
+    # (read memory-mapped: none is loaded yet); the function runs between the tool's parsing and
+    # its main's first step. For other models, fairseq's own.
     refuse_bad_paths_in_translation,
     # the root logger's level, where a fairseq tool or the plugin's own command runs: LOGLEVEL
     # (INFO unless set), as fairseq's tools set it; importing fairseq set it to DEBUG.

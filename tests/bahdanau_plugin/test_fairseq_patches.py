@@ -246,13 +246,13 @@ def test_importing_the_plugin_again_wraps_the_translation_tools_conversions_once
         assert conversions[name].__wrapped__ is convert_namespace_to_omegaconf
 
 
-def parsed(tool, *arguments):
+def parsed(tool, checkpoint, *arguments):
     """fairseq-generate's or fairseq-interactive's parsed arguments: DATA --user-dir PLUGIN --path
-    checkpoint_best.pt, arguments after, or the data folder in place of DATA where the first
-    argument is not an option."""
+    checkpoint, arguments after, or the data folder in place of DATA where the first argument is
+    not an option."""
     from fairseq import options
 
-    given = ["data-bin", "--user-dir", str(PLUGIN), "--path", "checkpoint_best.pt"]
+    given = ["data-bin", "--user-dir", str(PLUGIN), "--path", str(checkpoint)]
     if arguments and not arguments[0].startswith("--"):
         given, arguments = [arguments[0], *given[1:]], arguments[1:]
     parser = options.get_generation_parser(interactive=tool == "interactive")
@@ -271,29 +271,41 @@ def unexpanded_home_line(option, path):
     "tool, option, given, path",
     [
         ("generate", "--results-path", "--results-path=~/x", "~/x"),
-        ("generate", "--path", "--path=checkpoint_best.pt:~/x.pt", "~/x.pt"),
+        ("generate", "--path", "--path=CHECKPOINT:~/x.pt", "~/x.pt"),
         ("generate", "the data folder", "~/x/data-bin", "~/x/data-bin"),
         ("interactive", "--input", "--input=~/x.txt", "~/x.txt"),
     ],
 )
 def test_a_translation_path_that_starts_with_a_tilde_the_shell_left_is_refused_before_it_is_read(
-    conversions, monkeypatch, tmp_path, tool, option, given, path
+    conversions, checkpoints, monkeypatch, tmp_path, tool, option, given, path
 ):
     """fairseq-generate --results-path=~/x (bash expands '~' at the start of a word only) wrote its
     translations into a folder named '~' in the current folder, made without a word."""
+    checkpoint = checkpoints["rnnsearch_50"]
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigurationError) as refused:
-        conversions[tool](parsed(tool, given))
+        conversions[tool](parsed(tool, checkpoint, given.replace("CHECKPOINT", str(checkpoint))))
     assert str(refused.value) == unexpanded_home_line(option, path)
 
 
 def test_an_input_file_that_is_not_there_is_refused_before_fairseq_interactive_loads_a_model(
-    conversions, tmp_path
+    conversions, checkpoints, tmp_path
 ):
     """fairseq-interactive opened it once the model was loaded, and ended in a traceback."""
+    arguments = ["--input", str(tmp_path / "in.txt")]
     with pytest.raises(MissingPathError) as refused:
-        conversions["interactive"](parsed("interactive", "--input", str(tmp_path / "in.txt")))
+        conversions["interactive"](parsed("interactive", checkpoints["rnnsearch_50"], *arguments))
     assert str(refused.value).startswith(f"--input {tmp_path / 'in.txt'} not found (not a file)")
+
+
+def test_for_other_models_the_translation_tools_paths_are_fairseq_s_to_read(
+    conversions, monkeypatch, tmp_path
+):
+    """A checkpoint of fairseq's lstm (its saved configuration alone is read before loading)."""
+    torch.save({"cfg": {"model": {"_name": "lstm"}}}, tmp_path / "lstm.pt")
+    monkeypatch.chdir(tmp_path)
+    conversions["generate"](parsed("generate", tmp_path / "lstm.pt", "--results-path=~/x"))
+    conversions["interactive"](parsed("interactive", tmp_path / "lstm.pt", "--input", "in.txt"))
 
 
 def _started_processes(arch):
