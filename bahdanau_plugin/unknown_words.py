@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 from fairseq import utils
 from fairseq.data import Dictionary
+from fairseq.sequence_scorer import SequenceScorer
 
 from .errors import ConfigurationError
 from .unicode_form import normalized
@@ -338,6 +339,20 @@ class ReplacingGenerator:
             words = self.source_words.words(sample, row, int(real.sum()))
             for hypothesis in sentence_hypotheses:
                 hypothesis["tokens"] = replaced_tokens(
-                    hypothesis, source_tokens[row], words, self.target_words, self.word_dictionary
+                    self.attending_as_the_search(hypothesis),
+                    source_tokens[row],
+                    words,
+                    self.target_words,
+                    self.word_dictionary,
                 )
         return hypotheses
+
+    def attending_as_the_search(self, hypothesis: Dict[str, torch.Tensor]) -> Dict:
+        """hypothesis with its attention source x target, as fairseq's search gives it. Its scorer
+        of references (fairseq-generate --score-reference) gives the models' own, target x
+        source: read as the search's, each <unk> of a reference was replaced by the word of
+        another source position, not the one --print-alignment aligns it to."""
+        attention = hypothesis.get("attention")
+        if not isinstance(self.generator, SequenceScorer) or attention is None:
+            return hypothesis
+        return {**hypothesis, "attention": attention.t()}

@@ -10,10 +10,13 @@ import pytest
 import torch
 from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoderDecoderModel
+from fairseq.sequence_scorer import SequenceScorer
 
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models import RNNsearchModel
 from bahdanau_plugin.unknown_words import (
+    DictionaryWords,
+    ReplacingGenerator,
     SourceText,
     WordsPastVocabulary,
     load_word_dictionary,
@@ -24,6 +27,7 @@ from bench.models import dictionary
 
 from ..support.assertions import assert_one_line_error
 from ..support.demo_data import binarize_test_split
+from ..support.models import build_tiny_model, randomize_
 from ..support.paths import PLUGIN
 from ..support.tools import tool_on_bytes
 
@@ -322,6 +326,46 @@ def test_each_unk_is_the_translation_of_the_word_with_the_largest_alpha_or_the_w
         hypothesis, source, ["le", "chat", "noir"], WordsPastVocabulary(target), {"chat": "cat"}
     )
     assert target.string(replaced).split() == ["cat", "w1", "noir"]
+
+
+def test_scoring_references_replaces_each_unk_by_the_source_word_the_scorer_aligns_it_to(
+    fast_path_setting,
+):
+    """fairseq-generate --score-reference: fairseq's scorer gives the attention target x source,
+    where its search gives it source x target."""
+    fast_path_setting("plain")  # the step as written: a forward pass, nothing to compile
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    source_dictionary, target_dictionary = model.encoder.dictionary, model.decoder.dictionary
+    words = [f"w{index}" for index in range(6)]
+    source = torch.tensor([[*map(source_dictionary.index, words), source_dictionary.eos()]])
+    unk, eos = target_dictionary.unk(), target_dictionary.eos()
+    reference = [unk, target_dictionary.index("w7"), unk, unk, target_dictionary.index("w8"), unk]
+    target = torch.tensor([[*reference, eos]])
+    sample = {
+        "id": torch.tensor([0]),
+        "net_input": {
+            "src_tokens": source,
+            "src_lengths": torch.tensor([source.numel()]),
+            "prev_output_tokens": torch.tensor([[eos, *reference]]),
+        },
+        "target": target,
+    }
+    scorer = ReplacingGenerator(
+        SequenceScorer(target_dictionary, compute_alignment=True),  # as --print-alignment asks
+        DictionaryWords(source_dictionary),
+        WordsPastVocabulary(source_dictionary),
+        WordsPastVocabulary(target_dictionary),
+        {},
+    )
+    [[scored]] = scorer.generate([model], sample)
+    aligned = {
+        target_position: source_position for source_position, target_position in scored["alignment"]
+    }
+    written = target_dictionary.string(scored["tokens"]).split()
+    unknown = [position for position, token in enumerate(reference) if token == unk]
+    assert [written[position] for position in unknown] == [
+        words[aligned[position]] for position in unknown
+    ]
 
 
 def test_input_words_outside_the_dictionary_get_ids_past_it_until_the_next_input():
