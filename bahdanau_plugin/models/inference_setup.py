@@ -27,6 +27,7 @@ def apply(cfg, has_attention: bool, target_symbols: int) -> None:
     refuse_more_hypotheses_than_the_search_keeps(cfg.generation, target_symbols)
     refuse_constraints_where_none_are_read(cfg.generation)
     refuse_a_language_model_nothing_reads(cfg.generation)
+    refuse_a_soft_alignment_fairseq_interactive_cannot_print(cfg.generation)
     batch_every_sentence(cfg)
 
 
@@ -243,6 +244,21 @@ def refuse_a_language_model_nothing_reads(generation) -> None:
         raise ConfigurationError(
             "--lm-path without --lm-weight: the language model's scores are weighed by "
             "--lm-weight, 0 unless given, which adds nothing: give it (--lm-weight 0.2, say)"
+        )
+
+
+def refuse_a_soft_alignment_fairseq_interactive_cannot_print(generation) -> None:
+    """fairseq-interactive prints an alignment as source-target pairs, a hard one: a soft one's
+    row of weights per target token failed to unpack in a ValueError traceback at the first line
+    of two words or more, the lines after it untranslated, and a line of one word had its two
+    weights (the word's and the end of sentence's) printed as a pair, 0.485423-0.514577, without a
+    word. fairseq's own, for any model (its lstm too)."""
+    if generation.print_alignment == "soft" and running_fairseq_tool() == "fairseq-interactive":
+        raise ConfigurationError(
+            "--print-alignment soft: fairseq-interactive prints alignments as source-target "
+            "pairs, hard ones, and fails on a soft one's weights: give --print-alignment (hard); "
+            "for the weights, bahdanau-plot-alignment draws a sentence's soft alignment, and "
+            "fairseq-generate --print-alignment soft prints a test set's"
         )
 
 

@@ -163,6 +163,30 @@ def test_a_weighed_language_model_is_taken_by_fairseq_generate(monkeypatch):
     inference_setup.apply(translating(**LANGUAGE_MODEL), has_attention=True, target_symbols=20)
 
 
+def test_fairseq_interactive_refuses_a_soft_alignment_it_cannot_print(monkeypatch):
+    """It prints source-target pairs: a soft alignment's rows of weights failed to unpack in a
+    traceback, or a row of two weights (a line of one word) was printed as a pair."""
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-interactive")
+    with pytest.raises(
+        ConfigurationError, match="--print-alignment soft: fairseq-interactive prints alignments"
+    ):
+        inference_setup.apply(
+            translating(print_alignment="soft"), has_attention=True, target_symbols=20
+        )
+
+
+@pytest.mark.parametrize(
+    "tool, alignment", [("fairseq-generate", "soft"), ("fairseq-interactive", "hard")]
+)
+def test_a_soft_alignment_is_printed_by_fairseq_generate_a_hard_one_by_both(
+    tool, alignment, monkeypatch
+):
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: tool)
+    inference_setup.apply(
+        translating(print_alignment=alignment), has_attention=True, target_symbols=20
+    )
+
+
 @pytest.mark.parametrize("option", ["bf16", "memory_efficient_bf16"])
 def test_fairseq_validate_given_bf16_validates_in_bfloat16_the_alignment_model_in_float32(
     option, monkeypatch
