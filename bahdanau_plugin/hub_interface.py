@@ -8,7 +8,8 @@ each ``<unk>`` by the source word it attends to most: ``translate()`` returns th
 ``generate()`` hypotheses whose tokens hold the replacing words. The generation options of a call
 are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a misspelt option, which
 fairseq would set and never read, is refused, and so is ``score()`` (``score_reference``), which
-fairseq's hub has for language models only. So is a sentence over max_source_positions, which
+fairseq's hub has for language models only, and ``prefix_size``, which only fairseq-generate reads
+(from its references). So is a sentence over max_source_positions, which
 fairseq would leave out of the results under ``skip_invalid_size_inputs``, and
 ``print_alignment='soft'`` with ``verbose=True``, whose log fairseq writes as hard alignments only.
 The options given to ``from_pretrained`` are checked too (``check_loading_options``): fairseq
@@ -40,6 +41,7 @@ from . import subword_nmt_codes
 from .errors import ConfigurationError
 from .models.inference_setup import (
     refuse_a_language_model_nothing_reads,
+    refuse_a_prefix_nothing_reads,
     refuse_what_fairseqs_search_cannot_do,
 )
 from .tasks import TranslationWithSourceWordsTask
@@ -233,6 +235,7 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         calls_options = CallsOptions(self.cfg.generation, {"beam": beam, **options})
         refuse_what_fairseqs_search_cannot_do(calls_options)
         refuse_a_language_model_nothing_reads(calls_options)
+        refuse_a_prefix_nothing_reads(calls_options)
 
     def check_logged_alignment(self, options: dict) -> None:
         """verbose=True logs each hypothesis's alignment as fairseq's log writes it, as

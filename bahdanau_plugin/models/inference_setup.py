@@ -27,6 +27,7 @@ def apply(cfg, has_attention: bool, target_symbols: int) -> None:
     refuse_more_hypotheses_than_the_search_keeps(cfg.generation, target_symbols)
     refuse_constraints_where_none_are_read(cfg.generation)
     refuse_a_language_model_nothing_reads(cfg.generation)
+    refuse_a_prefix_nothing_reads(cfg.generation)
     refuse_a_soft_alignment_fairseq_interactive_cannot_print(cfg.generation)
     batch_every_sentence(cfg)
 
@@ -244,6 +245,22 @@ def refuse_a_language_model_nothing_reads(generation) -> None:
         raise ConfigurationError(
             "--lm-path without --lm-weight: the language model's scores are weighed by "
             "--lm-weight, 0 unless given, which adds nothing: give it (--lm-weight 0.2, say)"
+        )
+
+
+def refuse_a_prefix_nothing_reads(generation) -> None:
+    """--prefix-size N makes each translation begin with the first N tokens of its reference, which
+    fairseq-generate alone reads, from its test set. fairseq-interactive's lines and the hub's
+    sentences have no reference, and fairseq translated them as without the option, without a
+    word (for any model: its lstm too)."""
+    tool = running_fairseq_tool()
+    if generation.prefix_size and tool != "fairseq-generate":
+        raise ConfigurationError(
+            f"--prefix-size {generation.prefix_size}: fairseq-generate alone begins each "
+            "translation with the first tokens of its test set's reference, and "
+            f"{tool or 'the hub'} has no reference and would translate without them: drop "
+            "--prefix-size, or binarize the sources and their references as a test split for "
+            "fairseq-generate"
         )
 
 

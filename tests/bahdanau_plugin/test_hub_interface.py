@@ -165,6 +165,14 @@ def test_a_language_model_given_to_a_call_is_refused_since_the_hub_never_reads_i
         hub.translate("the dog sees a cat", lm_path=str(data_bin / "lm.pt"), lm_weight=0.2)
 
 
+def test_a_prefix_given_to_a_call_is_refused_since_the_hub_has_no_reference(checkpoints, data_bin):
+    """fairseq's hub translated as without prefix_size= (fairseq-generate alone reads each
+    translation's prefix, from its reference), without a word."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    with pytest.raises(ConfigurationError, match="--prefix-size 2: .* the hub has no reference"):
+        hub.translate("the dog sees a cat", prefix_size=2)
+
+
 @pytest.mark.parametrize(
     "options, message",
     [

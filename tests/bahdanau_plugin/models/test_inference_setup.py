@@ -163,6 +163,27 @@ def test_a_weighed_language_model_is_taken_by_fairseq_generate(monkeypatch):
     inference_setup.apply(translating(**LANGUAGE_MODEL), has_attention=True, target_symbols=20)
 
 
+@pytest.mark.parametrize(
+    "tool, message",
+    [
+        ("fairseq-interactive", "and fairseq-interactive has no reference and would translate"),
+        (None, "and the hub has no reference and would translate without them"),
+    ],
+    ids=["interactive", "hub"],
+)
+def test_a_prefix_is_refused_where_no_reference_gives_one(tool, message, monkeypatch):
+    """--prefix-size takes each translation's first tokens from its reference: fairseq-interactive
+    and the hub translated as without it, without a word."""
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: tool)
+    with pytest.raises(ConfigurationError, match=f"--prefix-size 2: .* {message}"):
+        inference_setup.apply(translating(prefix_size=2), has_attention=True, target_symbols=20)
+
+
+def test_a_prefix_is_taken_by_fairseq_generate(monkeypatch):
+    monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-generate")
+    inference_setup.apply(translating(prefix_size=2), has_attention=True, target_symbols=20)
+
+
 def test_fairseq_interactive_refuses_a_soft_alignment_it_cannot_print(monkeypatch):
     """It prints source-target pairs: a soft alignment's rows of weights failed to unpack in a
     traceback, or a row of two weights (a line of one word) was printed as a pair."""
