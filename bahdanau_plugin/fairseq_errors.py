@@ -1,6 +1,7 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a data folder that is not there or is
-no data-bin, a split or a language the data-bin does not hold, an empty split, a
+no data-bin, a split or a language the data-bin does not hold, a folder of dictionaries alone
+without the languages, an empty split, a
 --finetune-from-model that names no file or comes with another start (--restore-file,
 --reset-*), half precision on a CPU, --fp16 beside --bf16, no batch size, a
 world of more processes than GPUs, fairseq-validate without --task, --sampling without as many
@@ -72,20 +73,53 @@ def data_folder_that_is_no_data_bin(error: BaseException) -> Optional[str]:
     return None
 
 
+DICTIONARY = re.compile(r"dict\.(.+)\.txt")  # a data-bin's dictionary of a language
+
+
+def dictionary_languages(data: str) -> List[str]:
+    """The languages of a data-bin's dictionaries (dict.LANG.txt)."""
+    names = os.listdir(data) if os.path.isdir(data) else []
+    return sorted(found.group(1) for found in map(DICTIONARY.fullmatch, names) if found)
+
+
 def missing_dictionary(error: BaseException) -> Optional[str]:
     """A --source-lang or --target-lang whose dict.LANG.txt the data-bin lacks."""
     name = getattr(error, "filename", None)
-    found = re.fullmatch(r"dict\.(.+)\.txt", os.path.basename(name or ""))
+    found = DICTIONARY.fullmatch(os.path.basename(name or ""))
     if not isinstance(error, FileNotFoundError) or found is None:
         return None
     if errors.locals_where(error, Dictionary.add_from_file.__code__) is None:
         return None
     data = os.path.dirname(name) or "."
-    held = sorted(f for f in os.listdir(data) if re.fullmatch(r"dict\..+\.txt", f))
-    languages = ", ".join(f.split(".")[1] for f in held) or "none"
+    languages = ", ".join(dictionary_languages(data)) or "none"
     return (
         f"the data-bin {data} has no dictionary for the language {found.group(1)} ({name}): its "
         f"languages are {languages}: give --source-lang and --target-lang among them"
+    )
+
+
+NO_PAIR = "Could not infer language pair, please provide it explicitly"
+
+
+def language_pair_not_inferred(error: BaseException) -> Optional[str]:
+    """fairseq's translation task, with --source-lang or --target-lang left out, takes the pair
+    from the names of the data folder's binaries (SPLIT.SRC-TGT.LANG.bin): a folder of
+    dictionaries alone, such as one kept beside a checkpoint to translate with, has none, and
+    fairseq-interactive (fairseq-generate too) failed in a traceback, "Could not infer language
+    pair, please provide it explicitly". The task is set up from the command's options before
+    any checkpoint is read: the languages a checkpoint records are not read there."""
+    if str(error) != NO_PAIR:
+        return None
+    setup_task = inspect.unwrap(translation.TranslationTask.setup_task.__func__)
+    given = errors.locals_where(error, setup_task.__code__)
+    if given is None or "paths" not in given:
+        return None
+    data = given["paths"][0]
+    languages = " and ".join(dictionary_languages(data))
+    return (
+        f"the data folder {data} holds no binaries (SPLIT.SRC-TGT.LANG.bin), from whose names "
+        "fairseq takes the language pair where --source-lang or --target-lang is left out: give "
+        f"both, languages of its dictionaries ({languages})"
     )
 
 
@@ -467,6 +501,7 @@ errors.EXPLANATIONS.extend(
         missing_split,
         data_folder_that_is_no_data_bin,  # before missing_dictionary, which lists the folder
         missing_dictionary,
+        language_pair_not_inferred,
         empty_split,
         missing_finetune_checkpoint,
         finetuning_with_another_start,

@@ -3,6 +3,7 @@ the data-bin holds or what to give (bahdanau_plugin/fairseq_errors.py), not a tr
 
 import os
 import re
+import shutil
 
 import pytest
 import torch
@@ -10,13 +11,14 @@ from fairseq import options
 from fairseq.data import indexed_dataset
 from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
 from bahdanau_plugin.errors import one_line
 
-from ..support.assertions import assert_one_line_error
+from ..support.assertions import assert_one_line_error, assert_one_line_explanation
 from ..support.demo_data import preprocess
 from ..support.paths import PLUGIN
 from ..support.tools import tool_on_bytes
@@ -73,6 +75,23 @@ def test_the_folder_above_the_data_bin_is_one_line_saying_to_give_the_data_bin(t
         stderr,
         f"{out} is not a data-bin folder: it holds no dict.*.txt",
         "OUT/data-bin",
+    )
+
+
+def test_a_folder_of_dictionaries_alone_without_the_languages_is_one_line_saying_to_give_them(
+    data_bin, tmp_path
+):
+    """A folder of the dictionaries alone, kept beside a checkpoint to translate with: fairseq takes
+    the pair from the names of binaries it lacks, and failed in a traceback ("Could not infer
+    language pair")."""
+    for dictionary in data_bin.glob("dict.*.txt"):
+        shutil.copy(dictionary, tmp_path)
+    with pytest.raises(Exception) as failed:
+        TranslationTask.setup_task(OmegaConf.structured(TranslationConfig(data=str(tmp_path))))
+    assert_one_line_explanation(
+        failed.value,
+        f"the data folder {tmp_path} holds no binaries",
+        "give both, languages of its dictionaries (en and fr)",
     )
 
 
