@@ -307,6 +307,23 @@ class DictionaryWords:
         return [self.dictionary[i] for i in ids if i not in special]
 
 
+def refuse_constraint_words_outside(
+    target_words: WordsPastVocabulary, constraints: Optional[torch.Tensor]
+) -> None:
+    """fairseq-interactive reads each word of --constraints with the target dictionary, a word it
+    lacks as <unk>, which the translation then writes where the word was asked for: replaced, that
+    <unk> became the source word it attends to most, and the translation held a word that was
+    not asked for in place of the one that was, without a word. constraints: fairseq's, a row a
+    sentence: their number, then their ids, each constraint ended by 0 (<s>)."""
+    if constraints is not None and constraints[:, 1:].eq(target_words.dictionary.unk()).any():
+        raise ConfigurationError(
+            f"a --constraints word is outside the target dictionary (or is <unk>): fairseq reads "
+            f"it as <unk>, which the translation writes where the word is asked for, and {OPTION} "
+            "would replace it by a source word: drop that word from the constraints, or drop "
+            f"{OPTION} to see <unk> where it was asked for"
+        )
+
+
 class ReplacingGenerator:
     """fairseq's generator, then the replacement in every hypothesis' tokens."""
 
@@ -329,6 +346,7 @@ class ReplacingGenerator:
 
     @torch.no_grad()
     def generate(self, models, sample, **kwargs):
+        refuse_constraint_words_outside(self.target_words, kwargs.get("constraints"))
         source_tokens = sample["net_input"]["src_tokens"]
         as_read = self.source_vocabulary.as_models_read_it(source_tokens)
         net_input = {**sample["net_input"], "src_tokens": as_read}

@@ -10,7 +10,10 @@ import pytest
 import torch
 from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoderDecoderModel
+from fairseq.search import LexicallyConstrainedBeamSearch
+from fairseq.sequence_generator import SequenceGenerator
 from fairseq.sequence_scorer import SequenceScorer
+from fairseq.token_generation_constraints import pack_constraints
 
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.models import RNNsearchModel
@@ -366,6 +369,55 @@ def test_scoring_references_replaces_each_unk_by_the_source_word_the_scorer_alig
     assert [written[position] for position in unknown] == [
         words[aligned[position]] for position in unknown
     ]
+
+
+def constrained_replacing_search(model):
+    """fairseq-interactive's search with --constraints, through the replacement."""
+    source_dictionary, target_dictionary = model.encoder.dictionary, model.decoder.dictionary
+    constrained = LexicallyConstrainedBeamSearch(target_dictionary, "unordered")
+    return ReplacingGenerator(
+        SequenceGenerator(
+            [model], target_dictionary, beam_size=2, max_len_b=5, search_strategy=constrained
+        ),
+        DictionaryWords(source_dictionary),
+        WordsPastVocabulary(source_dictionary),
+        WordsPastVocabulary(target_dictionary),
+        {},
+    )
+
+
+def a_sentence_to_translate(model):
+    source_dictionary = model.encoder.dictionary
+    source = torch.tensor([[source_dictionary.index("w1"), source_dictionary.eos()]])
+    return {"id": torch.tensor([0]), "net_input": {"src_tokens": source, "src_lengths": [2]}}
+
+
+def test_a_constraint_word_outside_the_target_dictionary_is_refused_with_replace_unk(
+    fast_path_setting,
+):
+    """fairseq-interactive reads it as <unk>, which the translation writes where it is asked for:
+    replaced by a source word, the word asked for was gone without a word."""
+    fast_path_setting("plain")
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    constraints = pack_constraints([[torch.tensor([model.decoder.dictionary.unk()])]])
+    with pytest.raises(ConfigurationError, match="a --constraints word is outside the target"):
+        constrained_replacing_search(model).generate(
+            [model], a_sentence_to_translate(model), constraints=constraints
+        )
+
+
+def test_a_constraint_word_of_the_target_dictionary_is_written_with_replace_unk(
+    fast_path_setting,
+):
+    fast_path_setting("plain")
+    model = randomize_(build_tiny_model("rnnsearch")).eval()
+    asked = model.decoder.dictionary.index("w12")
+    [[best, *_]] = constrained_replacing_search(model).generate(
+        [model],
+        a_sentence_to_translate(model),
+        constraints=pack_constraints([[torch.tensor([asked])]]),
+    )
+    assert asked in best["tokens"].tolist()
 
 
 def test_input_words_outside_the_dictionary_get_ids_past_it_until_the_next_input():
