@@ -48,6 +48,7 @@ from omegaconf import open_dict
 
 from .. import errors, subword_nmt_codes, unknown_words
 from ..errors import ConfigurationError
+from ..models import inference_setup
 from ..unicode_form import holds_a_word, normalized
 
 NAME = "translation_with_source_words"
@@ -196,7 +197,9 @@ class TranslationWithSourceWordsTask(TranslationTask):
     def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
         """fairseq's translations, except that a source without a word, an empty or blank line
         (the end of sentence alone), gets an empty one. A batch of such sources alone, as
-        fairseq-interactive makes of each line it reads, is not generated at all."""
+        fairseq-interactive makes of each line it reads, is not generated at all. A --constraints
+        word <s> is refused first (inference_setup)."""
+        inference_setup.refuse_constraints_cut_at_a_begin_symbol(constraints)
         sources, symbols = sample["net_input"]["src_tokens"], self.source_dictionary
         has_words = ((sources != symbols.pad()) & (sources != symbols.eos())).any(dim=1).tolist()
         translations = (

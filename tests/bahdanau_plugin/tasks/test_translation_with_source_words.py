@@ -8,13 +8,23 @@ import re
 import unicodedata
 
 import pytest
+import torch
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.search import LexicallyConstrainedBeamSearch
+from fairseq.sequence_generator import SequenceGenerator
+from fairseq.token_generation_constraints import pack_constraints
+from omegaconf import OmegaConf
 
 import bahdanau_plugin  # noqa: F401  (registers the task, as --user-dir does)
 from bahdanau_plugin.errors import ConfigurationError
+from bahdanau_plugin.tasks.translation_with_source_words import (
+    TranslationWithSourceWordsConfig,
+    TranslationWithSourceWordsTask,
+)
 from bahdanau_plugin.unknown_words import NO_DICTIONARY
 
+from ...support.models import build_tiny_model
 from ...support.paths import PLUGIN
 from ...support.tools import run
 
@@ -64,6 +74,26 @@ def test_an_ensemble_with_a_model_not_of_the_plugin_is_refused_for_options_readi
     task.check_attention([rnnsearch], option)
     with pytest.raises(ConfigurationError, match=f"{option} reads the attention of rnnsearch "):
         task.check_attention([rnnsearch, lstm], option)
+
+
+def test_a_constraint_holding_the_begin_symbol_is_refused_before_the_search(fast_path_setting):
+    """fairseq-interactive reads <s> in a constraint as the begin symbol, whose id ends each packed
+    constraint: its search wrote the words before it alone, without a word."""
+    fast_path_setting("plain")
+    model = build_tiny_model("rnnsearch").eval()
+    source, target = model.encoder.dictionary, model.decoder.dictionary
+    task = TranslationWithSourceWordsTask(
+        OmegaConf.structured(TranslationWithSourceWordsConfig()), source, target
+    )
+    constrained = LexicallyConstrainedBeamSearch(target, "ordered")
+    search = SequenceGenerator(
+        [model], target, beam_size=2, max_len_b=5, search_strategy=constrained
+    )
+    line = task.encode_source("w1 w2")
+    sample = {"id": torch.tensor([0]), "net_input": {"src_tokens": line[None], "src_lengths": [2]}}
+    asked = target.encode_line("w3 <s> w4", append_eos=False, add_if_not_exist=False)
+    with pytest.raises(ConfigurationError, match="a --constraints word is <s>"):
+        task.inference_step(search, [model], sample, constraints=pack_constraints([[asked]]))
 
 
 def test_fairseq_interactive_translates_an_empty_or_blank_line_as_empty(data_bin, checkpoints):
