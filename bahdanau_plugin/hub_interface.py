@@ -9,7 +9,8 @@ each ``<unk>`` by the source word it attends to most: ``translate()`` returns th
 are checked as fairseq-generate's (``check_options``): ``replace_unk`` or a misspelt option, which
 fairseq would set and never read, is refused, and so is ``score()`` (``score_reference``), which
 fairseq's hub has for language models only, and ``prefix_size``, which only fairseq-generate reads
-(from its references). So is a sentence over max_source_positions, which
+(from its references), and ``constraints`` without the constraints themselves (or the
+reverse). So is a sentence over max_source_positions, which
 fairseq would leave out of the results under ``skip_invalid_size_inputs``, and
 ``print_alignment='soft'`` with ``verbose=True``, whose log fairseq writes as hard alignments only.
 The options given to ``from_pretrained`` are checked too (``check_loading_options``): fairseq
@@ -197,6 +198,7 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
     def generate(self, tokenized_sentences, beam: int = 5, verbose: bool = False, **kwargs):
         options = {k: v for k, v in kwargs.items() if k not in CALL_ARGUMENTS}
         self.check_options(beam, options)
+        self.check_constraints(options, kwargs.get("inference_step_args"))
         if verbose:
             self.check_logged_alignment(options)
         self.check_lengths(tokenized_sentences)
@@ -236,6 +238,26 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         refuse_what_fairseqs_search_cannot_do(calls_options)
         refuse_a_language_model_nothing_reads(calls_options)
         refuse_a_prefix_nothing_reads(calls_options)
+
+    def check_constraints(self, options: dict, inference_step_args: Optional[dict]) -> None:
+        """fairseq's hub searches with constraints where given both constraints= ('ordered' or
+        'unordered': its constrained search) and the constraints themselves, packed, in
+        inference_step_args: either alone failed in a traceback ("TypeError: 'NoneType' object is
+        not iterable" for the search without constraints, whatever translate() was given)."""
+        search = CallsOptions(self.cfg.generation, options).constraints
+        given = (inference_step_args or {}).get("constraints")
+        if search and given is None:
+            raise ConfigurationError(
+                f"constraints={search!r} chooses fairseq's constrained search, and no constraints "
+                "are given: give them to generate(..., inference_step_args={'constraints': "
+                "pack_constraints(...)}) (fairseq.token_generation_constraints), or drop "
+                "constraints="
+            )
+        if given is not None and not search:
+            raise ConfigurationError(
+                "inference_step_args gives constraints, which fairseq's constrained search alone "
+                "writes: give constraints='ordered' or 'unordered' beside them"
+            )
 
     def check_logged_alignment(self, options: dict) -> None:
         """verbose=True logs each hypothesis's alignment as fairseq's log writes it, as

@@ -11,6 +11,7 @@ import unicodedata
 import pytest
 import torch
 from fairseq.hub_utils import GeneratorHubInterface
+from fairseq.token_generation_constraints import pack_constraints
 
 from bahdanau_plugin.errors import CheckpointError, ConfigurationError, MissingPathError
 from bahdanau_plugin.models import RNNencdecModel, RNNsearchModel
@@ -163,6 +164,38 @@ def test_a_language_model_given_to_a_call_is_refused_since_the_hub_never_reads_i
     hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
     with pytest.raises(ConfigurationError, match="and the hub would translate without it"):
         hub.translate("the dog sees a cat", lm_path=str(data_bin / "lm.pt"), lm_weight=0.2)
+
+
+def asked_constraints(hub, words):
+    """One sentence's constraint, packed as fairseq's search reads it."""
+    encoded = hub.tgt_dict.encode_line(words, append_eos=False, add_if_not_exist=False)
+    return {"constraints": pack_constraints([[encoded]])}
+
+
+@pytest.mark.parametrize(
+    "search, given, message",
+    [
+        ("ordered", False, "constraints='ordered' chooses fairseq's constrained search, and no"),
+        (None, True, "inference_step_args gives constraints, which fairseq's constrained search"),
+    ],
+    ids=["search-without-constraints", "constraints-without-their-search"],
+)
+def test_constraints_without_their_search_or_the_reverse_are_refused_in_one_line(
+    checkpoints, data_bin, search, given, message
+):
+    """fairseq failed in a traceback (TypeError: 'NoneType' object is not iterable, or
+    NotImplementedError)."""
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    options = {"constraints": search} if search else {}
+    step = {"inference_step_args": asked_constraints(hub, "chien")} if given else {}
+    with pytest.raises(ConfigurationError, match=message):
+        hub.translate("the dog sees a cat", **options, **step)
+
+
+def test_constraints_given_with_their_search_are_written(checkpoints, data_bin):
+    hub = load(RNNsearchModel, checkpoints["rnnsearch_50"], data_bin)
+    step = {"inference_step_args": asked_constraints(hub, "chien")}
+    assert "chien" in hub.translate("the cat", beam=2, max_len_b=5, constraints="ordered", **step)
 
 
 def test_a_prefix_given_to_a_call_is_refused_since_the_hub_has_no_reference(checkpoints, data_bin):
