@@ -11,6 +11,7 @@ import logging
 from typing import Iterable, Optional
 
 import torch
+from fairseq.sequence_scorer import SequenceScorer
 from fairseq.token_generation_constraints import unpack_constraints
 
 from ..errors import ConfigurationError
@@ -213,6 +214,13 @@ def refuse_constraints_where_none_are_read(generation) -> None:
             "fairseq-generate's test set holds none, and it would translate without them: drop "
             "the option, or translate with fairseq-interactive"
         )
+
+
+def scores_references(generator) -> bool:
+    """Whether generator is fairseq's scorer of references (fairseq-generate --score-reference),
+    alone or under the unknown-word replacement (its ``generator``): it writes no translation,
+    and scores every reference, that of a source without a word too."""
+    return isinstance(getattr(generator, "generator", generator), SequenceScorer)
 
 
 def refuse_constraints_cut_at_a_begin_symbol(constraints: Optional[torch.Tensor]) -> None:

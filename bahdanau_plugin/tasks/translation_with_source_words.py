@@ -198,10 +198,13 @@ class TranslationWithSourceWordsTask(TranslationTask):
         """fairseq's translations, except that a source without a word, an empty or blank line
         (the end of sentence alone), gets an empty one. A batch of such sources alone, as
         fairseq-interactive makes of each line it reads, is not generated at all. A --constraints
-        word <s> is refused first (inference_setup)."""
+        word <s> is refused first (inference_setup). References scored (--score-reference) are
+        all fairseq's: an empty source's reference is scored, not replaced by an empty line."""
         inference_setup.refuse_constraints_cut_at_a_begin_symbol(constraints)
         sources, symbols = sample["net_input"]["src_tokens"], self.source_dictionary
         has_words = ((sources != symbols.pad()) & (sources != symbols.eos())).any(dim=1).tolist()
+        if inference_setup.scores_references(generator):
+            has_words = [True] * len(has_words)
         translations = (
             super().inference_step(generator, models, sample, prefix_tokens, constraints)
             if any(has_words)

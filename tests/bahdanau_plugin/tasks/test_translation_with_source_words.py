@@ -13,6 +13,7 @@ from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.search import LexicallyConstrainedBeamSearch
 from fairseq.sequence_generator import SequenceGenerator
+from fairseq.sequence_scorer import SequenceScorer
 from fairseq.token_generation_constraints import pack_constraints
 from omegaconf import OmegaConf
 
@@ -76,15 +77,42 @@ def test_an_ensemble_with_a_model_not_of_the_plugin_is_refused_for_options_readi
         task.check_attention([rnnsearch, lstm], option)
 
 
+def tiny_model_and_task():
+    """A tiny RNNsearch and the task over its dictionaries."""
+    model = build_tiny_model("rnnsearch").eval()
+    config = OmegaConf.structured(TranslationWithSourceWordsConfig())
+    return model, TranslationWithSourceWordsTask(
+        config, model.encoder.dictionary, model.decoder.dictionary
+    )
+
+
+def test_the_reference_of_a_source_without_a_word_is_scored_not_translated_as_empty(
+    fast_path_setting,
+):
+    """fairseq-generate --score-reference: the reference's H- line was empty, with score 0."""
+    fast_path_setting("plain")
+    model, task = tiny_model_and_task()
+    target = model.decoder.dictionary
+    reference = target.encode_line("w3 w4", add_if_not_exist=False)
+    sample = {
+        "id": torch.tensor([0]),
+        "net_input": {
+            "src_tokens": task.encode_source("")[None],
+            "src_lengths": torch.tensor([1]),
+            "prev_output_tokens": reference.roll(1)[None],
+        },
+        "target": reference[None],
+    }
+    [[scored]] = task.inference_step(SequenceScorer(target), [model], sample)
+    assert scored["tokens"].tolist() == reference.tolist() and scored["score"] < 0
+
+
 def test_a_constraint_holding_the_begin_symbol_is_refused_before_the_search(fast_path_setting):
     """fairseq-interactive reads <s> in a constraint as the begin symbol, whose id ends each packed
     constraint: its search wrote the words before it alone, without a word."""
     fast_path_setting("plain")
-    model = build_tiny_model("rnnsearch").eval()
-    source, target = model.encoder.dictionary, model.decoder.dictionary
-    task = TranslationWithSourceWordsTask(
-        OmegaConf.structured(TranslationWithSourceWordsConfig()), source, target
-    )
+    model, task = tiny_model_and_task()
+    target = model.decoder.dictionary
     constrained = LexicallyConstrainedBeamSearch(target, "ordered")
     search = SequenceGenerator(
         [model], target, beam_size=2, max_len_b=5, search_strategy=constrained
