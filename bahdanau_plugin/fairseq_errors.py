@@ -15,7 +15,7 @@ import inspect
 import os
 import re
 import typing
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 from fairseq import options
@@ -101,13 +101,16 @@ def missing_dictionary(error: BaseException) -> Optional[str]:
 NO_PAIR = "Could not infer language pair, please provide it explicitly"
 
 
-def language_pair_not_inferred(error: BaseException) -> Optional[str]:
+def language_pair_not_inferred(
+    error: BaseException, options: Tuple[str, str] = ("--source-lang", "--target-lang")
+) -> Optional[str]:
     """fairseq's translation task, with --source-lang or --target-lang left out, takes the pair
     from the names of the data folder's binaries (SPLIT.SRC-TGT.LANG.bin): a folder of
     dictionaries alone, such as one kept beside a checkpoint to translate with, has none, and
     fairseq-interactive (fairseq-generate too) failed in a traceback, "Could not infer language
     pair, please provide it explicitly". The task is set up from the command's options before
-    any checkpoint is read: the languages a checkpoint records are not read there."""
+    any checkpoint is read: the languages a checkpoint records are not read there. The hub, from a
+    checkpoint that records none, the same (options: the two, as the line names them)."""
     if str(error) != NO_PAIR:
         return None
     setup_task = inspect.unwrap(translation.TranslationTask.setup_task.__func__)
@@ -116,9 +119,10 @@ def language_pair_not_inferred(error: BaseException) -> Optional[str]:
         return None
     data = given["paths"][0]
     languages = " and ".join(dictionary_languages(data))
+    source, target = options
     return (
         f"the data folder {data} holds no binaries (SPLIT.SRC-TGT.LANG.bin), from whose names "
-        "fairseq takes the language pair where --source-lang or --target-lang is left out: give "
+        f"fairseq takes the language pair where {source} or {target} is left out: give "
         f"both, languages of its dictionaries ({languages})"
     )
 

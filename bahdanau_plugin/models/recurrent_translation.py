@@ -15,7 +15,7 @@ from fairseq.models import FairseqEncoderDecoderModel
 from fairseq.modules import FairseqDropout
 from torch import nn
 
-from .. import checkpoint_safety, fingerprints
+from .. import checkpoint_safety, fairseq_errors, fingerprints
 from ..errors import CheckpointError, ConfigurationError
 from ..hub_interface import RecurrentTranslationHubInterface, check_loading_options
 from ..speed import setting
@@ -31,6 +31,8 @@ from .language_pair import check_language_pair
 from .unregistered_model import unregistered_model
 
 logger = logging.getLogger(__name__)
+# from_pretrained's keyword arguments for the language pair
+HUB_LANGUAGE_OPTIONS = ("source_lang=", "target_lang=")
 
 
 def check_right_padded_targets(task) -> None:
@@ -140,6 +142,8 @@ class RecurrentTranslationModel(FairseqEncoderDecoderModel):
                     **kwargs,
                 )
         except Exception as error:
+            if pair := fairseq_errors.language_pair_not_inferred(error, HUB_LANGUAGE_OPTIONS):
+                raise ConfigurationError(pair) from None  # a checkpoint recording no languages
             explanation = checkpoint_safety.checkpoint_problem(error) or unregistered_model(error)
             if explanation is None:
                 raise

@@ -312,6 +312,33 @@ def test_an_rnnencdec_hub_with_replace_unk_is_refused_when_loaded(checkpoints, d
         load(RNNencdecModel, checkpoints["rnnencdec_50"], data_bin, replace_unk="")
 
 
+def test_a_folder_of_dictionaries_alone_without_the_languages_is_one_line_naming_them(
+    checkpoints, data_bin, tmp_path
+):
+    """fairseq takes the pair from the binaries' names where the checkpoint records none (one
+    trained without --source-lang, as the tests' are), and failed in a traceback without them."""
+    for dictionary in ("dict.en.txt", "dict.fr.txt"):
+        shutil.copy(data_bin / dictionary, tmp_path / dictionary)
+    with pytest.raises(ConfigurationError) as refused:
+        load(RNNsearchModel, checkpoints["rnnsearch_50"], tmp_path)
+    assert str(refused.value) == (
+        f"the data folder {tmp_path} holds no binaries (SPLIT.SRC-TGT.LANG.bin), from whose names "
+        "fairseq takes the language pair where source_lang= or target_lang= is left out: give "
+        "both, languages of its dictionaries (en and fr)"
+    )
+
+
+def test_a_folder_of_dictionaries_alone_translates_given_the_languages(
+    checkpoints, data_bin, tmp_path
+):
+    for dictionary in ("dict.en.txt", "dict.fr.txt"):
+        shutil.copy(data_bin / dictionary, tmp_path / dictionary)
+    hub = load(
+        RNNsearchModel, checkpoints["rnnsearch_50"], tmp_path, source_lang="en", target_lang="fr"
+    )
+    assert isinstance(hub.translate("the dog", max_len_b=3), str)
+
+
 @pytest.fixture
 def standing_beside_checkpoints(checkpoints, tmp_path, monkeypatch):
     """The current directory: a folder with checkpoints/checkpoint_last.pt, the tiny rnnsearch."""
