@@ -11,8 +11,6 @@ import logging
 from typing import Iterable, Optional
 
 import torch
-from fairseq.sequence_scorer import SequenceScorer
-from fairseq.token_generation_constraints import unpack_constraints
 
 from ..errors import ConfigurationError
 from ..running_program import running_fairseq_tool
@@ -214,31 +212,6 @@ def refuse_constraints_where_none_are_read(generation) -> None:
             "fairseq-generate's test set holds none, and it would translate without them: drop "
             "the option, or translate with fairseq-interactive"
         )
-
-
-def scores_references(generator) -> bool:
-    """Whether generator is fairseq's scorer of references (fairseq-generate --score-reference),
-    alone or under the unknown-word replacement (its ``generator``): it writes no translation,
-    and scores every reference, that of a source without a word too."""
-    return isinstance(getattr(generator, "generator", generator), SequenceScorer)
-
-
-def refuse_constraints_cut_at_a_begin_symbol(constraints: Optional[torch.Tensor]) -> None:
-    """fairseq-interactive reads each --constraints word with the target dictionary, <s> as its
-    begin symbol, whose id (0) fairseq's packed constraints also end each constraint with: a
-    constraint holding <s> was cut there by the search, which wrote its first words alone (or
-    none, <s> first) and dropped the rest, without a word. constraints: fairseq's packed rows,
-    read as its search reads them (unpack_constraints)."""
-    for row in [] if constraints is None else constraints:
-        read = unpack_constraints(row)
-        if any(len(constraint) == 0 for constraint in read) or sum(map(len, read)) < int(
-            row[1:].count_nonzero()
-        ):
-            raise ConfigurationError(
-                "a --constraints word is <s>, with which fairseq ends each constraint: the "
-                "search would write the words before it alone and drop the rest of the "
-                "constraint: drop <s> from it (a tab separates two constraints)"
-            )
 
 
 def refuse_a_language_model_nothing_reads(generation) -> None:

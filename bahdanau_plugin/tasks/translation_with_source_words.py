@@ -42,13 +42,14 @@ from fairseq import utils
 from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import MODEL_REGISTRY
 from fairseq.tasks import register_task
+from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
+from fairseq.token_generation_constraints import unpack_constraints
 from fairseq.tokenizer import tokenize_line
 from omegaconf import open_dict
 
 from .. import errors, subword_nmt_codes, unknown_words
 from ..errors import ConfigurationError
-from ..models import inference_setup
 from ..unicode_form import holds_a_word, normalized
 
 NAME = "translation_with_source_words"
@@ -62,6 +63,31 @@ REPLACE_UNK_HELP = (
 class TranslationWithSourceWordsConfig(TranslationConfig):
     # --replace-unk on the command line (add_args); None: no replacement
     unk_replacement: Optional[str] = field(default=None, metadata={"help": REPLACE_UNK_HELP})
+
+
+def scores_references(generator) -> bool:
+    """Whether generator is fairseq's scorer of references (fairseq-generate --score-reference),
+    alone or under the unknown-word replacement (its ``generator``): it writes no translation,
+    and scores every reference, that of a source without a word too."""
+    return isinstance(getattr(generator, "generator", generator), SequenceScorer)
+
+
+def refuse_constraints_cut_at_a_begin_symbol(constraints: Optional[torch.Tensor]) -> None:
+    """fairseq-interactive reads each --constraints word with the target dictionary, <s> as its
+    begin symbol, whose id (0) fairseq's packed constraints also end each constraint with: a
+    constraint holding <s> was cut there by the search, which wrote its first words alone (or
+    none, <s> first) and dropped the rest, without a word. constraints: fairseq's packed rows,
+    read as its search reads them (unpack_constraints)."""
+    for row in [] if constraints is None else constraints:
+        read = unpack_constraints(row)
+        if any(len(constraint) == 0 for constraint in read) or sum(map(len, read)) < int(
+            row[1:].count_nonzero()
+        ):
+            raise ConfigurationError(
+                "a --constraints word is <s>, with which fairseq ends each constraint: the "
+                "search would write the words before it alone and drop the rest of the "
+                "constraint: drop <s> from it (a tab separates two constraints)"
+            )
 
 
 @register_task(NAME, dataclass=TranslationWithSourceWordsConfig)
@@ -198,12 +224,13 @@ class TranslationWithSourceWordsTask(TranslationTask):
         """fairseq's translations, except that a source without a word, an empty or blank line
         (the end of sentence alone), gets an empty one. A batch of such sources alone, as
         fairseq-interactive makes of each line it reads, is not generated at all. A --constraints
-        word <s> is refused first (inference_setup). References scored (--score-reference) are
-        all fairseq's: an empty source's reference is scored, not replaced by an empty line."""
-        inference_setup.refuse_constraints_cut_at_a_begin_symbol(constraints)
+        word <s> is refused first (refuse_constraints_cut_at_a_begin_symbol). References scored
+        (--score-reference) are all fairseq's: an empty source's reference is scored, not replaced
+        by an empty line."""
+        refuse_constraints_cut_at_a_begin_symbol(constraints)
         sources, symbols = sample["net_input"]["src_tokens"], self.source_dictionary
         has_words = ((sources != symbols.pad()) & (sources != symbols.eos())).any(dim=1).tolist()
-        if inference_setup.scores_references(generator):
+        if scores_references(generator):
             has_words = [True] * len(has_words)
         translations = (
             super().inference_step(generator, models, sample, prefix_tokens, constraints)

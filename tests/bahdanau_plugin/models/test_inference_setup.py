@@ -6,7 +6,6 @@ fairseq-validate validates as it is asked, every sentence."""
 import pytest
 import torch
 from fairseq.dataclass.configs import FairseqConfig, GenerationConfig
-from fairseq.token_generation_constraints import pack_constraints
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.errors import ConfigurationError
@@ -16,7 +15,6 @@ from bahdanau_plugin.models.inference_setup import (
     refuse_what_fairseqs_search_cannot_do,
 )
 
-from bench.models import dictionary
 
 from ...support.demo_data import TEST_SENTENCES
 from ...support.models import build_tiny_model
@@ -185,37 +183,6 @@ def test_a_prefix_is_refused_where_no_reference_gives_one(tool, message, monkeyp
 def test_a_prefix_is_taken_by_fairseq_generate(monkeypatch):
     monkeypatch.setattr(inference_setup, "running_fairseq_tool", lambda: "fairseq-generate")
     inference_setup.apply(translating(prefix_size=2), has_attention=True, target_symbols=20)
-
-
-def constraints_as_fairseq_interactive_reads_them(*constraints):
-    """A line's constraints (those after its tabs), packed as fairseq-interactive packs them."""
-    symbols = dictionary(3)
-    return pack_constraints(
-        [
-            [
-                symbols.encode_line(words, append_eos=False, add_if_not_exist=False)
-                for words in constraints
-            ]
-        ]
-    )
-
-
-@pytest.mark.parametrize(
-    "constraints", [("w0 <s> w1",), ("w2", "<s> w1"), ("<s>",)], ids=["inside", "first", "alone"]
-)
-def test_a_constraint_holding_the_begin_symbol_is_refused(constraints):
-    """fairseq ends each packed constraint with <s>'s id: its search read the words before it
-    alone and dropped the rest."""
-    with pytest.raises(ConfigurationError, match="a --constraints word is <s>, with which"):
-        inference_setup.refuse_constraints_cut_at_a_begin_symbol(
-            constraints_as_fairseq_interactive_reads_them(*constraints)
-        )
-
-
-def test_constraints_separated_by_a_tab_are_taken():
-    inference_setup.refuse_constraints_cut_at_a_begin_symbol(
-        constraints_as_fairseq_interactive_reads_them("w0 w1", "w2")
-    )
 
 
 def test_fairseq_interactive_refuses_a_soft_alignment_it_cannot_print(monkeypatch):

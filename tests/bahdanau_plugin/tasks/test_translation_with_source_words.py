@@ -20,10 +20,12 @@ from omegaconf import OmegaConf
 import bahdanau_plugin  # noqa: F401  (registers the task, as --user-dir does)
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.tasks.translation_with_source_words import (
+    refuse_constraints_cut_at_a_begin_symbol,
     TranslationWithSourceWordsConfig,
     TranslationWithSourceWordsTask,
 )
 from bahdanau_plugin.unknown_words import NO_DICTIONARY
+from bench.models import dictionary
 
 from ...support.models import build_tiny_model
 from ...support.paths import PLUGIN
@@ -234,3 +236,34 @@ def test_fairseq_interactive_with_bpe_alone_reads_a_tab_between_words_as_a_space
     hypotheses = dict(re.findall(r"^H-(\d+)\t(.*)$", output, flags=re.M))
     assert "<unk>" not in sources["0"]
     assert (sources["1"], hypotheses["1"]) == (sources["0"], hypotheses["0"])
+
+
+def constraints_as_fairseq_interactive_reads_them(*constraints):
+    """A line's constraints (those after its tabs), packed as fairseq-interactive packs them."""
+    symbols = dictionary(3)
+    return pack_constraints(
+        [
+            [
+                symbols.encode_line(words, append_eos=False, add_if_not_exist=False)
+                for words in constraints
+            ]
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "constraints", [("w0 <s> w1",), ("w2", "<s> w1"), ("<s>",)], ids=["inside", "first", "alone"]
+)
+def test_a_constraint_holding_the_begin_symbol_is_refused(constraints):
+    """fairseq ends each packed constraint with <s>'s id: its search read the words before it
+    alone and dropped the rest."""
+    with pytest.raises(ConfigurationError, match="a --constraints word is <s>, with which"):
+        refuse_constraints_cut_at_a_begin_symbol(
+            constraints_as_fairseq_interactive_reads_them(*constraints)
+        )
+
+
+def test_constraints_separated_by_a_tab_are_taken():
+    refuse_constraints_cut_at_a_begin_symbol(
+        constraints_as_fairseq_interactive_reads_them("w0 w1", "w2")
+    )
