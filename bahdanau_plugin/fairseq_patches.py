@@ -564,6 +564,8 @@ def _holding_the_save_dir(load_checkpoint):
                 check_restore_file(cfg.continue_once, "", "--continue-once")
         extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
         resuming.restore_the_patience(extra_state)  # every rank counts it
+        if cfg.finetune_from_model and _first_launch(cfg, suffix):  # another training begins
+            resuming.count_the_training_time_afresh(trainer)
         # where the run starts is known once it is loaded
         again = cfg.reset_dataloader and extra_state is not None  # epoch 1 after the checkpoint
         afresh = extra_state is None  # nothing to resume: fairseq trains from scratch

@@ -40,6 +40,7 @@ score (--finetune-from-model, a reset without a checkpoint_best.pt to keep it by
 import hashlib
 import os
 import sys
+import time
 import traceback
 from typing import Iterable, Optional
 
@@ -204,6 +205,16 @@ def patience_so_far() -> Optional[dict]:
     if getattr(stop, "best", None) is None:
         return None
     return {"best": stop.best, "num_runs": stop.num_runs}
+
+
+def count_the_training_time_afresh(trainer) -> None:
+    """--finetune-from-model starts another training from a checkpoint's parameters (its
+    optimizer, scheduler, meters and epochs afresh), but fairseq's trainer took the checkpoint's
+    training time as its own (extra_state's previous_training_time): --stop-time-hours counted
+    the other training's hours too, and a fine-tuning stopped after its first update where that
+    one had trained longer. Its clock starts at 0, as fairseq starts it at loading."""
+    trainer._previous_training_time = 0
+    trainer._start_time = time.time()
 
 
 def restore_the_patience(extra_state) -> None:

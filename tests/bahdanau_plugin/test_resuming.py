@@ -363,3 +363,23 @@ def test_an_option_naming_a_checkpoint_of_another_architecture_is_one_line_namin
         f"leave it out to start without one; {then}, --arch rnnencdec_50",
     )
     assert "--save-dir" not in stderr.strip().splitlines()[-1]
+
+
+def test_a_fine_tuning_counts_its_training_time_from_0_not_from_the_checkpoints(
+    checkpoints, data_bin, tmp_path
+):
+    """fairseq's trainer took the training time of the checkpoint --finetune-from-model names as
+    its own: --stop-time-hours 1 stopped the fine-tuning of one that had trained 10 hours after
+    its first update."""
+    state = torch.load(checkpoints["rnnsearch_50"])
+    state["extra_state"]["previous_training_time"] = 10 * 3600.0
+    torch.save(state, tmp_path / "ten_hours.pt")
+    save_dir = tmp_path / "fine-tuned"
+    command = train_command(data_bin, save_dir, "rnnsearch_50", "--max-update", "2")
+    command += ["--finetune-from-model", tmp_path / "ten_hours.pt", "--stop-time-hours", "1"]
+    returncode, stdout, stderr = tool_on_bytes("fairseq-train", *command, "--disable-validation")
+    assert returncode == 0, stderr[-2000:]
+    assert "Stopping training due to cumulative_training_time" not in stdout + stderr
+    saved = torch.load(save_dir / "checkpoint_last.pt")
+    assert saved["optimizer_history"][-1]["num_updates"] == 2
+    assert saved["extra_state"]["previous_training_time"] < 3600
