@@ -39,6 +39,14 @@ def run_option(cfg, name: str) -> Optional[Any]:
     return value
 
 
+def task_option(cfg, name: str) -> Optional[Any]:
+    """The value of the run's task option, None where it has none: the task block is a
+    DictConfig for a task of a dataclass (translation), but fairseq keeps the options of its
+    legacy tasks (translation_multi_simple_epoch) in the argparse Namespace they were read into,
+    which has no .get."""
+    return getattr(cfg.get("task"), name, None)
+
+
 def check(cfg) -> None:
     """Raise a ConfigurationError that names what works, if the run's options would round the
     alignment model's float32 gradients."""
@@ -107,7 +115,7 @@ def metrics_validation_logs(cfg) -> Optional[list]:
     loss is the NLL already; label_smoothed_cross_entropy logs it always, and accuracy under
     --report-accuracy; --eval-bleu adds bleu. None for any other criterion, whose metrics the
     plugin cannot know."""
-    criterion, optimization, task = cfg.get("criterion"), cfg.get("optimization"), cfg.get("task")
+    criterion, optimization = cfg.get("criterion"), cfg.get("optimization")
     name = criterion if isinstance(criterion, str) else getattr(criterion, "_name", None)
     if name == "cross_entropy":
         averaged_over_sentences = optimization is not None and optimization.get("sentence_avg")
@@ -117,7 +125,7 @@ def metrics_validation_logs(cfg) -> Optional[list]:
         logged = ["loss", "nll_loss", "ppl", *accuracy]
     else:
         return None
-    bleu = ["bleu"] if task is not None and task.get("eval_bleu") else []
+    bleu = ["bleu"] if task_option(cfg, "eval_bleu") else []
     return [*logged, *bleu, *TRAINERS_VALIDATION_COUNTS]
 
 
@@ -130,9 +138,9 @@ def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
     epoch before it unsaved, and so did any metric the validation does not log (a typo, "los";
     nll_loss under cross_entropy without --sentence-avg). Checked as the options are read
     (fairseq_patches.read_the_options_as_given)."""
-    checkpoint, task = cfg.get("checkpoint"), cfg.get("task")
+    checkpoint = cfg.get("checkpoint")
     metric = checkpoint.get("best_checkpoint_metric") if checkpoint is not None else None
-    if metric == "bleu" and not (task is not None and task.get("eval_bleu")):
+    if metric == "bleu" and not task_option(cfg, "eval_bleu"):
         raise ConfigurationError(
             "--best-checkpoint-metric bleu: validation computes BLEU only with --eval-bleu: add "
             "it (task.eval_bleu=true under fairseq-hydra-train), with "
@@ -173,8 +181,7 @@ def refuse_eval_bleu_args_the_search_cannot_read(cfg) -> None:
     fairseq's default instead (a beam of 5), without a word; text that is not a JSON object ended
     the run in a traceback. Checked as the options are read
     (fairseq_patches.read_the_options_as_given)."""
-    task = cfg.get("task")
-    given = task.get("eval_bleu_args") if task is not None and task.get("eval_bleu") else None
+    given = task_option(cfg, "eval_bleu_args") if task_option(cfg, "eval_bleu") else None
     if given is None:
         return
     try:
@@ -202,10 +209,9 @@ def refuse_tokenized_bleu_of_detokenized_text(cfg) -> None:
     checkpoint_best.pt was of detokenized words ("chat." one word), neither the tokenized BLEU
     asked for nor sacreBLEU, without a word. Checked as the options are read
     (fairseq_patches.read_the_options_as_given)."""
-    task = cfg.get("task")
-    if task is None or not (task.get("eval_bleu") and task.get("eval_tokenized_bleu")):
+    if not (task_option(cfg, "eval_bleu") and task_option(cfg, "eval_tokenized_bleu")):
         return
-    if task.get("eval_bleu_detok") == "moses":
+    if task_option(cfg, "eval_bleu_detok") == "moses":
         raise ConfigurationError(
             "--eval-tokenized-bleu scores the validation's Moses tokens as they are, and "
             "--eval-bleu-detok moses detokenizes them first: BLEU would be of detokenized words "
@@ -246,10 +252,10 @@ def refuse_a_truncation_the_length_limit_undoes(cfg) -> None:
     option), not cut, so the option cut nothing these models train on, and validation stopped at
     such a pair. Checked as the options are read, the architecture applied
     (fairseq_patches.read_the_options_as_given)."""
-    task, model = cfg.get("task"), cfg.get("model")
-    if task is None or not task.get("truncate_source"):
+    if not task_option(cfg, "truncate_source"):
         return
-    limit, cut_at = model.get("max_train_length"), task.get("max_source_positions")
+    limit = cfg.get("model").get("max_train_length")
+    cut_at = task_option(cfg, "max_source_positions")
     if limit is None or cut_at is None or cut_at <= limit + 1:
         return
     raise ConfigurationError(

@@ -497,3 +497,34 @@ def test_truncating_sources_within_the_length_limit_is_taken(
             }
         )
     )
+
+
+# The checks of the task's options that fairseq-train makes before anything is loaded
+# (fairseq_patches.read_the_options_as_given).
+TASK_OPTION_CHECKS = [
+    refuse_a_best_checkpoint_metric_it_cannot_read,
+    refuse_eval_bleu_args_the_search_cannot_read,
+    refuse_tokenized_bleu_of_detokenized_text,
+    refuse_a_truncation_the_length_limit_undoes,
+]
+
+
+@pytest.fixture(scope="module")
+def legacy_task_options(data_bin):
+    """fairseq-train's options for translation_multi_simple_epoch, one of fairseq's legacy tasks,
+    whose options fairseq keeps in the argparse Namespace they were read into."""
+    args = options.parse_args_and_arch(
+        options.get_training_parser(),
+        [
+            *(str(data_bin), "--user-dir", PLUGIN, "--arch", "rnnsearch_50"),
+            *("--task", "translation_multi_simple_epoch", "--lang-pairs", "en-fr"),
+        ],
+    )
+    return convert_namespace_to_omegaconf(args)
+
+
+@pytest.mark.parametrize("check", TASK_OPTION_CHECKS, ids=lambda check: check.__name__)
+def test_the_options_of_a_legacy_task_are_checked(legacy_task_options, check):
+    """A Namespace has no .get: the checks failed in an AttributeError traceback before training,
+    where fairseq's lstm trained."""
+    check(legacy_task_options)
