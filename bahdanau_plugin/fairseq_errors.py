@@ -1,7 +1,7 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a data folder that is not there or is
 no data-bin, a split or a language the data-bin does not hold, a folder of dictionaries alone
-without the languages, an empty split, a
+without the languages, an empty split, a split in shards without --upsample-primary, a
 --finetune-from-model that names no file or comes with another start (--restore-file,
 --reset-*), half precision on a CPU, --fp16 beside --bf16, no batch size, a
 world of more processes than GPUs, fairseq-validate without --task, --sampling without as many
@@ -141,6 +141,26 @@ def empty_split(error: BaseException) -> Optional[str]:
         "empty text file), and fairseq cannot read an empty split: binarize it from text with "
         "sentences, or name a split that has some (--train-subset, --valid-subset or "
         "--disable-validation, --gen-subset)"
+    )
+
+
+def shards_repeated_a_negative_number_of_times(error: BaseException) -> Optional[str]:
+    """A split in shards (train and train1, a second corpus binarized beside the first; valid and
+    valid1 under --combine-valid-subsets), which fairseq concatenates with the first repeated
+    --upsample-primary times: its default, -1, is no number of times, and numpy failed in a
+    traceback as fairseq read the shards' sizes ("negative dimensions are not allowed")."""
+    if not isinstance(error, ValueError) or "negative dimensions" not in str(error):
+        return None
+    given = errors.locals_where(error, translation.load_langpair_dataset.__code__)
+    if given is None or given["upsample_primary"] >= 0:
+        return None
+    split, shards = given["split"], len(given["src_datasets"])
+    names = ", ".join(split + (str(k) if k > 0 else "") for k in range(shards))
+    return (
+        f"the data-bin {given['data_path']} holds {shards} shards of '{split}' ({names}), which "
+        f"fairseq concatenates, {split} repeated --upsample-primary times, and its default, -1, "
+        "is no number of times: give --upsample-primary 1 (each shard once) or more "
+        "(task.upsample_primary under fairseq-hydra-train)"
     )
 
 
@@ -507,6 +527,7 @@ errors.EXPLANATIONS.extend(
         missing_dictionary,
         language_pair_not_inferred,
         empty_split,
+        shards_repeated_a_negative_number_of_times,
         missing_finetune_checkpoint,
         finetuning_with_another_start,
         told_by_its_message,

@@ -153,6 +153,35 @@ def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
     )
 
 
+def with_a_second_training_shard(data_bin, folder):
+    """data_bin's dictionaries and splits, its validation split a second training shard, train1."""
+    folder.mkdir()
+    for path in data_bin.iterdir():
+        os.symlink(path, folder / path.name)
+        if path.name.startswith("valid."):
+            os.symlink(path, folder / path.name.replace("valid", "train1"))
+    return folder
+
+
+def test_a_split_in_shards_without_upsample_primary_is_one_line_saying_to_give_it(
+    data_bin, tmp_path
+):
+    """fairseq concatenates train and train1 with train repeated --upsample-primary times, -1 by
+    default: numpy failed in a traceback ("negative dimensions are not allowed")."""
+    sharded = with_a_second_training_shard(data_bin, tmp_path / "data-bin")
+    given = TranslationConfig(
+        data=str(sharded), train_subset="train", dataset_impl=None, required_seq_len_multiple=1
+    )  # fairseq-train fills the last three from its dataset options
+    task = TranslationTask.setup_task(OmegaConf.structured(given))
+    with pytest.raises(ValueError) as failed:
+        task.load_dataset("train", combine=True)
+    assert_one_line_explanation(
+        failed.value,
+        f"the data-bin {sharded} holds 2 shards of 'train' (train, train1)",
+        "give --upsample-primary 1 (each shard once) or more",
+    )
+
+
 @pytest.mark.parametrize(
     "error, words",
     [
