@@ -1,14 +1,15 @@
 """fairseq's own errors for the commonest mistakes in a run's data and options, explained in one
 line (errors.EXPLANATIONS) where fairseq prints a traceback: a data folder that is not there or is
 no data-bin, a split or a language the data-bin does not hold, a folder of dictionaries alone
-without the languages, an empty split, a split in shards without --upsample-primary, a
---finetune-from-model that names no file or comes with another start (--restore-file,
---reset-*), half precision on a CPU, --fp16 beside --bf16, no batch size, a
-world of more processes than GPUs, fairseq-validate without --task, --sampling without as many
---nbest as --beam, --constraints a search cannot write, a --min-len over a batch's length limit,
-gradients that are not finite (the loss diverged), a sentence over the length limit of validation
-or translation, a pair over --max-tokens (--max-tokens-valid), a fairseq-hydra-train value of
-another type than its option's, --tokenizer moses without both languages."""
+without the languages, an empty split, a split in shards without --upsample-primary, validation
+splits in shards (which fairseq refuses, named or not), a --finetune-from-model that names no file
+or comes with another start (--restore-file, --reset-*), half precision on a CPU, --fp16 beside
+--bf16, no batch size, a world of more processes than GPUs, fairseq-validate without --task,
+--sampling without as many --nbest as --beam, --constraints a search cannot write, a --min-len over
+a batch's length limit, gradients that are not finite (the loss diverged), a sentence over the
+length limit of validation or translation, a pair over --max-tokens (--max-tokens-valid), a
+fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
+languages."""
 
 import dataclasses
 import inspect
@@ -161,6 +162,36 @@ def shards_repeated_a_negative_number_of_times(error: BaseException) -> Optional
         f"fairseq concatenates, {split} repeated --upsample-primary times, and its default, -1, "
         "is no number of times: give --upsample-primary 1 (each shard once) or more "
         "(task.upsample_primary under fairseq-hydra-train)"
+    )
+
+
+def validation_splits_taken_as_left_out(error: BaseException) -> Optional[str]:
+    """fairseq-train refuses a data-bin with validation splits in shards (valid1, valid2, ...: two
+    --validpref of fairseq-preprocess) that --valid-subset leaves out, but it compares the names
+    of their files less one suffix (valid1.en-fr.en) with the splits named (valid1), so it refused
+    them named too, in a traceback: "Valid paths [...] will be ignored", which --valid-subset
+    valid,valid1 would not have."""
+    check = data_utils.raise_if_valid_subsets_unintentionally_ignored
+    given = errors.locals_where(error, check.__code__)
+    if not isinstance(error, ValueError) or given is None:
+        return None
+    named = given["specified_subsets"]
+    held = sorted({path.split(".")[0] for path in given["ignored_paths"]})
+    left_out = [split for split in held if split not in named]
+    if not left_out:
+        return (
+            f"--valid-subset {','.join(named)} names every validation split of the data-bin, but "
+            f"fairseq-train's check for splits left out takes the files of {', '.join(held)} for "
+            "other splits and refuses them: add --ignore-unused-valid-subsets, and it validates "
+            "on each split named, keeping checkpoint_best.pt by the first "
+            "(dataset.ignore_unused_valid_subsets under fairseq-hydra-train)"
+        )
+    return (
+        f"the data-bin holds validation splits that --valid-subset {','.join(named)} leaves out "
+        f"({', '.join(left_out)}): validate on each with --valid-subset "
+        f"{','.join([*named, *left_out])} --ignore-unused-valid-subsets (fairseq's check takes "
+        "named ones for others too), on all as one with --combine-valid-subsets "
+        "--upsample-primary 1, or leave them out with --ignore-unused-valid-subsets"
     )
 
 
@@ -528,6 +559,7 @@ errors.EXPLANATIONS.extend(
         language_pair_not_inferred,
         empty_split,
         shards_repeated_a_negative_number_of_times,
+        validation_splits_taken_as_left_out,
         missing_finetune_checkpoint,
         finetuning_with_another_start,
         told_by_its_message,

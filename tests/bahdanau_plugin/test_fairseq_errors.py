@@ -8,7 +8,7 @@ import shutil
 import pytest
 import torch
 from fairseq import options
-from fairseq.data import indexed_dataset
+from fairseq.data import data_utils, indexed_dataset
 from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
@@ -153,13 +153,14 @@ def test_an_empty_split_is_one_line_naming_it(data_bin, tmp_path):
     )
 
 
-def with_a_second_training_shard(data_bin, folder):
-    """data_bin's dictionaries and splits, its validation split a second training shard, train1."""
+def with_a_second_shard(data_bin, folder, shard, of):
+    """data_bin's dictionaries and splits, and its split of as the shard (train1: a second shard of
+    train) too."""
     folder.mkdir()
     for path in data_bin.iterdir():
         os.symlink(path, folder / path.name)
-        if path.name.startswith("valid."):
-            os.symlink(path, folder / path.name.replace("valid", "train1"))
+        if path.name.startswith(f"{of}."):
+            os.symlink(path, folder / path.name.replace(of, shard, 1))
     return folder
 
 
@@ -168,7 +169,7 @@ def test_a_split_in_shards_without_upsample_primary_is_one_line_saying_to_give_i
 ):
     """fairseq concatenates train and train1 with train repeated --upsample-primary times, -1 by
     default: numpy failed in a traceback ("negative dimensions are not allowed")."""
-    sharded = with_a_second_training_shard(data_bin, tmp_path / "data-bin")
+    sharded = with_a_second_shard(data_bin, tmp_path / "data-bin", "train1", of="valid")
     given = TranslationConfig(
         data=str(sharded), train_subset="train", dataset_impl=None, required_seq_len_multiple=1
     )  # fairseq-train fills the last three from its dataset options
@@ -179,6 +180,45 @@ def test_a_split_in_shards_without_upsample_primary_is_one_line_saying_to_give_i
         failed.value,
         f"the data-bin {sharded} holds 2 shards of 'train' (train, train1)",
         "give --upsample-primary 1 (each shard once) or more",
+    )
+
+
+def validation_splits_refused(data_bin, tmp_path, valid_subset):
+    """fairseq-train's check of the validation splits (train.py, before anything is loaded) on
+    data_bin with its test split as a second validation split, valid1."""
+    sharded = with_a_second_shard(data_bin, tmp_path / "data-bin", "valid1", of="test")
+    dataset = {
+        "valid_subset": valid_subset,
+        **dict.fromkeys(["ignore_unused_valid_subsets", "combine_valid_subsets"], False),
+        "disable_validation": False,
+    }
+    with pytest.raises(ValueError) as failed:
+        data_utils.raise_if_valid_subsets_unintentionally_ignored(
+            OmegaConf.create({"dataset": dataset, "task": {"data": str(sharded)}})
+        )
+    return failed.value
+
+
+def test_validation_splits_all_named_that_fairseq_refuses_are_one_line_giving_the_flag(
+    data_bin, tmp_path
+):
+    """fairseq took valid1's files for another split than valid1, and refused in a traceback that
+    they "will be ignored", which they would not have been."""
+    assert_one_line_explanation(
+        validation_splits_refused(data_bin, tmp_path, "valid,valid1"),
+        "--valid-subset valid,valid1 names every validation split of the data-bin",
+        "add --ignore-unused-valid-subsets, and it validates on each split named",
+    )
+
+
+def test_validation_splits_left_out_are_one_line_naming_them_and_the_ways_to_validate(
+    data_bin, tmp_path
+):
+    assert_one_line_explanation(
+        validation_splits_refused(data_bin, tmp_path, "valid"),
+        "the data-bin holds validation splits that --valid-subset valid leaves out (valid1)",
+        "--valid-subset valid,valid1 --ignore-unused-valid-subsets",
+        "--combine-valid-subsets --upsample-primary 1",
     )
 
 
