@@ -9,7 +9,7 @@ or comes with another start (--restore-file, --reset-*), half precision on a CPU
 a batch's length limit, gradients that are not finite (the loss diverged), a sentence over the
 length limit of validation or translation, a pair over --max-tokens (--max-tokens-valid), a
 fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
-languages."""
+languages, alignments to train the attention of a model without attention."""
 
 import dataclasses
 import inspect
@@ -20,6 +20,9 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 from fairseq import options
+from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
+    LabelSmoothedCrossEntropyCriterionWithAlignment,
+)
 from fairseq.data import Dictionary, data_utils
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.dataclass.utils import merge_with_parent
@@ -192,6 +195,21 @@ def validation_splits_taken_as_left_out(error: BaseException) -> Optional[str]:
         f"{','.join([*named, *left_out])} --ignore-unused-valid-subsets (fairseq's check takes "
         "named ones for others too), on all as one with --combine-valid-subsets "
         "--upsample-primary 1, or leave them out with --ignore-unused-valid-subsets"
+    )
+
+
+def alignment_training_without_attention(error: BaseException) -> Optional[str]:
+    """--criterion label_smoothed_cross_entropy_with_alignment adds to the loss the attention's
+    distance from the alignments of --load-alignments, and read the attention of a model that has
+    none (rnnencdec) as None: an AttributeError traceback at the first batch."""
+    criterion = LabelSmoothedCrossEntropyCriterionWithAlignment.compute_alignment_loss
+    given = errors.locals_where(error, criterion.__code__)
+    if not isinstance(error, AttributeError) or given is None or given.get("attn_prob") is not None:
+        return None
+    return (
+        "--criterion label_smoothed_cross_entropy_with_alignment trains the model's attention "
+        "toward the alignments of --load-alignments, and this model gives none (rnnencdec has no "
+        "attention): train rnnsearch, or give another --criterion (label_smoothed_cross_entropy)"
     )
 
 
@@ -560,6 +578,7 @@ errors.EXPLANATIONS.extend(
         empty_split,
         shards_repeated_a_negative_number_of_times,
         validation_splits_taken_as_left_out,
+        alignment_training_without_attention,
         missing_finetune_checkpoint,
         finetuning_with_another_start,
         told_by_its_message,

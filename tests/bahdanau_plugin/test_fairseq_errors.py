@@ -8,6 +8,9 @@ import shutil
 import pytest
 import torch
 from fairseq import options
+from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
+    LabelSmoothedCrossEntropyCriterionWithAlignment,
+)
 from fairseq.data import data_utils, indexed_dataset
 from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
@@ -20,6 +23,7 @@ from bahdanau_plugin.errors import one_line
 
 from ..support.assertions import assert_one_line_error, assert_one_line_explanation
 from ..support.demo_data import preprocess
+from ..support.models import build_tiny_model
 from ..support.paths import PLUGIN
 from ..support.tools import tool_on_bytes
 from ..support.training import train_command
@@ -219,6 +223,24 @@ def test_validation_splits_left_out_are_one_line_naming_them_and_the_ways_to_val
         "the data-bin holds validation splits that --valid-subset valid leaves out (valid1)",
         "--valid-subset valid,valid1 --ignore-unused-valid-subsets",
         "--combine-valid-subsets --upsample-primary 1",
+    )
+
+
+def test_training_rnnencdec_s_attention_toward_alignments_is_one_line_saying_it_has_none(
+    fast_path_setting,
+):
+    """fairseq's criterion read the attention rnnencdec does not have as None, and failed in an
+    AttributeError traceback at the first batch."""
+    fast_path_setting("plain")  # the model's step run eagerly: compiling it takes seconds
+    model = build_tiny_model("rnnencdec")
+    output = model(torch.tensor([[4, 5, 2]]), torch.tensor([3]), torch.tensor([[2, 4, 5]]))
+    criterion = LabelSmoothedCrossEntropyCriterionWithAlignment(None, False, 0.1, 0.05)
+    with pytest.raises(AttributeError) as failed:
+        criterion.compute_alignment_loss({}, output)
+    assert_one_line_explanation(
+        failed.value,
+        "this model gives none (rnnencdec has no attention): train rnnsearch, or give another "
+        "--criterion",
     )
 
 
