@@ -9,7 +9,8 @@ or comes with another start (--restore-file, --reset-*), half precision on a CPU
 a batch's length limit, gradients that are not finite (the loss diverged), a sentence over the
 length limit of validation or translation, a pair over --max-tokens (--max-tokens-valid), a
 fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
-languages, alignments to train the attention of a model without attention."""
+languages, alignments to train the attention of a model without attention, --num-batch-buckets
+that numpy no longer computes."""
 
 import dataclasses
 import inspect
@@ -210,6 +211,21 @@ def alignment_training_without_attention(error: BaseException) -> Optional[str]:
         "--criterion label_smoothed_cross_entropy_with_alignment trains the model's attention "
         "toward the alignments of --load-alignments, and this model gives none (rnnencdec has no "
         "attention): train rnnsearch, or give another --criterion (label_smoothed_cross_entropy)"
+    )
+
+
+def batch_buckets_numpy_cannot_compute(error: BaseException) -> Optional[str]:
+    """--num-batch-buckets N pads each batch to one of N lengths, percentiles of the split's
+    sentence lengths that fairseq 0.12 computes with numpy's percentile(interpolation=...), an
+    argument deprecated since numpy 1.22 that numpy 2.4 (make setup's) no longer takes: a
+    TypeError traceback as the split was loaded, for any model."""
+    given = errors.locals_where(error, data_utils.get_buckets.__code__)
+    if not isinstance(error, TypeError) or given is None:
+        return None
+    return (
+        f"--num-batch-buckets {given['num_buckets']}: fairseq computes the buckets' lengths with "
+        f"numpy's percentile(interpolation=...), which numpy {np.__version__} no longer takes: "
+        "drop --num-batch-buckets (each batch is then padded to its longest sentence)"
     )
 
 
@@ -579,6 +595,7 @@ errors.EXPLANATIONS.extend(
         shards_repeated_a_negative_number_of_times,
         validation_splits_taken_as_left_out,
         alignment_training_without_attention,
+        batch_buckets_numpy_cannot_compute,
         missing_finetune_checkpoint,
         finetuning_with_another_start,
         told_by_its_message,

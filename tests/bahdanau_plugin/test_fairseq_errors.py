@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 
+import numpy as np
 import pytest
 import torch
 from fairseq import options
@@ -241,6 +242,16 @@ def test_training_rnnencdec_s_attention_toward_alignments_is_one_line_saying_it_
         failed.value,
         "this model gives none (rnnencdec has no attention): train rnnsearch, or give another "
         "--criterion",
+    )
+
+
+def test_batch_buckets_numpy_no_longer_computes_are_one_line_saying_to_drop_them():
+    """fairseq computed the buckets' lengths with an argument the project's numpy no longer takes,
+    in a TypeError traceback as the split was loaded."""
+    with pytest.raises(TypeError) as failed:
+        data_utils.get_buckets(np.array([3, 5, 8, 13]), 2)
+    assert_one_line_explanation(
+        failed.value, "--num-batch-buckets 2: fairseq computes", "drop --num-batch-buckets"
     )
 
 
