@@ -420,7 +420,7 @@ def refuse_a_home_folder_the_shell_left_unexpanded(cfg) -> None:
     (refuse_homes_left_unexpanded), before fairseq makes the save dir."""
     refuse_homes_left_unexpanded(
         {
-            option: ((cfg.get(group) or {}).get(key), joined)
+            option: (getattr(cfg.get(group), key, None), joined)  # a legacy task: a Namespace
             for option, (group, key, joined) in TRAINING_PATHS.items()
         }
     )

@@ -396,6 +396,24 @@ def test_the_training_options_of_these_models_are_checked_before_fairseq_s_defau
         initialize.add_defaults(cfg)
 
 
+def test_the_options_of_a_legacy_task_pass_the_checks_before_fairseq_s_defaults(
+    add_defaults_restored, data_bin
+):
+    """fairseq keeps translation_multi_simple_epoch's options in the argparse Namespace they were
+    read into, which has no .get: the checks failed in an AttributeError traceback, where fairseq's
+    lstm trained."""
+    from fairseq import options
+
+    args = options.parse_args_and_arch(
+        options.get_training_parser(),
+        [
+            *(str(data_bin), "--user-dir", str(PLUGIN), "--arch", "rnnsearch_50"),
+            *("--task", "translation_multi_simple_epoch", "--lang-pairs", "en-fr"),
+        ],
+    )
+    initialize.add_defaults(convert_namespace_to_omegaconf(args))
+
+
 def test_for_other_models_the_optimizer_s_keys_are_fairseq_s_to_read(add_defaults_restored):
     cfg = OmegaConf.create({"model": {"_name": "lstm"}, "optimizer": ADADELTA_MISSPELT})
     initialize.add_defaults(cfg)
