@@ -308,6 +308,38 @@ def refuse_patience_without_validation(cfg) -> None:
             )
 
 
+def refuse_training_on_a_split_it_validates(cfg) -> None:
+    """fairseq reads a split through one epoch iterator however many roles it has: with
+    --train-subset valid validated too (--valid-subset valid), each validation took the training's
+    epoch, so that --max-epoch 1 trained nothing ("done training in 0.0 seconds") and 4 trained 2
+    updates, without a word (fairseq's own, its lstm too). Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    dataset = cfg.get("dataset")
+    if dataset is None or dataset.get("disable_validation"):
+        return
+    trained, validated = dataset.get("train_subset"), str(dataset.get("valid_subset") or "")
+    if trained is not None and trained in validated.split(","):
+        raise ConfigurationError(
+            f"--train-subset {trained} is validated too (--valid-subset {validated}): fairseq "
+            "reads a split through one epoch iterator, and each validation would use up a "
+            "training epoch: validate on another split, or give --disable-validation "
+            "(dataset.train_subset, dataset.valid_subset under fairseq-hydra-train)"
+        )
+
+
+def refuse_a_first_shard_repeated_no_times(cfg) -> None:
+    """--upsample-primary N repeats the first shard of a split in shards (train beside train1) N
+    times; at 0 fairseq trained on the other shards alone, the first (most often the main corpus)
+    left out without a word (fairseq's own, its lstm too). Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    if task_option(cfg, "upsample_primary") == 0:
+        raise ConfigurationError(
+            "--upsample-primary 0 repeats the first shard of a split in shards 0 times, and "
+            "fairseq would train on the others alone: give 1 (each shard once) or more "
+            "(task.upsample_primary under fairseq-hydra-train)"
+        )
+
+
 def refuse_ranks_outside_the_world(distributed, gpus: int) -> None:
     """The ranks a fairseq-train process starts, once fairseq has read its distributed options
     (distributed: its distributed_training block, the init method inferred), checked before the

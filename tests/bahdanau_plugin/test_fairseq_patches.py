@@ -381,18 +381,27 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
         initialize.add_defaults(cfg)
 
 
+@pytest.mark.parametrize(
+    "blocks, refused",
+    [
+        (
+            {"checkpoint": {"patience": 2}, "dataset": {"disable_validation": True}},
+            "--patience 2 with --disable-validation",
+        ),
+        (
+            {"dataset": {"train_subset": "valid", "valid_subset": "valid"}},
+            "--train-subset valid is validated too",
+        ),
+        ({"task": {"upsample_primary": 0}}, "--upsample-primary 0 repeats"),
+    ],
+    ids=["patience-without-validation", "training-on-a-validated-split", "no-first-shard"],
+)
 def test_the_training_options_of_these_models_are_checked_before_fairseq_s_defaults(
-    add_defaults_restored,
+    add_defaults_restored, blocks, refused
 ):
-    """models/training_setup.py's checks, here --patience without validation."""
-    cfg = OmegaConf.create(
-        {
-            "model": {"_name": "rnnsearch_50"},
-            "checkpoint": {"patience": 2},
-            "dataset": {"disable_validation": True},
-        }
-    )
-    with pytest.raises(ConfigurationError, match="^--patience 2 with --disable-validation"):
+    """models/training_setup.py's checks of options that fairseq never checks."""
+    cfg = OmegaConf.create({"model": {"_name": "rnnsearch_50"}, **blocks})
+    with pytest.raises(ConfigurationError, match=f"^{re.escape(refused)}"):
         initialize.add_defaults(cfg)
 
 

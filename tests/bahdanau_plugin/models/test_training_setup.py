@@ -20,7 +20,9 @@ from bahdanau_plugin.models.training_setup import (
     refuse_tokenized_bleu_of_detokenized_text,
     refuse_a_truncation_the_length_limit_undoes,
     refuse_an_update_freq_under_one,
+    refuse_a_first_shard_repeated_no_times,
     refuse_patience_without_validation,
+    refuse_training_on_a_split_it_validates,
     refuse_ranks_outside_the_world,
 )
 
@@ -245,6 +247,38 @@ def test_patience_with_validation_or_validation_disabled_without_it_is_taken(pat
         OmegaConf.create(
             {"checkpoint": {"patience": patience}, "dataset": {"disable_validation": disabled}}
         )
+    )
+
+
+def test_training_on_a_split_that_is_validated_too_is_refused():
+    """fairseq read it through one epoch iterator: each validation used up a training epoch."""
+    cfg = OmegaConf.create({"dataset": {"train_subset": "valid", "valid_subset": "valid1,valid"}})
+    with pytest.raises(ConfigurationError, match="^--train-subset valid is validated too "):
+        refuse_training_on_a_split_it_validates(cfg)
+
+
+@pytest.mark.parametrize(
+    "dataset",
+    [
+        {"train_subset": "train", "valid_subset": "valid"},
+        {"train_subset": "valid", "valid_subset": "valid", "disable_validation": True},
+    ],
+    ids=["other-split", "no-validation"],
+)
+def test_training_on_a_split_not_validated_is_taken(dataset):
+    refuse_training_on_a_split_it_validates(OmegaConf.create({"dataset": dataset}))
+
+
+def test_a_first_shard_repeated_no_times_is_refused():
+    """fairseq trained on the other shards alone, the first left out."""
+    with pytest.raises(ConfigurationError, match="^--upsample-primary 0 repeats the first shard"):
+        refuse_a_first_shard_repeated_no_times(OmegaConf.create({"task": {"upsample_primary": 0}}))
+
+
+@pytest.mark.parametrize("upsample", [1, 2, -1], ids=["once", "twice", "fairseq-default"])
+def test_a_first_shard_repeated_or_left_to_fairseq_is_taken(upsample):
+    refuse_a_first_shard_repeated_no_times(
+        OmegaConf.create({"task": {"upsample_primary": upsample}})
     )
 
 
