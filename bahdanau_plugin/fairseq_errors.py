@@ -24,7 +24,7 @@ from fairseq import options
 from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
     LabelSmoothedCrossEntropyCriterionWithAlignment,
 )
-from fairseq.data import Dictionary, data_utils
+from fairseq.data import Dictionary, data_utils, indexed_dataset
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
@@ -46,13 +46,21 @@ def splits_held(data_bin: str) -> List[str]:
 
 
 def missing_split(error: BaseException) -> Optional[str]:
-    """fairseq's "Dataset not found: valid (DATA)"."""
+    """fairseq's "Dataset not found: valid (DATA)", of a split that is not there, or is there as
+    text, which fairseq reads only under --dataset-impl raw."""
     if not isinstance(error, FileNotFoundError) or "Dataset not found" not in str(error):
         return None
     given = errors.locals_where(error, translation.load_langpair_dataset.__code__)
     if given is None:
         return None
     split, data, pair = given["split"], given["data_path"], f"{given['src']}-{given['tgt']}"
+    as_text = os.path.join(data, f"{split}.{pair}.{given['src']}")
+    if indexed_dataset.infer_dataset_impl(as_text) == "raw":
+        return (
+            f"the data-bin {data} holds the '{split}' split of {pair} as text ({as_text}, as "
+            "fairseq-preprocess --dataset-impl raw leaves it), which fairseq reads only when "
+            "told: give --dataset-impl raw (dataset.dataset_impl=raw under fairseq-hydra-train)"
+        )
     held = ", ".join(splits_held(data)) or "none"
     return (
         f"the data-bin {data} has no '{split}' split of {pair} (splits there: {held}): "

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 import torch
-from fairseq.data import Dictionary, data_utils
+from fairseq.data import Dictionary, data_utils, indexed_dataset
 
 from bahdanau_plugin.unknown_words import source_text_path, text_mismatch
 
@@ -33,25 +33,38 @@ class BinarizedSplit:
     # the source text the binaries were made from, one sentence a line, where it is beside them
     # (bahdanau-prepare-data writes it): its unknown BPE pieces keep the @@ the binaries lose
     source_text: Optional[List[str]] = None
+    # whether fairseq finds the split as text (fairseq-preprocess --dataset-impl raw), not binaries
+    as_text: bool = False
 
     def __len__(self) -> int:
         return len(self.source.sentences)
 
 
+def sentences_file(prefix: Path) -> Optional[Path]:
+    """The file that holds a side's sentences (prefix: SPLIT.SRC-TGT.LANG), in the format fairseq
+    finds there as fairseq-generate reads it: its binaries (PREFIX.bin), or the text itself where
+    fairseq-preprocess --dataset-impl raw copied it; None where neither is there."""
+    found = indexed_dataset.infer_dataset_impl(str(prefix))
+    if found is None:
+        return None
+    return prefix if found == "raw" else Path(f"{prefix}.bin")
+
+
 def load_side(data_bin: Path, subset: str, languages: str, language: str) -> Side:
     dictionary_path = data_bin / f"dict.{language}.txt"
     prefix = data_bin / f"{subset}.{languages}.{language}"
-    if not dictionary_path.is_file() or not Path(f"{prefix}.bin").is_file():
+    sentences = sentences_file(prefix)
+    if not dictionary_path.is_file() or sentences is None:
         raise EvaluationError(
             f"{prefix}.bin or {dictionary_path} not found: give the fairseq data-bin folder that "
             f"holds the '{subset}' split (--data, --subset) and its languages (--source-lang, "
             "--target-lang)"
         )
-    if Path(f"{prefix}.bin").stat().st_size == 0:
+    if sentences.stat().st_size == 0:
         # every binarized sentence holds at least its end of sentence, and fairseq cannot map an
         # empty file: said here, before a model is loaded, rather than as its traceback
         raise EvaluationError(
-            f"the '{subset}' split of {data_bin} has no sentence ({prefix}.bin is empty): give a "
+            f"the '{subset}' split of {data_bin} has no sentence ({sentences} is empty): give a "
             "split with sentences (--subset, --data)"
         )
     dictionary = Dictionary.load(str(dictionary_path))
@@ -81,7 +94,7 @@ def binaries_languages(data_bin: Path, subset: str, source_lang: str, target_lan
     (load_langpair_dataset), as fairseq-generate translates it: evaluating fr->en on the data-bin
     of en->fr. Neither there: SRC-TGT, which load_side says is missing."""
     for languages in (f"{source_lang}-{target_lang}", f"{target_lang}-{source_lang}"):
-        if Path(f"{data_bin / f'{subset}.{languages}.{source_lang}'}.bin").is_file():
+        if sentences_file(data_bin / f"{subset}.{languages}.{source_lang}") is not None:
             return languages
     return f"{source_lang}-{target_lang}"
 
@@ -89,10 +102,12 @@ def binaries_languages(data_bin: Path, subset: str, source_lang: str, target_lan
 def load_split(data_bin: Path, subset: str, source_lang: str, target_lang: str) -> BinarizedSplit:
     languages = binaries_languages(data_bin, subset, source_lang, target_lang)
     source = load_side(data_bin, subset, languages, source_lang)
+    prefix = data_bin / f"{subset}.{languages}.{source_lang}"
     return BinarizedSplit(
         source,
         load_side(data_bin, subset, languages, target_lang),
         load_source_text(source_text_path(data_bin, subset, source_lang, target_lang), source),
+        as_text=sentences_file(prefix) == prefix,
     )
 
 

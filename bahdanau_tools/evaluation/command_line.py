@@ -686,6 +686,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
         arguments.replace_unk,
         max_positions=max_positions(longest_sentence(split)),
         user_dir=arguments.user_dir,
+        dataset_impl="raw" if split.as_text else None,
     )
     remove_previous_results(arguments)
     known = sentences_without_unknown_words(split)

@@ -54,6 +54,9 @@ class Generation:
     # fairseq's --user-dir: one's own folder, which registers the model and imports the plugin;
     # None: the plugin's
     user_dir: Optional[Path] = None
+    # fairseq's --dataset-impl: "raw" where the split is text (fairseq-preprocess --dataset-impl
+    # raw), which fairseq-generate finds only when told; None: binaries, fairseq's default
+    dataset_impl: Optional[str] = None
 
 
 def max_positions(longest_sentence: int) -> int:
@@ -106,6 +109,8 @@ def generate_command(checkpoint: Path, data_bin: Path, generation: Generation) -
         command += ["--replace-unk"] + ([generation.replace_unk] if generation.replace_unk else [])
     if generation.unk_disallowed:
         command += ["--unkpen", NEVER_UNK]
+    if generation.dataset_impl is not None:
+        command += ["--dataset-impl", generation.dataset_impl]
     if generation.bpe_codes is not None:
         command += ["--bpe", "subword_nmt", "--bpe-codes", str(generation.bpe_codes)]
     if generation.max_positions is not None:

@@ -23,7 +23,7 @@ from omegaconf.errors import ValidationError
 from bahdanau_plugin.errors import one_line
 
 from ..support.assertions import assert_one_line_error, assert_one_line_explanation
-from ..support.demo_data import preprocess
+from ..support.demo_data import preprocess, text_data_bin
 from ..support.models import build_tiny_model
 from ..support.paths import PLUGIN
 from ..support.tools import tool_on_bytes
@@ -49,6 +49,23 @@ def test_a_split_the_data_bin_lacks_is_one_line_naming_those_it_holds(data_bin, 
         stderr,
         f"the data-bin {data_bin} has no 'dev' split of en-fr (splits there: test, train, valid)",
         "--disable-validation",
+    )
+
+
+def test_a_split_there_as_text_is_one_line_saying_to_give_dataset_impl_raw(data_bin, tmp_path):
+    """fairseq-preprocess --dataset-impl raw copies the text, which fairseq reads only when told:
+    the line said the split was not there, and the data-bin held none."""
+    folder = text_data_bin(data_bin, tmp_path)
+    given = TranslationConfig(
+        data=str(folder), train_subset="train", dataset_impl=None, required_seq_len_multiple=1
+    )  # fairseq's tools fill the last three from their dataset options
+    task = TranslationTask.setup_task(OmegaConf.structured(given))
+    with pytest.raises(FileNotFoundError) as failed:
+        task.load_dataset("test")
+    assert_one_line_explanation(
+        failed.value,
+        f"the data-bin {folder} holds the 'test' split of en-fr as text",
+        "give --dataset-impl raw",
     )
 
 

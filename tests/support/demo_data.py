@@ -38,6 +38,17 @@ def binarize_test_split(prefix: Path, data_bin: Path, destination: Path) -> Path
     return destination
 
 
+def text_data_bin(data_bin: Path, destination: Path) -> Path:
+    """data_bin's test split as fairseq-preprocess --dataset-impl raw leaves it in destination:
+    each side's text (test.en-fr.en, test.en-fr.fr) beside the dictionaries."""
+    for language in ("en", "fr"):
+        shutil.copyfile(data_bin / f"dict.{language}.txt", destination / f"dict.{language}.txt")
+        shutil.copyfile(
+            data_bin.parent / "raw" / f"test.{language}", destination / f"test.en-fr.{language}"
+        )
+    return destination
+
+
 def make_demo_data_bin(root: Path, train_pairs: int = 2000) -> Path:
     subprocess.run(
         [

@@ -1,4 +1,5 @@
-"""The binarized test set as the evaluation reads it: source lengths counted in words, with BPE
+"""The binarized test set as the evaluation reads it (or its text, under --dataset-impl raw):
+source lengths counted in words, with BPE
 pieces joined back together, unknown ones too where the source text is beside the binaries;
 sentences with <unk>; references that are not its target side and a
 split without sentences refused."""
@@ -17,6 +18,8 @@ from bahdanau_tools.evaluation.binarized_split import (
     sentences_without_unknown_words,
     source_lengths_in_words,
 )
+
+from ...support.demo_data import text_data_bin
 
 
 def side(*sentences: str, unknown=()) -> Side:
@@ -159,3 +162,13 @@ def test_references_are_segmented_with_the_data_s_bpe_codes_before_they_are_comp
     check_target_text(["tea"], target, codes, REFERENCES)
     with pytest.raises(EvaluationError, match="is not the reference of sentence 0"):
         check_target_text(["tee"], target, codes, REFERENCES)
+
+
+def test_a_data_bin_of_text_is_read_as_its_binaries_are(data_bin, tmp_path):
+    """fairseq-preprocess --dataset-impl raw copies each side's text (SPLIT.SRC-TGT.LANG), which
+    fairseq-generate reads: the evaluation said its binaries were not found."""
+    as_text = load_split(text_data_bin(data_bin, tmp_path), "test", "en", "fr")
+    binarized = load_split(data_bin, "test", "en", "fr")
+    assert as_text.as_text and not binarized.as_text
+    for read, expected in ((as_text.source, binarized.source), (as_text.target, binarized.target)):
+        assert [s.tolist() for s in read.sentences] == [s.tolist() for s in expected.sentences]

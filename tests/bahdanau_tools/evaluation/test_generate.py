@@ -16,8 +16,11 @@ from bahdanau_tools.evaluation.generate import (
     generate_command,
     max_positions,
     read_hypotheses,
+    run_generate,
 )
+from bahdanau_tools.evaluation.binarized_split import load_split
 
+from ...support.demo_data import text_data_bin
 from .conftest import MODELS
 
 GENERATION = Generation(
@@ -145,3 +148,20 @@ def test_fairseq_generate_takes_sentences_as_long_as_the_splits_longest():
 
 def test_fairseqs_own_limit_stays_where_no_sentence_is_over_it():
     assert max_positions(14) == 1024
+
+
+def test_a_split_of_text_is_translated_where_fairseq_preprocess_dataset_impl_raw_left_it(
+    checkpoints, data_bin, tmp_path
+):
+    """fairseq-generate finds a split of text only when told --dataset-impl raw: the evaluation's
+    ended in "the data-bin ... has no 'test' split"."""
+    folder = text_data_bin(data_bin, tmp_path)
+    split = load_split(folder, "test", "en", "fr")
+    generation = replace(
+        GENERATION, beam=2, max_len_b=5, dataset_impl="raw" if split.as_text else None
+    )
+    output = tmp_path / "rnnsearch" / "generate-test.txt"
+    run_generate(
+        checkpoints["rnnsearch_50"], folder, generation, output, Progress("rnnsearch", len(split))
+    )
+    assert len(read_hypotheses(output, len(split))) == len(split) == 13
