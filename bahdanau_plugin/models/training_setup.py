@@ -102,8 +102,9 @@ def refuse_an_update_freq_under_one(cfg) -> None:
 
 
 # Validation metrics whose better value is known: (name, whether higher is better). BLEU is the
-# translation task's under --eval-bleu; the others, fairseq's cross-entropy criteria's.
-METRIC_DIRECTIONS = {"bleu": True, "loss": False, "nll_loss": False, "ppl": False}
+# translation task's under --eval-bleu; the others, fairseq's cross-entropy criteria's (accuracy,
+# label_smoothed_cross_entropy's under --report-accuracy: the percentage of target tokens right).
+METRIC_DIRECTIONS = {"bleu": True, "accuracy": True, "loss": False, "nll_loss": False, "ppl": False}
 # What fairseq's trainer logs at every validation beside the criterion's metrics.
 TRAINERS_VALIDATION_COUNTS = ["wps", "wpb", "bsz", "num_updates"]
 
@@ -164,9 +165,22 @@ def refuse_a_best_checkpoint_metric_it_cannot_read(cfg) -> None:
             f"--best-checkpoint-metric {metric} with{'out' * higher_is_better} "
             f"--maximize-best-checkpoint-metric would keep the checkpoint of the {kept} "
             f"{metric} as checkpoint_best.pt (and --patience count the validations that "
-            f"improve on it as no better): {wanted} --maximize-best-checkpoint-metric "
+            f"improve on it as no better{shrinking_as_it_improves(cfg)}): {wanted} "
+            "--maximize-best-checkpoint-metric "
             "(checkpoint.maximize_best_checkpoint_metric under fairseq-hydra-train)"
         )
+
+
+def shrinking_as_it_improves(cfg) -> str:
+    """What --lr-scheduler reduce_lr_on_plateau would do with a --best-checkpoint-metric read the
+    wrong way round, for the line that refuses it: the scheduler reads the metric in the same
+    direction (fairseq's train.py gives it the validation's value), and so shrank the learning
+    rate at every validation that improved on the best."""
+    scheduler = cfg.get("lr_scheduler")
+    name = scheduler if isinstance(scheduler, str) else getattr(scheduler, "_name", None)
+    if name != "reduce_lr_on_plateau":
+        return ""
+    return ", and --lr-scheduler reduce_lr_on_plateau shrink the learning rate as it improves"
 
 
 # What fairseq's generation takes: the options of --eval-bleu-args, which the translation task

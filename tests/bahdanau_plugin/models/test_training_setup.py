@@ -326,6 +326,12 @@ def _checkpoint_options(metric, maximize, eval_bleu=True):
             "of the highest loss",
         ),
         ("ppl", True, "drop --maximize-best-checkpoint-metric"),
+        (
+            "accuracy",
+            False,
+            "accuracy without --maximize-best-checkpoint-metric would keep the "
+            "checkpoint of the lowest accuracy",
+        ),
     ],
 )
 def test_a_best_checkpoint_metric_chosen_the_wrong_way_round_is_refused(metric, maximize, refused):
@@ -334,18 +340,33 @@ def test_a_best_checkpoint_metric_chosen_the_wrong_way_round_is_refused(metric, 
         refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
 
 
+def test_a_metric_read_the_wrong_way_round_names_the_plateau_scheduler_shrinking_as_it_improves():
+    """reduce_lr_on_plateau reads the metric in the same direction: on the demo, accuracy 8.9
+    after 3.3 halved the learning rate."""
+    options = _checkpoint_options("accuracy", False)
+    options.lr_scheduler = {"_name": "reduce_lr_on_plateau"}
+    with pytest.raises(ConfigurationError, match="reduce_lr_on_plateau shrink the learning rate"):
+        refuse_a_best_checkpoint_metric_it_cannot_read(options)
+
+
 @pytest.mark.parametrize(
     "metric, maximize", [("bleu", True), ("loss", False), ("nll_loss", False), ("accuracy", True)]
 )
 def test_a_best_checkpoint_metric_chosen_the_right_way_round_is_taken(metric, maximize):
-    """A metric of another criterion, whose direction the plugin cannot know, is the user's."""
     refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options(metric, maximize))
+
+
+def test_a_metric_of_another_criterion_whose_direction_is_unknown_is_the_user_s():
+    refuse_a_best_checkpoint_metric_it_cannot_read(_checkpoint_options("wer", False))
 
 
 def _criterion_options(metric, criterion, sentence_avg=False, **criterion_options):
     return OmegaConf.create(
         {
-            "checkpoint": {"best_checkpoint_metric": metric},
+            "checkpoint": {
+                "best_checkpoint_metric": metric,
+                "maximize_best_checkpoint_metric": metric == "accuracy",
+            },
             "criterion": {"_name": criterion, **criterion_options},
             "optimization": {"sentence_avg": sentence_avg},
             "task": {"_name": "translation", "eval_bleu": False},
