@@ -10,7 +10,8 @@ a batch's length limit, gradients that are not finite (the loss diverged), a sen
 length limit of validation or translation, a pair over --max-tokens (--max-tokens-valid), a
 fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
 languages, alignments to train the attention of a model without attention, --num-batch-buckets
-that numpy no longer computes."""
+that numpy no longer computes, a learning-rate scheduler without its number of updates or given a
+learning rate per epoch."""
 
 import dataclasses
 import inspect
@@ -26,6 +27,7 @@ from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
 )
 from fairseq.data import Dictionary, data_utils, indexed_dataset
 from fairseq.data.indexed_dataset import MMapIndexedDataset
+from fairseq.optim import lr_scheduler
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
@@ -489,6 +491,67 @@ def tokenizer_without_its_languages(error: BaseException) -> Optional[str]:
     )
 
 
+# What each of fairseq's learning-rate schedulers asserts it is given as it is built, and the line
+# that says what to give: cosine anneals over --lr-period-updates (or --max-update less the
+# warmup), tri_stage's stages are its steps or --phase-ratio of --max-update, polynomial_decay
+# decays over --total-num-update; each asserted in a traceback, the first without its options'
+# names, the others without a message where --max-update is left out.
+SCHEDULES_NEED = {
+    "cosine": (
+        "anneals the learning rate over --lr-period-updates updates, or over --max-update less "
+        "its --warmup-updates, and neither is given: give --max-update N (or "
+        "--lr-period-updates N)"
+    ),
+    "tri_stage": (
+        "warms the learning rate up, holds it and decays it over the updates of its three "
+        "stages, which it needs: give --warmup-steps, --hold-steps and --decay-steps, or "
+        "--phase-ratio '(0.1, 0.4, 0.5)' (fractions adding up to 1) with --max-update N"
+    ),
+    "polynomial_decay": (
+        "decays the learning rate over --total-num-update updates, and has none: give "
+        "--total-num-update N, the run's --max-update, which fairseq-train does not read for it "
+        "(lr_scheduler.total_num_update, or optimization.max_update, under fairseq-hydra-train)"
+    ),
+}
+
+
+def learning_rate_schedule_that_cannot_start(error: BaseException) -> Optional[str]:
+    """fairseq builds the learning-rate scheduler as the first update comes (its trainer's
+    _build_optimizer), model and data loaded, and each scheduler checks its options there in a
+    traceback: a schedule without its number of updates (SCHEDULES_NEED), and, for every one but
+    fixed, a learning rate per epoch (--lr 1e-3,5e-4), which fixed alone reads."""
+    if not isinstance(error, (AssertionError, ValueError)):
+        return None
+    given = errors.locals_where(error, lr_scheduler.build_lr_scheduler.__code__)
+    if given is None:
+        return None
+    name = given["cfg"].get("_name")
+    if isinstance(error, ValueError) and "Cannot use a fixed learning rate schedule" in str(error):
+        rates = ",".join(f"{rate:g}" for rate in given["cfg"].lr)
+        return (
+            f"--lr {rates} gives a learning rate per epoch, which --lr-scheduler fixed alone "
+            f"reads: --lr-scheduler {name} computes each update's from one --lr; give one"
+        )
+    if isinstance(error, AssertionError) and name in SCHEDULES_NEED:
+        return f"--lr-scheduler {name} {SCHEDULES_NEED[name]}"
+    return None
+
+
+def polynomial_decay_without_its_updates(error: BaseException) -> Optional[str]:
+    """fairseq-train --lr-scheduler polynomial_decay without --total-num-update: fairseq's
+    conversion of the parsed arguments overrides the option's interpolation of max_update with
+    the flag's default, None, which hydra refuses in a traceback ('Error merging override
+    lr_scheduler.total_num_update=null'), whatever --max-update is."""
+    refused = error.__cause__
+    if not isinstance(error, ConfigCompositionException) or not isinstance(
+        refused, ValidationError
+    ):
+        return None
+    if refused.full_key != "lr_scheduler.total_num_update":
+        return None
+    return f"--lr-scheduler polynomial_decay {SCHEDULES_NEED['polynomial_decay']}"
+
+
 def _type_name(annotation) -> str:
     """float for float, List[float] for typing.List[float]."""
     if isinstance(annotation, type):
@@ -615,5 +678,7 @@ errors.EXPLANATIONS.extend(
         min_len_over_the_length_limit,
         option_of_another_type,
         tokenizer_without_its_languages,
+        learning_rate_schedule_that_cannot_start,
+        polynomial_decay_without_its_updates,
     ]
 )

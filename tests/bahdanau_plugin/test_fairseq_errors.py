@@ -8,13 +8,14 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from fairseq import options
+from fairseq import optim, options
 from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
     LabelSmoothedCrossEntropyCriterionWithAlignment,
 )
 from fairseq.data import data_utils, indexed_dataset
 from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.optim import lr_scheduler
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
@@ -338,6 +339,49 @@ def test_the_moses_tokenizer_without_both_languages_is_one_line_saying_to_give_t
         f"reads its {read_first} before it takes a language left out from the data-bin's file "
         "names: give both, the data-bin's languages (--source-lang en --target-lang fr, say)"
     )
+
+
+def _training_options(*flags):
+    """fairseq-train's options as its main reads them, for rnnsearch_50 trained with Adam."""
+    parser = options.get_training_parser()
+    given = ["data-bin", "--arch", "rnnsearch_50", "--optimizer", "adam", *flags]
+    return convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, given))
+
+
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--lr-scheduler", "cosine"], "cosine anneals the learning rate over --lr-period-updates"),
+        (["--lr-scheduler", "tri_stage"], "tri_stage warms the learning rate up"),
+        (
+            ["--lr-scheduler", "tri_stage", "--phase-ratio", "(0.1, 0.4, 0.5)"],
+            "with --max-update N",
+        ),
+        (
+            ["--lr-scheduler", "inverse_sqrt", "--lr", "1e-3,5e-4"],
+            "--lr 0.001,0.0005 gives a learning rate per epoch, which --lr-scheduler fixed alone "
+            "reads: --lr-scheduler inverse_sqrt computes each update's from one --lr; give one",
+        ),
+    ],
+    ids=["cosine", "tri-stage", "tri-stage-phase-ratio", "a-rate-per-epoch"],
+)
+def test_a_learning_rate_schedule_that_cannot_start_is_one_line_saying_what_to_give(flags, words):
+    """fairseq's trainer builds the scheduler before the first update, which asserted in a
+    traceback ('Either --max_update or --lr-period-updates must be set', a bare assert for
+    --phase-ratio without --max-update) or raised a ValueError for a rate per epoch."""
+    cfg = _training_options(*flags)
+    optimizer = optim.build_optimizer(cfg.optimizer, [torch.nn.Parameter(torch.zeros(1))])
+    with pytest.raises((AssertionError, ValueError)) as refused:
+        lr_scheduler.build_lr_scheduler(cfg.lr_scheduler, optimizer)
+    assert_one_line_explanation(refused.value, words)
+
+
+def test_polynomial_decay_without_total_num_update_is_one_line_saying_to_give_it():
+    """hydra refused it in a traceback, whatever --max-update: 'Error merging override
+    lr_scheduler.total_num_update=null'."""
+    with pytest.raises(ConfigCompositionException) as refused:
+        _training_options("--lr-scheduler", "polynomial_decay", "--max-update", "100")
+    assert_one_line_explanation(refused.value, "give --total-num-update N, the run's --max-update")
 
 
 def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin, tmp_path):
