@@ -9,9 +9,10 @@ or comes with another start (--restore-file, --reset-*), half precision on a CPU
 a batch's length limit, gradients that are not finite (the loss diverged), a sentence over the
 length limit of validation or translation, a pair over --max-tokens (--max-tokens-valid), a
 fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
-languages, alignments to train the attention of a model without attention, --num-batch-buckets
-that numpy no longer computes, a learning-rate scheduler without its number of updates or given a
-learning rate per epoch."""
+languages, alignments to train the attention of a model without attention, --num-batch-buckets that
+numpy no longer computes, a learning-rate scheduler without its number of updates or given a
+learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in
+it."""
 
 import dataclasses
 import inspect
@@ -27,7 +28,7 @@ from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
 )
 from fairseq.data import Dictionary, data_utils, indexed_dataset
 from fairseq.data.indexed_dataset import MMapIndexedDataset
-from fairseq.optim import lr_scheduler
+from fairseq.optim import MemoryEfficientFP16Optimizer, lr_scheduler
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
@@ -491,6 +492,26 @@ def tokenizer_without_its_languages(error: BaseException) -> Optional[str]:
     )
 
 
+def memory_efficient_half_precision_of_another_optimizer(error: BaseException) -> Optional[str]:
+    """--memory-efficient-fp16 and --memory-efficient-bf16 step the half-precision parameters in
+    place, through an optimizer that reads their gradients in float32 itself, which few of
+    fairseq's do (adam's does; adadelta's, the paper's, does not): fairseq refused any other as it
+    built the optimizer before the first update, model and data loaded, in a traceback
+    (ValueError: Unsupported optimizer: Adadelta)."""
+    if not isinstance(error, ValueError) or not str(error).startswith("Unsupported optimizer"):
+        return None
+    given = errors.locals_where(error, MemoryEfficientFP16Optimizer.__init__.__code__)
+    if given is None:
+        return None
+    common, name = given["cfg"].common, given["cfg"].optimizer._name
+    precision = "bf16" if common.memory_efficient_bf16 else "fp16"
+    return (
+        f"--memory-efficient-{precision} steps the half-precision parameters in place, which "
+        f"fairseq's --optimizer {name} cannot: use --{precision}, which keeps float32 master "
+        "weights for any optimizer (docs/precision.md), or an optimizer that can, adam"
+    )
+
+
 # What each of fairseq's learning-rate schedulers asserts it is given as it is built, and the line
 # that says what to give: cosine anneals over --lr-period-updates (or --max-update less the
 # warmup), tri_stage's stages are its steps or --phase-ratio of --max-update, polynomial_decay
@@ -678,6 +699,7 @@ errors.EXPLANATIONS.extend(
         min_len_over_the_length_limit,
         option_of_another_type,
         tokenizer_without_its_languages,
+        memory_efficient_half_precision_of_another_optimizer,
         learning_rate_schedule_that_cannot_start,
         polynomial_decay_without_its_updates,
     ]

@@ -342,10 +342,14 @@ def test_the_moses_tokenizer_without_both_languages_is_one_line_saying_to_give_t
 
 
 def _training_options(*flags):
-    """fairseq-train's options as its main reads them, for rnnsearch_50 trained with Adam."""
+    """fairseq-train's options as its main reads them, for rnnsearch_50."""
     parser = options.get_training_parser()
-    given = ["data-bin", "--arch", "rnnsearch_50", "--optimizer", "adam", *flags]
+    given = ["data-bin", "--arch", "rnnsearch_50", *flags]
     return convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, given))
+
+
+def _parameters():
+    return [torch.nn.Parameter(torch.zeros(1))]
 
 
 @pytest.mark.parametrize(
@@ -369,8 +373,8 @@ def test_a_learning_rate_schedule_that_cannot_start_is_one_line_saying_what_to_g
     """fairseq's trainer builds the scheduler before the first update, which asserted in a
     traceback ('Either --max_update or --lr-period-updates must be set', a bare assert for
     --phase-ratio without --max-update) or raised a ValueError for a rate per epoch."""
-    cfg = _training_options(*flags)
-    optimizer = optim.build_optimizer(cfg.optimizer, [torch.nn.Parameter(torch.zeros(1))])
+    cfg = _training_options("--optimizer", "adam", *flags)
+    optimizer = optim.build_optimizer(cfg.optimizer, _parameters())
     with pytest.raises((AssertionError, ValueError)) as refused:
         lr_scheduler.build_lr_scheduler(cfg.lr_scheduler, optimizer)
     assert_one_line_explanation(refused.value, words)
@@ -382,6 +386,17 @@ def test_polynomial_decay_without_total_num_update_is_one_line_saying_to_give_it
     with pytest.raises(ConfigCompositionException) as refused:
         _training_options("--lr-scheduler", "polynomial_decay", "--max-update", "100")
     assert_one_line_explanation(refused.value, "give --total-num-update N, the run's --max-update")
+
+
+def test_memory_efficient_half_precision_of_the_paper_s_adadelta_is_one_line_naming_what_works():
+    """fairseq's trainer refused it as it built the optimizer, before the first update, in a
+    traceback: 'ValueError: Unsupported optimizer: Adadelta'."""
+    cfg = _training_options("--optimizer", "adadelta", "--memory-efficient-fp16")
+    with pytest.raises(ValueError) as refused:
+        optim.MemoryEfficientFP16Optimizer.build_optimizer(cfg, _parameters())
+    assert_one_line_explanation(
+        refused.value, "--optimizer adadelta cannot: use --fp16, which keeps float32 master weights"
+    )
 
 
 def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin, tmp_path):
