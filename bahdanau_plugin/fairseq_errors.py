@@ -11,8 +11,9 @@ length limit of validation or translation, a pair over --max-tokens (--max-token
 fairseq-hydra-train value of another type than its option's, --tokenizer moses without both
 languages, alignments to train the attention of a model without attention, --num-batch-buckets that
 numpy no longer computes, a learning-rate scheduler without its number of updates or given a
-learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in
-it."""
+learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in it,
+a memory-efficient half precision with an optimizer that cannot step in it, --adam-betas that are
+not two decay rates."""
 
 import dataclasses
 import inspect
@@ -29,6 +30,7 @@ from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
 from fairseq.data import Dictionary, data_utils, indexed_dataset
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.optim import MemoryEfficientFP16Optimizer, lr_scheduler
+from fairseq.optim.adam import Adam, FairseqAdam
 from fairseq.dataclass.utils import merge_with_parent
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
@@ -512,6 +514,36 @@ def memory_efficient_half_precision_of_another_optimizer(error: BaseException) -
     )
 
 
+def _two_decay_rates(betas) -> bool:
+    """Whether betas is what Adam takes: two numbers, each at least 0 and under 1."""
+    return (
+        isinstance(betas, (tuple, list))
+        and len(betas) == 2
+        and all(isinstance(beta, (int, float)) and 0 <= beta < 1 for beta in betas)
+    )
+
+
+def adam_betas_adam_cannot_take(error: BaseException) -> Optional[str]:
+    """fairseq's Adam reads --adam-betas as Python (eval) and never checks what it gets: text that
+    is no Python ('0.9 0.98') failed in a SyntaxError as the optimizer was built; one number
+    ('(0.9)'), three, or a rate of 1 or more ('(0.9, 1.5)', '(1.0, 0.999)') failed at the first
+    update, model and data loaded, in a TypeError, a ValueError ('math domain error') or a
+    ZeroDivisionError, each in a traceback that names no option."""
+    built = errors.locals_where(error, FairseqAdam.optimizer_config.fget.__code__)
+    stepped = errors.locals_where(error, inspect.unwrap(Adam.step).__code__)  # torch wraps it
+    if built is not None and isinstance(error, (SyntaxError, NameError)):
+        betas = built["self"].cfg.adam_betas
+    elif stepped is not None and not _two_decay_rates(stepped.get("group", {}).get("betas")):
+        betas = stepped["group"]["betas"]
+    else:
+        return None
+    return (
+        f"--adam-betas {betas}: Adam takes two decay rates, each at least 0 and under 1, written "
+        "as a Python tuple: --adam-betas '(0.9, 0.999)', fairseq's default "
+        "(optimizer.adam_betas under fairseq-hydra-train)"
+    )
+
+
 # What each of fairseq's learning-rate schedulers asserts it is given as it is built, and the line
 # that says what to give: cosine anneals over --lr-period-updates (or --max-update less the
 # warmup), tri_stage's stages are its steps or --phase-ratio of --max-update, polynomial_decay
@@ -700,6 +732,7 @@ errors.EXPLANATIONS.extend(
         option_of_another_type,
         tokenizer_without_its_languages,
         memory_efficient_half_precision_of_another_optimizer,
+        adam_betas_adam_cannot_take,
         learning_rate_schedule_that_cannot_start,
         polynomial_decay_without_its_updates,
     ]

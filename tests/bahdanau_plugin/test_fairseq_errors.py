@@ -399,6 +399,25 @@ def test_memory_efficient_half_precision_of_the_paper_s_adadelta_is_one_line_nam
     )
 
 
+@pytest.mark.parametrize(
+    "betas, shown",
+    [("0.9 0.98", "0.9 0.98"), ("(0.9)", "0.9"), ("(0.9, 1.5)", "(0.9, 1.5)")],
+    ids=["no-python", "one-rate", "a-rate-over-1"],
+)
+def test_adam_betas_adam_cannot_take_are_one_line_giving_the_default(betas, shown):
+    """fairseq's Adam evaluates the text and checks nothing: a SyntaxError as it was built, a
+    TypeError or 'ValueError: math domain error' at the first update, each a traceback."""
+    cfg = _training_options("--optimizer", "adam", "--adam-betas", betas)
+    parameter = torch.nn.Parameter(torch.ones(2))
+    with pytest.raises((SyntaxError, TypeError, ValueError)) as refused:
+        optimizer = optim.build_optimizer(cfg.optimizer, [parameter])
+        parameter.grad = torch.ones(2)
+        optimizer.step()
+    assert_one_line_explanation(
+        refused.value, f"--adam-betas {shown}: Adam takes two decay rates", "'(0.9, 0.999)'"
+    )
+
+
 def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin, tmp_path):
     """fairseq asserted in a traceback: 'world size is 2 but have 0 available devices'."""
     gpus = torch.cuda.device_count()
