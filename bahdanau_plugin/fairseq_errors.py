@@ -13,7 +13,8 @@ languages, alignments to train the attention of a model without attention, --num
 numpy no longer computes, a learning-rate scheduler without its number of updates or given a
 learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in it,
 a memory-efficient half precision with an optimizer that cannot step in it, --adam-betas that are
-not two decay rates."""
+not two decay rates, a memory-efficient half precision with an optimizer that cannot step in it,
+--adam-betas that are not two decay rates, an option value torch's optimizers refuse."""
 
 import dataclasses
 import inspect
@@ -23,7 +24,7 @@ import typing
 from typing import List, Optional, Tuple
 
 import numpy as np
-from fairseq import options
+from fairseq import optim, options
 from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
     LabelSmoothedCrossEntropyCriterionWithAlignment,
 )
@@ -514,6 +515,29 @@ def memory_efficient_half_precision_of_another_optimizer(error: BaseException) -
     )
 
 
+# torch's optimizers check their options as they are built: "Invalid rho value: 1.5".
+TORCH_REFUSES = re.compile(r"Invalid [\w ]+: .+")
+
+
+def optimizer_option_torch_refuses(error: BaseException) -> Optional[str]:
+    """fairseq's adadelta (the paper's), adagrad and sgd are torch's optimizers, which refuse a
+    value out of range as fairseq builds them before the first update, model and data loaded, in
+    a traceback that names neither option nor optimizer (ValueError: Invalid rho value: 95.0, for
+    --adadelta-rho 95 where 0.95 was meant; a learning rate or weight decay under 0)."""
+    if not isinstance(error, ValueError) or not TORCH_REFUSES.fullmatch(str(error)):
+        return None
+    # fairseq's registry's build function, which names the optimizer it builds (choice)
+    given = errors.locals_where(error, optim._build_optimizer.__code__)
+    if given is None:
+        return None
+    return (
+        f"--optimizer {given['choice']} cannot start: torch's optimizer refuses one of its "
+        f"options, '{error}': correct the one it names (the learning rate is --lr; the others "
+        f"are listed by fairseq-train --optimizer {given['choice']} --help; optimizer.* under "
+        "fairseq-hydra-train)"
+    )
+
+
 def _two_decay_rates(betas) -> bool:
     """Whether betas is what Adam takes: two numbers, each at least 0 and under 1."""
     return (
@@ -733,6 +757,7 @@ errors.EXPLANATIONS.extend(
         tokenizer_without_its_languages,
         memory_efficient_half_precision_of_another_optimizer,
         adam_betas_adam_cannot_take,
+        optimizer_option_torch_refuses,
         learning_rate_schedule_that_cannot_start,
         polynomial_decay_without_its_updates,
     ]

@@ -418,6 +418,17 @@ def test_adam_betas_adam_cannot_take_are_one_line_giving_the_default(betas, show
     )
 
 
+def test_a_value_torch_s_optimizer_refuses_is_one_line_naming_the_optimizer_and_the_value():
+    """fairseq builds the paper's adadelta from torch's, which refused --adadelta-rho 95 (for
+    0.95) in a traceback naming neither: 'ValueError: Invalid rho value: 95.0'."""
+    cfg = _training_options("--optimizer", "adadelta", "--adadelta-rho", "95")
+    with pytest.raises(ValueError) as refused:
+        optim.build_optimizer(cfg.optimizer, _parameters())
+    assert_one_line_explanation(
+        refused.value, "--optimizer adadelta cannot start", "'Invalid rho value: 95.0'"
+    )
+
+
 def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin, tmp_path):
     """fairseq asserted in a traceback: 'world size is 2 but have 0 available devices'."""
     gpus = torch.cuda.device_count()
