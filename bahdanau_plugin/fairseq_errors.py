@@ -12,8 +12,6 @@ fairseq-hydra-train value of another type than its option's, --tokenizer moses w
 languages, alignments to train the attention of a model without attention, --num-batch-buckets that
 numpy no longer computes, a learning-rate scheduler without its number of updates or given a
 learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in it,
-a memory-efficient half precision with an optimizer that cannot step in it, --adam-betas that are
-not two decay rates, a memory-efficient half precision with an optimizer that cannot step in it,
 --adam-betas that are not two decay rates, an option value torch's optimizers refuse."""
 
 import dataclasses
