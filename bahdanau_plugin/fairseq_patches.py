@@ -388,6 +388,8 @@ def _reading_the_options_as_given(add_defaults):
             training_setup.refuse_patience_without_validation(cfg)
             training_setup.refuse_training_on_a_split_it_validates(cfg)
             training_setup.refuse_a_first_shard_repeated_no_times(cfg)
+            training_setup.refuse_a_plateau_schedule_without_validation(cfg)
+            training_setup.refuse_a_negative_learning_rate(cfg)
             training_setup.refuse_a_best_checkpoint_metric_it_cannot_read(cfg)
             training_setup.refuse_eval_bleu_args_the_search_cannot_read(cfg)
             training_setup.refuse_tokenized_bleu_of_detokenized_text(cfg)

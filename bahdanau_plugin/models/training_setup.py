@@ -322,6 +322,38 @@ def refuse_patience_without_validation(cfg) -> None:
             )
 
 
+def refuse_a_plateau_schedule_without_validation(cfg) -> None:
+    """--lr-scheduler reduce_lr_on_plateau shrinks the learning rate where the validation's metric
+    stops improving, and with --disable-validation there is none: the rate never changed, without
+    a word (fairseq's own, its lstm too). Checked as the options are read
+    (fairseq_patches.read_the_options_as_given)."""
+    scheduler, dataset = cfg.get("lr_scheduler"), cfg.get("dataset")
+    name = scheduler if isinstance(scheduler, str) else getattr(scheduler, "_name", None)
+    if name == "reduce_lr_on_plateau" and dataset is not None and dataset.get("disable_validation"):
+        raise ConfigurationError(
+            "--lr-scheduler reduce_lr_on_plateau with --disable-validation: the scheduler shrinks "
+            "the learning rate where validation stops improving, and there is none, so the rate "
+            "would never change: drop one of them (lr_scheduler._name, "
+            "dataset.disable_validation under fairseq-hydra-train)"
+        )
+
+
+def refuse_a_negative_learning_rate(cfg) -> None:
+    """fairseq's adam, nag and adafactor check no --lr, and stepped up the gradient under a
+    negative one: the loss rose, without a word (fairseq's own, its lstm too; torch's adadelta,
+    sgd and adagrad refuse it as they are built, fairseq_errors.optimizer_option_torch_refuses).
+    Checked as the options are read (fairseq_patches.read_the_options_as_given), every epoch's
+    rate."""
+    optimization = cfg.get("optimization")
+    rates = list(optimization.get("lr") or []) if optimization is not None else []
+    if any(rate < 0 for rate in rates):
+        given = ",".join(str(rate) for rate in rates)
+        raise ConfigurationError(
+            f"--lr {given}: a negative learning rate steps up the gradient, and the loss would "
+            "rise: give rates of 0 or more (optimization.lr under fairseq-hydra-train)"
+        )
+
+
 def refuse_training_on_a_split_it_validates(cfg) -> None:
     """fairseq reads a split through one epoch iterator however many roles it has: with
     --train-subset valid validated too (--valid-subset valid), each validation took the training's

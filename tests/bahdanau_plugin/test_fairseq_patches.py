@@ -393,8 +393,22 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
             "--train-subset valid is validated too",
         ),
         ({"task": {"upsample_primary": 0}}, "--upsample-primary 0 repeats"),
+        (
+            {
+                "lr_scheduler": {"_name": "reduce_lr_on_plateau"},
+                "dataset": {"disable_validation": True},
+            },
+            "--lr-scheduler reduce_lr_on_plateau with --disable-validation",
+        ),
+        ({"optimization": {"lr": [0.01, -0.001]}}, "--lr 0.01,-0.001: a negative learning rate"),
     ],
-    ids=["patience-without-validation", "training-on-a-validated-split", "no-first-shard"],
+    ids=[
+        "patience-without-validation",
+        "training-on-a-validated-split",
+        "no-first-shard",
+        "plateau-without-validation",
+        "negative-learning-rate",
+    ],
 )
 def test_the_training_options_of_these_models_are_checked_before_fairseq_s_defaults(
     add_defaults_restored, blocks, refused

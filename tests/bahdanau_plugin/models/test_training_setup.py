@@ -21,6 +21,8 @@ from bahdanau_plugin.models.training_setup import (
     refuse_a_truncation_the_length_limit_undoes,
     refuse_an_update_freq_under_one,
     refuse_a_first_shard_repeated_no_times,
+    refuse_a_negative_learning_rate,
+    refuse_a_plateau_schedule_without_validation,
     refuse_patience_without_validation,
     refuse_training_on_a_split_it_validates,
     refuse_ranks_outside_the_world,
@@ -280,6 +282,38 @@ def test_a_first_shard_repeated_or_left_to_fairseq_is_taken(upsample):
     refuse_a_first_shard_repeated_no_times(
         OmegaConf.create({"task": {"upsample_primary": upsample}})
     )
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        {"lr_scheduler": {"_name": "reduce_lr_on_plateau"}, "dataset": {}},
+        {"lr_scheduler": {"_name": "fixed"}, "dataset": {"disable_validation": True}},
+        {"lr_scheduler": "reduce_lr_on_plateau", "dataset": {"disable_validation": False}},
+    ],
+    ids=["validated", "fixed-schedule", "named-alone"],
+)
+def test_a_plateau_schedule_with_validation_or_another_without_is_taken(blocks):
+    refuse_a_plateau_schedule_without_validation(OmegaConf.create(blocks))
+
+
+def test_a_plateau_schedule_without_validation_is_refused():
+    """It shrinks the rate where validation stops improving: without, the rate never changed."""
+    cfg = OmegaConf.create(
+        {"lr_scheduler": "reduce_lr_on_plateau", "dataset": {"disable_validation": True}}
+    )
+    with pytest.raises(ConfigurationError, match="^--lr-scheduler reduce_lr_on_plateau with "):
+        refuse_a_plateau_schedule_without_validation(cfg)
+
+
+def test_a_negative_learning_rate_of_any_epoch_is_refused():
+    """fairseq's adam stepped up the gradient, and the loss rose, without a word."""
+    with pytest.raises(ConfigurationError, match=r"^--lr 1.0,-0.5: a negative learning rate"):
+        refuse_a_negative_learning_rate(OmegaConf.create({"optimization": {"lr": [1.0, -0.5]}}))
+
+
+def test_learning_rates_of_0_or_more_are_taken():
+    refuse_a_negative_learning_rate(OmegaConf.create({"optimization": {"lr": [1.0, 0.0]}}))
 
 
 def test_fairseq_train_choosing_by_bleu_without_eval_bleu_is_one_line_before_anything_is_loaded(
