@@ -83,6 +83,12 @@ def check(cfg) -> None:
         )
 
 
+def per_epoch(cfg, option: str) -> list:
+    """An optimization option that takes a value per epoch (--lr, --update-freq), as given."""
+    optimization = cfg.get("optimization")
+    return list(optimization.get(option) or []) if optimization is not None else []
+
+
 def refuse_an_update_freq_under_one(cfg) -> None:
     """fairseq-train sums the gradients of --update-freq batches into each update (a number per
     epoch, the last for the epochs after it); it never checks that number. At 0 it divided by zero
@@ -90,14 +96,12 @@ def refuse_an_update_freq_under_one(cfg) -> None:
     through the epoch without an update and failed after it. Checked as the options are read,
     before anything is loaded (fairseq_patches.read_the_options_as_given), for every epoch's
     number: a later epoch's would otherwise fail only once the epochs before it had trained."""
-    optimization = cfg.get("optimization")
-    counts = list(optimization.get("update_freq") or []) if optimization is not None else []
+    counts = per_epoch(cfg, "update_freq")
     if any(count < 1 for count in counts):
-        given = ",".join(str(count) for count in counts)
         raise ConfigurationError(
-            f"--update-freq {given}: each update sums the gradients of that many batches (a "
-            "number per epoch), so give 1 or more (1, the default, updates after every batch; "
-            "optimization.update_freq under fairseq-hydra-train)"
+            f"--update-freq {','.join(map(str, counts))}: each update sums the gradients of "
+            "that many batches (a number per epoch), so give 1 or more (1, the default, updates "
+            "after every batch; optimization.update_freq under fairseq-hydra-train)"
         )
 
 
@@ -344,13 +348,12 @@ def refuse_a_negative_learning_rate(cfg) -> None:
     sgd and adagrad refuse it as they are built, fairseq_errors.optimizer_option_torch_refuses).
     Checked as the options are read (fairseq_patches.read_the_options_as_given), every epoch's
     rate."""
-    optimization = cfg.get("optimization")
-    rates = list(optimization.get("lr") or []) if optimization is not None else []
+    rates = per_epoch(cfg, "lr")
     if any(rate < 0 for rate in rates):
-        given = ",".join(str(rate) for rate in rates)
         raise ConfigurationError(
-            f"--lr {given}: a negative learning rate steps up the gradient, and the loss would "
-            "rise: give rates of 0 or more (optimization.lr under fairseq-hydra-train)"
+            f"--lr {','.join(map(str, rates))}: a negative learning rate steps up the gradient, "
+            "and the loss would rise: give rates of 0 or more (optimization.lr under "
+            "fairseq-hydra-train)"
         )
 
 
