@@ -12,6 +12,7 @@ checkpoint trained under any options still loads for translation.
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any, Optional, Tuple
 
 from fairseq import utils
@@ -84,9 +85,14 @@ def check(cfg) -> None:
 
 
 def per_epoch(cfg, option: str) -> list:
-    """An optimization option that takes a value per epoch (--lr, --update-freq), as given."""
+    """An optimization option that takes a value per epoch (--lr, --update-freq), as given; one
+    value alone where it is no list (fairseq-hydra-train's optimizer.lr=0.1 interpolated into
+    optimization.lr, which fairseq's own check then refuses as no list)."""
     optimization = cfg.get("optimization")
-    return list(optimization.get(option) or []) if optimization is not None else []
+    value = optimization.get(option) if optimization is not None else None
+    if value is None:
+        return []
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else [value]
 
 
 def refuse_an_update_freq_under_one(cfg) -> None:

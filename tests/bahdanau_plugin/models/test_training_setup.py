@@ -312,8 +312,11 @@ def test_a_negative_learning_rate_of_any_epoch_is_refused():
         refuse_a_negative_learning_rate(OmegaConf.create({"optimization": {"lr": [1.0, -0.5]}}))
 
 
-def test_learning_rates_of_0_or_more_are_taken():
-    refuse_a_negative_learning_rate(OmegaConf.create({"optimization": {"lr": [1.0, 0.0]}}))
+@pytest.mark.parametrize("rates", [[1.0, 0.0], 0.1], ids=["per-epoch", "hydra-interpolated"])
+def test_learning_rates_of_0_or_more_are_taken(rates):
+    """fairseq-hydra-train's optimizer.lr=0.1 reaches optimization.lr as no list, which fairseq's
+    own check refuses after: a TypeError traceback came first."""
+    refuse_a_negative_learning_rate(OmegaConf.create({"optimization": {"lr": rates}}))
 
 
 def test_fairseq_train_choosing_by_bleu_without_eval_bleu_is_one_line_before_anything_is_loaded(
