@@ -410,12 +410,15 @@ def _reading_the_options_as_given(add_defaults):
 # fairseq splits). fairseq reads each as written, so that one that starts with a '~' the shell left
 # (--save-dir=~/x: bash expands '~' at the start of a word only) is a folder named '~' in the
 # current folder: fairseq made the save dir there (checkpoint_utils.verify_checkpoint_directory)
-# and trained into it without a word; the others were "not found", without saying why.
+# and trained into it without a word, and the tensorboard logs likewise; the others were "not
+# found" (the log file's a traceback), without saying why.
 TRAINING_PATHS = {
     "--save-dir": ("checkpoint", "save_dir", False),
     "--restore-file": ("checkpoint", "restore_file", False),
     "--finetune-from-model": ("checkpoint", "finetune_from_model", False),
     "the data folder": ("task", "data", True),
+    "--tensorboard-logdir": ("common", "tensorboard_logdir", False),
+    "--log-file": ("common", "log_file", False),
 }
 
 

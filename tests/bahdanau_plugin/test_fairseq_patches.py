@@ -459,6 +459,8 @@ TRAINING_PATHS_GIVEN = {
     },
     "--finetune-from-model ~/x.pt": {"checkpoint": {"finetune_from_model": "~/x.pt"}},
     "the data folder ~/x/data-bin": {"task": {"data": "data-bin:~/x/data-bin"}},
+    "--tensorboard-logdir ~/x/logs": {"common": {"tensorboard_logdir": "~/x/logs"}},
+    "--log-file ~/x/train.log": {"common": {"log_file": "~/x/train.log"}},
 }
 
 
