@@ -12,11 +12,14 @@ fairseq-hydra-train value of another type than its option's, --tokenizer moses w
 languages, alignments to train the attention of a model without attention, --num-batch-buckets that
 numpy no longer computes, a learning-rate scheduler without its number of updates or given a
 learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in it,
---adam-betas that are not two decay rates, an option value torch's optimizers refuse."""
+--adam-betas that are not two decay rates, an option value torch's optimizers refuse, a
+checkpoint that a distributed run's rank 0 sends to the others, which torch's weights-only loading
+refuses there, and the end of another process of a distributed run."""
 
 import dataclasses
 import inspect
 import os
+import pickle
 import re
 import typing
 from typing import List, Optional, Tuple
@@ -31,6 +34,7 @@ from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.optim import MemoryEfficientFP16Optimizer, lr_scheduler
 from fairseq.optim.adam import Adam, FairseqAdam
 from fairseq.dataclass.utils import merge_with_parent
+from fairseq.distributed import utils as distributed_utils
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq.tasks import FairseqTask, translation
 from fairseq.trainer import Trainer
@@ -39,7 +43,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import ValidationError
 
 from . import errors
-from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint
+from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint, trainers_loading
 from .models.pretrained_paths import data_bin_folder
 
 
@@ -317,6 +321,47 @@ def more_processes_than_gpus(error: BaseException) -> Optional[str]:
         f"processes on this machine, one a GPU, and it has {gpus or 'none'}: {fewer}, or start "
         "each process yourself with --distributed-init-method tcp://HOST:PORT "
         "--distributed-no-spawn --distributed-rank R (--distributed-backend gloo on CPUs)"
+    )
+
+
+def checkpoint_sent_to_the_other_processes(error: BaseException) -> Optional[str]:
+    """fairseq-train with several processes resumes a checkpoint on rank 0 alone and sends it to
+    the others (Trainer.load_checkpoint's broadcast_object), which read it with torch.load: since
+    torch 2.6 that loads weights only, and refuses the omegaconf configuration fairseq has made of
+    the checkpoint's. Every distributed run that resumed ended there in a traceback, its lstm's too,
+    and rank 0 in the loss of the others (another_process_ended)."""
+    if not isinstance(error, pickle.UnpicklingError):
+        return None
+    if errors.locals_where(error, distributed_utils._broadcast_object_slow.__code__) is None:
+        return None
+    loading = trainers_loading()
+    given = errors.locals_where(error, loading) if loading is not None else None
+    checkpoint = given["filename"] if given is not None else "the checkpoint"
+    return (
+        f"cannot resume from {checkpoint} with several processes as fairseq does by default: rank "
+        "0 reads it and sends it to the others, and torch's weights-only loading (torch 2.6 or "
+        "later) refuses the training configuration it holds there; add "
+        "--load-checkpoint-on-all-dp-ranks, with which every process reads it from the file, "
+        "safely (on several machines, each needs the --save-dir, a folder they share)"
+    )
+
+
+# gloo's words for a connection to another process of the run that closed: that process ended
+# (a failure, a kill) or its machine went away.
+PEER_LOST = re.compile(r"gloo/transport/tcp/.*(Connection closed by peer|Connection reset by peer)")
+
+
+def another_process_ended(error: BaseException) -> Optional[str]:
+    """gloo's RuntimeError in every other process of a distributed fairseq-train (--distributed-
+    backend gloo, the CPUs') once one process ended: a traceback that hid the first process's own
+    error, which is what to read."""
+    found = PEER_LOST.search(str(error)) if isinstance(error, RuntimeError) else None
+    if found is None:
+        return None
+    return (
+        f"another process of this distributed run ended ({found.group(1).lower()}), and this one "
+        "cannot train without it: that process's output says why; once it is put right, start "
+        "every process again (each resumes from the --save-dir's checkpoint_last.pt)"
     )
 
 
@@ -758,5 +803,7 @@ errors.EXPLANATIONS.extend(
         optimizer_option_torch_refuses,
         learning_rate_schedule_that_cannot_start,
         polynomial_decay_without_its_updates,
+        checkpoint_sent_to_the_other_processes,
+        another_process_ended,
     ]
 )
