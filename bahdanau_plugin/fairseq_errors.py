@@ -14,7 +14,8 @@ numpy no longer computes, a learning-rate scheduler without its number of update
 learning rate per epoch, a memory-efficient half precision with an optimizer that cannot step in it,
 --adam-betas that are not two decay rates, an option value torch's optimizers refuse, a
 checkpoint that a distributed run's rank 0 sends to the others, which torch's weights-only loading
-refuses there, and the end of another process of a distributed run."""
+refuses there, the end of another process of a distributed run, and torch's DistributedDataParallel
+(--ddp-backend pytorch_ddp, fairseq's default) on a CPU."""
 
 import dataclasses
 import inspect
@@ -25,7 +26,8 @@ import typing
 from typing import List, Optional, Tuple
 
 import numpy as np
-from fairseq import optim, options
+import torch
+from fairseq import models, optim, options
 from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
     LabelSmoothedCrossEntropyCriterionWithAlignment,
 )
@@ -363,6 +365,39 @@ def another_process_ended(error: BaseException) -> Optional[str]:
         "cannot train without it: that process's output says why; once it is put right, start "
         "every process again (each resumes from the --save-dir's checkpoint_last.pt)"
     )
+
+
+def torchs_data_parallel_on_a_cpu(error: BaseException) -> Optional[str]:
+    """fairseq-train --ddp-backend pytorch_ddp (its default, or c10d) on CPUs: fairseq gives
+    torch's DistributedDataParallel the process's GPU (device_ids=[--device-id]) whatever the
+    device, and torch refused the model on the CPU in a traceback (a ValueError about device_ids),
+    in every process, fairseq's lstm too."""
+    if not isinstance(error, ValueError) or "device_ids" not in str(error):
+        return None
+    given = errors.locals_where(error, models.DistributedFairseqModel.__code__)
+    if given is None or given["device"].type != "cpu":
+        return None
+    backend = given["args"].ddp_backend
+    default = " (fairseq's default)" if backend == "pytorch_ddp" else ""
+    refused = (
+        f"--ddp-backend {backend}{default} wraps the model in torch's DistributedDataParallel for "
+        "the process's GPU, which torch refuses for a model on the CPU"
+    )
+    if not _in_half_precision(given["model"]):
+        return (
+            f"{refused}: on CPUs, give --ddp-backend legacy_ddp (or no_c10d), fairseq's own "
+            "all-reduce"
+        )
+    # legacy_ddp and no_c10d are refused in half precision (models/training_setup.py)
+    return (
+        f"{refused}, and fairseq's own all-reduce (legacy_ddp, no_c10d) would round the alignment "
+        "model's float32 gradients in half precision: on CPUs, train several processes in float32, "
+        "or one process in half precision"
+    )
+
+
+def _in_half_precision(model: torch.nn.Module) -> bool:
+    return any(p.dtype in (torch.float16, torch.bfloat16) for p in model.parameters())
 
 
 # How fairseq's trainer ends at gradients that are not finite: its own check (float32, --bf16),
@@ -805,5 +840,6 @@ errors.EXPLANATIONS.extend(
         polynomial_decay_without_its_updates,
         checkpoint_sent_to_the_other_processes,
         another_process_ended,
+        torchs_data_parallel_on_a_cpu,
     ]
 )

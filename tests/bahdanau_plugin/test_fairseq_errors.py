@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from fairseq import optim, options
+from fairseq import models, optim, options
 from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
     LabelSmoothedCrossEntropyCriterionWithAlignment,
 )
@@ -440,6 +440,47 @@ def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin
         f"--distributed-world-size {world} without --distributed-init-method starts that many "
         f"processes on this machine, one a GPU, and it has {gpus or 'none'}: ",
         "or start each process yourself with --distributed-init-method",
+    )
+
+
+def _wrapped_for_data_parallel_on_a_cpu(tmp_path, model, *flags):
+    """fairseq's DistributedDataParallel wrapping of model on the CPU, in a gloo group of one: the
+    ValueError torch raises."""
+    cfg = _training_options("--cpu", *flags)
+    cfg.distributed_training.tpu = False  # fairseq takes --bf16 for --tpu; with the plugin, not
+    init = f"file://{tmp_path / 'rendezvous'}"
+    torch.distributed.init_process_group("gloo", init_method=init, rank=0, world_size=1)
+    try:
+        with pytest.raises(ValueError) as refused:
+            models.DistributedFairseqModel(
+                cfg.distributed_training, model, None, torch.device("cpu")
+            )
+    finally:
+        torch.distributed.destroy_process_group()
+    return refused.value
+
+
+@pytest.mark.parametrize("backend", ["pytorch_ddp", "c10d"])
+def test_torch_s_data_parallel_on_a_cpu_is_one_line_saying_to_give_legacy_ddp(backend, tmp_path):
+    """fairseq wraps the model for the process's GPU (device_ids=[0]), and torch refused it on
+    the CPU in a traceback: 'DistributedDataParallel device_ids and output_device arguments only
+    work with single-device/multiple-device GPU modules or CPU modules, ...'."""
+    model = build_tiny_model("rnnsearch")
+    refused = _wrapped_for_data_parallel_on_a_cpu(tmp_path, model, "--ddp-backend", backend)
+    assert_one_line_explanation(
+        refused, f"--ddp-backend {backend}", "on CPUs, give --ddp-backend legacy_ddp"
+    )
+
+
+def test_torch_s_data_parallel_on_a_cpu_in_bf16_is_one_line_saying_to_train_in_float32(tmp_path):
+    """legacy_ddp, which the line would name, is refused in half precision for rounding the
+    alignment model's gradients: each line sent to the other."""
+    model = build_tiny_model("rnnsearch").bfloat16()
+    refused = _wrapped_for_data_parallel_on_a_cpu(tmp_path, model, "--bf16")
+    assert_one_line_explanation(
+        refused,
+        "--ddp-backend pytorch_ddp (fairseq's default)",
+        "train several processes in float32, or one process in half precision",
     )
 
 
