@@ -330,15 +330,31 @@ def checkpoint_sent_to_the_other_processes(error: BaseException) -> Optional[str
     """fairseq-train with several processes resumes a checkpoint on rank 0 alone and sends it to
     the others (Trainer.load_checkpoint's broadcast_object), which read it with torch.load: since
     torch 2.6 that loads weights only, and refuses the omegaconf configuration fairseq has made of
-    the checkpoint's. Every distributed run that resumed ended there in a traceback, its lstm's too,
-    and rank 0 in the loss of the others (another_process_ended)."""
+    the checkpoint's. Every distributed run that resumed ended there in a traceback, its lstm's too:
+    in the processes started by hand (--distributed-no-spawn) and rank 0 in the loss of the others
+    (another_process_ended), or, where fairseq-train starts one process a GPU, in the worker's
+    traceback that torch.multiprocessing hands the command (ProcessRaisedException)."""
+    if type(error).__name__ == "ProcessRaisedException":
+        sent_to_a_worker = _worker_refused_the_checkpoint_sent(str(error))
+        return _cannot_resume_as_sent("the checkpoint") if sent_to_a_worker else None
     if not isinstance(error, pickle.UnpicklingError):
         return None
     if errors.locals_where(error, distributed_utils._broadcast_object_slow.__code__) is None:
         return None
     loading = trainers_loading()
     given = errors.locals_where(error, loading) if loading is not None else None
-    checkpoint = given["filename"] if given is not None else "the checkpoint"
+    return _cannot_resume_as_sent(given["filename"] if given is not None else "the checkpoint")
+
+
+def _worker_refused_the_checkpoint_sent(worker_traceback: str) -> bool:
+    """Whether a worker's traceback ends in torch's UnpicklingError (whose message runs over
+    several lines) where fairseq reads the object sent by rank 0."""
+    sending = f"in {distributed_utils._broadcast_object_slow.__name__}\n"
+    _, sent, after = worker_traceback.rpartition(sending)
+    return bool(sent) and "\n_pickle.UnpicklingError: " in after
+
+
+def _cannot_resume_as_sent(checkpoint: str) -> str:
     return (
         f"cannot resume from {checkpoint} with several processes as fairseq does by default: rank "
         "0 reads it and sends it to the others, and torch's weights-only loading (torch 2.6 or "

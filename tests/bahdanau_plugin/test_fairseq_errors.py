@@ -15,6 +15,7 @@ from fairseq.criterions.label_smoothed_cross_entropy_with_alignment import (
 from fairseq.data import data_utils, indexed_dataset
 from fairseq.dataclass import initialize
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.distributed import utils as distributed_utils
 from fairseq.optim import lr_scheduler
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from hydra.errors import ConfigCompositionException
@@ -440,6 +441,31 @@ def test_a_world_larger_than_the_machine_s_gpus_is_one_line_naming_both(data_bin
         f"--distributed-world-size {world} without --distributed-init-method starts that many "
         f"processes on this machine, one a GPU, and it has {gpus or 'none'}: ",
         "or start each process yourself with --distributed-init-method",
+    )
+
+
+def _send_a_checkpoints_configuration(rank: int, init: str) -> None:
+    """A worker of torch.multiprocessing.spawn, as fairseq-train starts one a GPU: rank 0 sends
+    the other a checkpoint's state as fairseq's Trainer.load_checkpoint does (broadcast_object),
+    its configuration made omegaconf's by fairseq's load_checkpoint_to_cpu."""
+    torch.distributed.init_process_group("gloo", init_method=init, rank=rank, world_size=2)
+    state = {"cfg": OmegaConf.create({"common": {"seed": 1}})} if rank == 0 else None
+    try:
+        distributed_utils.broadcast_object(state, src_rank=0, group=None)
+    except RuntimeError:  # rank 0, once the other has ended
+        # at once: gloo, torn down as Python ends after the other's end, now and then aborted the
+        # process (SIGABRT), which spawn then reported instead of the other's error
+        os._exit(0)
+
+
+def test_a_checkpoint_a_gpu_worker_is_sent_and_refuses_is_one_line_naming_what_works(tmp_path):
+    """torch.multiprocessing hands fairseq-train the worker's traceback, which ends in torch's
+    'UnpicklingError: Weights only load failed ... omegaconf.dictconfig.DictConfig'."""
+    init = f"file://{tmp_path / 'rendezvous'}"
+    with pytest.raises(torch.multiprocessing.ProcessRaisedException) as ended:
+        torch.multiprocessing.spawn(_send_a_checkpoints_configuration, args=(init,), nprocs=2)
+    assert_one_line_explanation(
+        ended.value, "cannot resume from the checkpoint", "add --load-checkpoint-on-all-dp-ranks"
     )
 
 
