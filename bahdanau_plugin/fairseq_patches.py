@@ -365,11 +365,12 @@ def read_the_options_as_given() -> None:
     the validation's search cannot read, and tokenized BLEU of detokenized text, which fairseq
     never checks (models/training_setup.py), and applies the architecture (models/config.py:
     apply_architecture) to the options as written, then refuses a --truncate-source that its
-    length limit undoes, then does fairseq's own; for other models,
-    fairseq's own alone. In any process, and in the copies fairseq-train's and fairseq-hydra-train's
-    modules hold where loaded: fairseq-hydra-train's matters in a hydra multirun, whose later jobs
-    find the plugin loaded, and the function's own module in a program that imports fairseq's
-    training after the plugin."""
+    length limit undoes, and has every process of a distributed run read the checkpoint it
+    resumes (training_setup.read_a_resumed_checkpoint_in_every_process), then does fairseq's own;
+    for other models, fairseq's own alone. In any process, and in the copies fairseq-train's and
+    fairseq-hydra-train's modules hold where loaded: fairseq-hydra-train's matters in a hydra
+    multirun, whose later jobs find the plugin loaded, and the function's own module in a program
+    that imports fairseq's training after the plugin."""
     for module in [copy for name in ADD_DEFAULTS for copy in _loaded_copies(name)]:
         if not getattr(module.add_defaults, OPTIONS_GIVEN_WRAPPER, False):
             module.add_defaults = _reading_the_options_as_given(module.add_defaults)
@@ -399,6 +400,7 @@ def _reading_the_options_as_given(add_defaults):
                 model = cfg.model
                 with open_dict(model):
                     ARCH_CONFIG_REGISTRY[name](model)
+                training_setup.read_a_resumed_checkpoint_in_every_process(cfg)
             training_setup.refuse_a_truncation_the_length_limit_undoes(cfg)
         return add_defaults(cfg)
 

@@ -395,6 +395,20 @@ def refuse_a_first_shard_repeated_no_times(cfg) -> None:
         )
 
 
+def read_a_resumed_checkpoint_in_every_process(cfg) -> None:
+    """With several processes, every process reads the checkpoint it resumes or fine-tunes from
+    (fairseq's --load-checkpoint-on-all-dp-ranks). fairseq's default reads it in rank 0 alone and
+    sends it to the others, where torch's weights-only loading (torch 2.6 on) refuses the
+    omegaconf configuration fairseq has made of the checkpoint's: every distributed run that
+    resumed ended in a traceback (fairseq_errors.checkpoint_sent_to_the_other_processes says so
+    for other models). Each process needs the file, as fairseq's own check that it is there does
+    (Trainer.load_checkpoint): on several machines, a --save-dir they share. One process reads it
+    as before."""
+    distributed, checkpoint = cfg.get("distributed_training"), cfg.get("checkpoint")
+    if checkpoint is not None and (distributed or {}).get("distributed_world_size", 1) > 1:
+        checkpoint.load_checkpoint_on_all_dp_ranks = True
+
+
 def refuse_ranks_outside_the_world(distributed, gpus: int) -> None:
     """The ranks a fairseq-train process starts, once fairseq has read its distributed options
     (distributed: its distributed_training block, the init method inferred), checked before the

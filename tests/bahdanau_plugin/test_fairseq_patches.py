@@ -489,6 +489,34 @@ def test_a_save_dir_in_a_tilde_folder_that_is_there_is_taken(
     assert cfg.checkpoint.save_dir == "~/x"
 
 
+def _reads_the_resumed_checkpoint_in_every_process(arch: str, world_size: int) -> bool:
+    """fairseq-train's options for a run of world_size processes, its defaults filled in."""
+    cfg = OmegaConf.create(
+        {
+            "model": {"_name": arch},
+            "distributed_training": {"distributed_world_size": world_size},
+            "checkpoint": {"load_checkpoint_on_all_dp_ranks": False},
+        }
+    )
+    initialize.add_defaults(cfg)
+    return cfg.checkpoint.load_checkpoint_on_all_dp_ranks
+
+
+def test_every_process_of_a_distributed_run_of_these_models_reads_the_checkpoint_it_resumes(
+    add_defaults_restored,
+):
+    """fairseq's rank 0 sends it to the others, whose weights-only loading refused it."""
+    assert _reads_the_resumed_checkpoint_in_every_process("rnnsearch_50", 2)
+
+
+def test_one_process_reads_the_checkpoint_it_resumes_as_fairseq_does(add_defaults_restored):
+    assert not _reads_the_resumed_checkpoint_in_every_process("rnnsearch_50", 1)
+
+
+def test_for_other_models_fairseq_s_rank_0_reads_the_checkpoint_it_resumes(add_defaults_restored):
+    assert not _reads_the_resumed_checkpoint_in_every_process("lstm", 2)
+
+
 def test_importing_the_plugin_again_wraps_fairseq_s_defaults_once(add_defaults_restored):
     from fairseq_cli import hydra_train, train
 
