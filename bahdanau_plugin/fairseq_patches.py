@@ -79,6 +79,19 @@ def limit_onednn_caches() -> None:
         os.environ.setdefault(variable, size)
 
 
+# torch's compiler keeps its cache in TORCHINDUCTOR_CACHE_DIR, and takes an empty one (a script's
+# unset variable: TORCHINDUCTOR_CACHE_DIR=$CACHE) for the working folder, which it fills with its
+# folders (fxgraph, aotautograd, locks, ...) as the models' step compiles, without a word.
+TORCH_CACHE_FOLDER = "TORCHINDUCTOR_CACHE_DIR"
+
+
+def read_an_empty_torch_cache_folder_as_unset() -> None:
+    """torch reads it as its compiler first runs, so this must come before: torch's default folder,
+    as the plugin reads its own empty settings (speed/setting.py)."""
+    if os.environ.get(TORCH_CACHE_FOLDER) == "":
+        del os.environ[TORCH_CACHE_FOLDER]
+
+
 def print_fairseq_tools_errors_as_one_line() -> None:
     """A fairseq command that ends with an error the plugin explains (errors.py) prints one line
     instead of a traceback; the project's own commands install the same hook themselves.
@@ -742,6 +755,10 @@ CHANGES = (
     # (ONEDNN_CACHE_SIZES says why).
     # They must be set before oneDNN starts, so at import: no option or hook comes early enough.
     limit_onednn_caches,
+    # os.environ, in any process: an empty TORCHINDUCTOR_CACHE_DIR removed, which torch's compiler
+    # would read as the working folder and fill with its cache. torch reads it as the models' step
+    # first compiles: no option or hook is read before.
+    read_an_empty_torch_cache_folder_as_unset,
     # sys.excepthook, where a fairseq tool runs: a command that ends with an error the plugin
     # explains (errors.py) prints one line instead of a traceback; and hydra's
     # JobReturn.return_value there, which raises a failed job's error into hydra's handler

@@ -17,9 +17,6 @@ FORMER_SETTING = "BAHDANAU_CPU_FAST_PATH"
 MODES = ("auto", "plain")
 SEARCH_SETTING = "BAHDANAU_CPU_SEARCH_COMPILE_AFTER"
 SEARCH_SECONDS = 60.0  # what compiling costs a short decoding: docs/performance.md
-CACHE_FOLDER = "TORCHINDUCTOR_CACHE_DIR"  # empty, torch takes the working folder and fills it:
-if os.environ.get(CACHE_FOLDER) == "":  # read as unset, as ours are, before torch first reads it
-    del os.environ[CACHE_FOLDER]
 
 
 @functools.lru_cache(maxsize=None)

@@ -127,6 +127,7 @@ print(sys.excepthook is hook, sys.stdin is stdin, sys.stdin.encoding == encoding
 def test_importing_the_plugin_makes_exactly_these_changes():
     assert [change.__name__ for change in fairseq_patches.CHANGES] == [
         "limit_onednn_caches",
+        "read_an_empty_torch_cache_folder_as_unset",
         "print_fairseq_tools_errors_as_one_line",
         "stop_reading_ahead_as_commands_end",
         "allow_fairseq_checkpoint_types",
@@ -146,6 +147,23 @@ def test_importing_the_plugin_makes_exactly_these_changes():
         "remember_the_languages_given",
         "match_the_source_length_in_words",
     ]
+
+
+# Where torch's compiler keeps its cache, in a program that imports the plugin, then compiles.
+CACHE_FOLDER_IN_A_PROGRAM = """
+import bahdanau_plugin
+from torch._inductor.runtime.cache_dir_utils import cache_dir, default_cache_dir
+print(cache_dir() == default_cache_dir())
+"""
+
+
+def test_an_empty_torch_cache_folder_is_read_as_unset_not_as_the_working_folder(tmp_path):
+    """TORCHINDUCTOR_CACHE_DIR= (a script's unset variable): torch would take the working folder
+    for its cache and fill it as the step compiles; the plugin imported, torch's default."""
+    environment = {**fairseq_env(), "TORCHINDUCTOR_CACHE_DIR": ""}
+    completed = python_program(CACHE_FOLDER_IN_A_PROGRAM, env=environment, cwd=tmp_path)
+    assert completed.stdout.split()[-1:] == ["True"]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_importing_the_plugin_in_a_program_leaves_its_excepthook_and_standard_input_alone():

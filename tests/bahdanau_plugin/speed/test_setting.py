@@ -1,15 +1,9 @@
 """speed/setting.py: the fast path's setting, read from the environment."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from bahdanau_plugin.errors import ConfigurationError
 from bahdanau_plugin.speed import setting
-
-TEXT = dict(capture_output=True, text=True, check=False)
 
 
 @pytest.fixture
@@ -71,13 +65,3 @@ def test_seconds_that_are_not_a_plain_number_are_refused_in_one_line(environment
         ConfigurationError, match=rf"^BAHDANAU_CPU_SEARCH_COMPILE_AFTER={value}: use the seconds"
     ):
         setting.cpu_search_compile_after()
-
-
-def test_an_empty_torch_cache_folder_is_read_as_unset_not_as_the_working_folder(tmp_path):
-    """TORCHINDUCTOR_CACHE_DIR= (a script's unset variable): torch would take the working folder
-    for its cache and fill it as the step compiles; the fast path imported, torch's default."""
-    where = "from torch._inductor.runtime.cache_dir_utils import cache_dir, default_cache_dir"
-    check = f"import bahdanau_plugin.speed; {where}; print(cache_dir() == default_cache_dir())"
-    environment = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": ""}
-    run = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=environment, **TEXT)
-    assert run.stdout.split() == ["True"], run.stderr
