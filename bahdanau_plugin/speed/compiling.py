@@ -92,11 +92,14 @@ def missing_compiler(device_type: str) -> Optional[str]:
             return f"torch.compile does not support Python {platform.python_version()}"
     except OSError as error:
         return f"no cache folder for torch's compiler ({error}): set TORCHINDUCTOR_CACHE_DIR to one"
-    if device_type == "cuda":  # torch._dynamo, imported above, imports what these read
-        missing = not torch.utils._triton.has_triton()
-        return "Triton, which torch.compile needs on a GPU, is missing" if missing else None
+    if device_type == "cuda":
+        from torch.utils._triton import has_triton
+
+        return None if has_triton() else "Triton, which torch.compile needs on a GPU, is missing"
     if device_type == "cpu":
-        compiler = torch._inductor.config.cpp.cxx[-1]
+        from torch._inductor import config
+
+        compiler = config.cpp.cxx[-1]
         return None if shutil.which(compiler) else f"no C++ compiler ({compiler}) is installed"
     return f"torch.compile is not used on {device_type}"
 
