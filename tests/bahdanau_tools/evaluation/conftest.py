@@ -40,34 +40,37 @@ def evaluate_in_this_process(*arguments) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def evaluation(prepared_test_set, checkpoints, tmp_path_factory) -> Path:
-    """bahdanau-evaluate on two tiny models: its output folder."""
-    out = tmp_path_factory.mktemp("evaluation")
-    models = [
-        argument
-        for name, arch in MODELS.items()
-        for argument in ("--model", f"{name}={checkpoints[arch]}")
-    ]
-    completed = run_evaluate(
-        "--data",
-        prepared_test_set / "data-bin",
-        "--out-dir",
-        out,
-        *models,
-        "--beam",
-        3,
-        "--max-len-b",
-        12,
-        "--bucket-width",
-        BUCKET_WIDTH,
-        "--min-bucket-sentences",
-        MIN_BUCKET_SENTENCES,
-        "--heatmaps",
-        *HEATMAP_SENTENCES,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    (out / "stdout.txt").write_text(completed.stdout, encoding="utf-8")
-    (out / "stderr.txt").write_text(completed.stderr, encoding="utf-8")
-    return out
+    """bahdanau-evaluate on two tiny models: its output folder, made once for both of make test's
+    workers (the evaluation test files go to either), and only read."""
+
+    def evaluate(out):
+        models = [
+            argument
+            for name, arch in MODELS.items()
+            for argument in ("--model", f"{name}={checkpoints[arch]}")
+        ]
+        completed = run_evaluate(
+            "--data",
+            prepared_test_set / "data-bin",
+            "--out-dir",
+            out,
+            *models,
+            "--beam",
+            3,
+            "--max-len-b",
+            12,
+            "--bucket-width",
+            BUCKET_WIDTH,
+            "--min-bucket-sentences",
+            MIN_BUCKET_SENTENCES,
+            "--heatmaps",
+            *HEATMAP_SENTENCES,
+        )
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        (out / "stdout.txt").write_text(completed.stdout, encoding="utf-8")
+        (out / "stderr.txt").write_text(completed.stderr, encoding="utf-8")
+
+    return made_once(tmp_path_factory, "evaluation", evaluate)
 
 
 @pytest.fixture(scope="session")
