@@ -15,6 +15,10 @@ from .kit import Kit, Started
 # scripts/demo.sh's model and recipe; a dry run trains a tiny one
 SIZES = {"embed": 64, "hidden": 128, "maxout": 64}
 DRY_RUN_SIZES = {"embed": 8, "hidden": 8, "maxout": 4}
+# A dry run's model, trained for a few updates, ends no sentence: each of its translations ran to
+# fairseq-generate's limit, 200 tokens (100 sentences at beam 5, seconds of the CPU per process),
+# where a few tokens compare the CPU with itself as well.
+DRY_RUN_LENGTH = 10
 
 
 def data_bin(kit: Kit) -> Path:
@@ -65,10 +69,12 @@ def start_translating(
     kit: Kit, checkpoint: Path, device: str, tf32: str, side_by_side: int = 1
 ) -> Started:
     """fairseq-generate of the test set at beam 5 (read with ``translations``), one of
-    ``side_by_side`` processes (Kit.env)."""
+    ``side_by_side`` processes (Kit.env); a dry run's translations at most DRY_RUN_LENGTH
+    tokens long."""
     return kit.start("-m", "fairseq_cli.generate", data_bin(kit), "--user-dir", PLUGIN,
                      "--path", checkpoint, "--beam", 5, "--batch-size", 50,
                      *(["--cpu"] if device == "cpu" else []),
+                     *(["--max-len-b", DRY_RUN_LENGTH] if kit.dry_run else []),
                      tf32=tf32, side_by_side=side_by_side)  # fmt: skip
 
 
