@@ -1,8 +1,10 @@
 """One evaluation run on a test set with unknown words, shared by the evaluation tests, and the
 odd models and test sets that some of them evaluate."""
 
+import os
 import subprocess
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from fairseq.data import Dictionary
@@ -34,8 +36,11 @@ def run_evaluate(*arguments) -> subprocess.CompletedProcess:
 
 
 def evaluate_in_this_process(*arguments) -> subprocess.CompletedProcess:
-    """bahdanau-evaluate's main run here (command_in_this_process), for its checks and help."""
-    return command_in_this_process(command_line.main, *arguments)
+    """bahdanau-evaluate's main run here (command_in_this_process), for its checks, its help and
+    what it writes, in the environment run_evaluate gives it: the fairseq-generate it starts runs
+    as it runs there."""
+    with mock.patch.dict(os.environ, fairseq_env()):
+        return command_in_this_process(command_line.main, *arguments)
 
 
 @pytest.fixture(scope="session")

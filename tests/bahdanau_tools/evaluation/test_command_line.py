@@ -89,7 +89,7 @@ def evaluation_of_empty_sources(test_set_with_empty_sources, checkpoints, tmp_pa
     """bahdanau-evaluate, without --replace-unk, on a test set with empty sources and no source
     text beside its binaries: the finished command and its output folder."""
     out = tmp_path_factory.mktemp("empty-sources")
-    completed = run_evaluate(
+    completed = evaluate_in_this_process(
         *("--data", test_set_with_empty_sources / "data-bin", "--out-dir", out),
         *("--model", f"rnnsearch={checkpoints['rnnsearch_50']}", "--beam", 2, "--max-len-b", 6),
     )
@@ -115,7 +115,7 @@ def test_a_sentence_over_fairseqs_default_limit_of_1024_tokens_is_translated_and
     test_set_with_a_long_sentence, checkpoints, tmp_path
 ):
     """fairseq's translation task stopped at it in a traceback, after the inputs were checked."""
-    completed = run_evaluate(
+    completed = evaluate_in_this_process(
         *("--data", test_set_with_a_long_sentence / "data-bin", "--out-dir", tmp_path),
         *("--model", f"rnnsearch={checkpoints['rnnsearch_50']}", "--beam", 2, "--max-len-b", 6),
         *("--heatmaps", LONG_SENTENCE),
@@ -214,7 +214,7 @@ def test_translations_cut_at_max_len_b_are_counted_in_a_warning(
 ):
     """fairseq-generate ends a translation at --max-len-b tokens, finished or not: those cut short
     were scored without a word, lower, the longest sentences' most (Figure 2's last buckets)."""
-    completed = run_evaluate(
+    completed = evaluate_in_this_process(
         *("--data", prepared_test_set / "data-bin", "--out-dir", tmp_path),
         *("--model", f"rnnsearch={checkpoints['rnnsearch_50']}", "--beam", 2, "--max-len-b", 1),
     )
