@@ -47,6 +47,7 @@ from .checkpoint_safety import (
 )
 from .checkpoint_writing import checkpoints_written_whole
 from .freed_memory import keep_freed_memory_for_reuse
+from .hub_interface import PINNED_MEMORY_WITHOUT_A_GPU
 from .errors import (
     ConfigurationError,
     MissingPathError,
@@ -242,7 +243,7 @@ DEPENDENCY_WARNINGS = (
     (UserWarning, r"\s*'config' is validated against ConfigStore schema with the same name"),
     (UserWarning, r"\s*The strict flag in the compose API is deprecated"),
     (FutureWarning, r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated"),
-    (UserWarning, r"'pin_memory' argument is set as true but no accelerator is found"),
+    (UserWarning, PINNED_MEMORY_WITHOUT_A_GPU),
 )
 
 

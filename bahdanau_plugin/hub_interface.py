@@ -30,6 +30,7 @@ and segmented with ``--bpe subword_nmt``'s codes read as UTF-8 (subword_nmt_code
 
 import difflib
 import reprlib
+import warnings
 from collections.abc import Iterable
 from typing import Optional, Tuple
 
@@ -56,6 +57,9 @@ REGISTERED_OPTIONS = ("tokenizer", "bpe")
 BYTES = (bytes, bytearray, memoryview)  # iterable, as numbers: never the sentences themselves
 # fairseq's from_pretrained reads it itself: generation options, set on the configuration
 GENERATION_ARGS = "generation_args"
+# torch's warning at each search on a machine without a GPU: fairseq's data loader asks for pinned
+# memory whatever the device, and no option of fairseq's reaches it
+PINNED_MEMORY_WITHOUT_A_GPU = r"'pin_memory' argument is set as true but no accelerator is found"
 
 
 def check_loading_options(cfg, options: dict) -> None:
@@ -202,7 +206,9 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
         if verbose:
             self.check_logged_alignment(options)
         self.check_lengths(tokenized_sentences)
-        return super().generate(tokenized_sentences, beam, verbose, **kwargs)
+        with warnings.catch_warnings():  # the program's own filters again after the call
+            warnings.filterwarnings("ignore", PINNED_MEMORY_WITHOUT_A_GPU, UserWarning)
+            return super().generate(tokenized_sentences, beam, verbose, **kwargs)
 
     def check_options(self, beam, options: dict) -> None:
         """The generation options of a call, checked as fairseq-generate's: fairseq would set a

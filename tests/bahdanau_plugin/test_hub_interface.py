@@ -497,6 +497,14 @@ def test_a_python_program_translating_through_the_hub_prints_no_debug_line(
     assert "DEBUG" not in printed_by_a_python_program
 
 
+def test_a_python_program_translating_through_the_hub_on_a_cpu_prints_no_warning_of_torch_s(
+    printed_by_a_python_program,
+):
+    """fairseq's data loader asks for pinned memory whatever the device, and torch warned of it at
+    the first search of every program without a GPU."""
+    assert "Warning" not in printed_by_a_python_program
+
+
 def test_a_python_program_translating_through_the_hub_says_in_one_line_what_it_compiled(
     printed_by_a_python_program,
 ):
