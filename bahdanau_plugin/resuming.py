@@ -37,6 +37,7 @@ count beside the epoch iterator's state (``PATIENCE``), and the resumed run goes
 score (--finetune-from-model, a reset without a checkpoint_best.pt to keep it by) counts afresh.
 """
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -195,6 +196,31 @@ def epochs_batches(epoch_itr, shuffle: bool) -> Optional[str]:
 # resumed run counted afresh from its first validation, however far below the best: killed and
 # resumed, a training ran on past the --patience it would have stopped at.
 PATIENCE = "bahdanau_patience"
+
+
+@contextlib.contextmanager
+def batches_made_as_in_the_first_epoch(task):
+    """While fairseq-train loads its checkpoint and makes its training iterator: where fairseq keeps
+    that iterator for every epoch after (its batches made once, then shuffled per epoch), it makes
+    the batches as a run started in epoch 1 made them. fairseq orders the pairs under the numpy
+    seed --seed + the epoch the run starts in (FairseqTask.get_batch_iterator), so a run resumed in
+    epoch 2 or later batched the pairs otherwise than the run it continues, and went on, after the
+    checkpoint's number of batches, through other batches than an uninterrupted run, for every
+    epoch after. The checkpoint's state of the iterator then puts it in its epoch and batch. An
+    iterator made again each epoch (sharded data) is made for its epoch, as fairseq makes it."""
+    get_batch_iterator = task.get_batch_iterator
+
+    def as_in_the_first_epoch(*args, **kwargs):
+        dataset = kwargs["dataset"] if "dataset" in kwargs else args[0]
+        if not kwargs.get("disable_iterator_cache") and task.can_reuse_epoch_itr(dataset):
+            kwargs["epoch"] = 1
+        return get_batch_iterator(*args, **kwargs)
+
+    task.get_batch_iterator = as_in_the_first_epoch
+    try:
+        yield
+    finally:
+        task.get_batch_iterator = get_batch_iterator
 
 
 def patience_so_far() -> Optional[dict]:

@@ -1,7 +1,8 @@
 """A training killed with SIGKILL mid-epoch and restarted with the same command ends exactly where
-an
-uninterrupted run ends: fairseq restores the epoch iterator's position and the optimizer state, and
-reseeds every update (seed + update number), so on CPU the result is bitwise identical."""
+an uninterrupted run ends: fairseq restores the epoch iterator's position and the optimizer state,
+and reseeds every update (seed + update number), and the resumed run batches the epoch as the run
+it continues did (resuming.batches_made_as_in_the_first_epoch), so on CPU the result is bitwise
+identical."""
 
 import os
 import re
@@ -13,12 +14,13 @@ import torch
 from ..support.tools import fairseq_env, fairseq_tool, run
 from ..support.training import train_command
 
-# The demo's 2,000 pairs in batches of 16 make 125 updates an epoch: every event is mid-epoch.
+# The demo's 2,000 pairs in batches of 80 make 25 updates an epoch: killed in epoch 2, after its
+# 5th update, and resumed there.
 FLAGS = [
     "--batch-size",
-    "16",
+    "80",
     "--max-update",
-    "40",
+    "35",
     "--save-interval-updates",
     "5",
     "--disable-validation",
@@ -27,15 +29,15 @@ FLAGS = [
 ]
 
 
-def _kill_after_first_checkpoint(command):
-    """Start training, SIGKILL it as soon as it has saved its first mid-epoch checkpoint."""
+def _kill_after_first_checkpoint_of_epoch_2(command):
+    """Start training, SIGKILL it as soon as it has saved its first checkpoint of epoch 2."""
     env = {**fairseq_env(), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
     try:
         for line in process.stdout:
-            if "Saved checkpoint" in line:
+            if re.search(r"Saved checkpoint \S+ \(epoch 2 @", line):
                 os.kill(process.pid, signal.SIGKILL)
                 break
     finally:
@@ -44,7 +46,9 @@ def _kill_after_first_checkpoint(command):
     return process.returncode
 
 
-def test_a_training_killed_mid_epoch_resumes_to_the_same_parameters(data_bin, tmp_path):
+def test_a_training_killed_mid_epoch_in_epoch_2_resumes_to_the_same_parameters(data_bin, tmp_path):
+    """fairseq made the resumed run's batches from --seed and the epoch it started in, 2, where the
+    run it continued had made them in epoch 1: the rest of epoch 2 went through other batches."""
     uninterrupted_dir, resumed_dir = tmp_path / "uninterrupted", tmp_path / "resumed"
     run("fairseq-train", *train_command(data_bin, uninterrupted_dir, "rnnsearch_50", *FLAGS))
     command = [
@@ -52,11 +56,11 @@ def test_a_training_killed_mid_epoch_resumes_to_the_same_parameters(data_bin, tm
         *map(str, train_command(data_bin, resumed_dir, "rnnsearch_50", *FLAGS)),
     ]
 
-    assert _kill_after_first_checkpoint(command) == -signal.SIGKILL
+    assert _kill_after_first_checkpoint_of_epoch_2(command) == -signal.SIGKILL
     log = run("fairseq-train", *command[1:])
 
-    resumed_at = re.search(r"Loaded checkpoint \S+ \(epoch 1 @ (\d+) updates\)", log)
-    assert resumed_at and 5 <= int(resumed_at.group(1)) < 40
+    resumed_at = re.search(r"Loaded checkpoint \S+ \(epoch 2 @ (\d+) updates\)", log)
+    assert resumed_at and 25 < int(resumed_at.group(1)) < 35
     expected = torch.load(uninterrupted_dir / "checkpoint_last.pt")["model"]
     actual = torch.load(resumed_dir / "checkpoint_last.pt")["model"]
     assert expected.keys() == actual.keys()
