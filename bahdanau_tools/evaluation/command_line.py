@@ -60,6 +60,7 @@ from bahdanau_plugin.unknown_words import (
 from ..alignment import NoAttentionError
 from ..errors import EvaluationError
 from ..bpe_units import codes_mismatch, holds_bpe_units
+from ..data.digests import HASH, file_hash
 from ..heatmaps import draw_translation
 from ..hub import ensemble_members, load_translator
 from ..search_options import add_beam, add_length_and_ranking, search
@@ -615,10 +616,25 @@ def model_scores(translations, references: Dict[str, List[str]], known: Sequence
     }
 
 
+def checkpoint_digests(arguments: argparse.Namespace) -> Dict[str, List[str]]:
+    """Each model's checkpoints' SHA-256 digests, an ensemble's in order, by model name: what
+    tells the checkpoint apart that checkpoint_best.pt or checkpoint_last.pt named when it was
+    translated, which the training that wrote it may have replaced since."""
+    return {
+        name: [file_hash(member, HASH) for member in ensemble_members(checkpoint)]
+        for name, checkpoint in arguments.model
+    }
+
+
 def write_table1(
-    arguments, translations, references: Dict[str, List[str]], known: Sequence[int]
+    arguments,
+    translations,
+    references: Dict[str, List[str]],
+    known: Sequence[int],
+    digests: Dict[str, List[str]],
 ) -> None:
     report = {
+        "data": str(arguments.data),
         "subset": arguments.subset,
         "references": str(arguments.references),
         "tokenized_references": str(arguments.tokenized_references),
@@ -630,6 +646,7 @@ def write_table1(
         "models": {
             name: {
                 "checkpoint": str(checkpoint),
+                "checkpoint_sha256": digests[name],
                 **model_scores(translations[name], references, known),
             }
             for name, checkpoint in arguments.model
@@ -674,6 +691,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
     check_inputs(arguments, split)
     references = read_all_references(arguments, split)
     check_checkpoints_load(arguments)
+    digests = checkpoint_digests(arguments)  # of the files as they are translated
     generation = Generation(
         arguments.subset,
         arguments.source_lang,
@@ -691,7 +709,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
     remove_previous_results(arguments)
     known = sentences_without_unknown_words(split)
     translations = translate_all(arguments, generation, len(split), known)
-    write_table1(arguments, translations, references, known)
+    write_table1(arguments, translations, references, known, digests)
     write_figure2(arguments, split, translations, references)
     draw_heatmaps(arguments, split)
 

@@ -1,6 +1,8 @@
 """bahdanau-evaluate: the table it prints, the heatmaps it draws, its progress, its help, the
 translation of empty sources, and one-line errors for bad input."""
 
+import hashlib
+import json
 import re
 import shutil
 
@@ -35,6 +37,18 @@ def test_labels_detokenized_sacrebleu_and_tokenized_bleu_each_with_its_signature
         and "tok:none" in printed[2]
     )
     assert printed[3].split() == ["detokenized", "sacreBLEU", "tokenized", "BLEU"]
+
+
+def test_records_the_data_bin_and_the_digest_of_each_checkpoint_it_translated(
+    evaluation, prepared_test_set, checkpoints
+):
+    """checkpoint_best.pt names another checkpoint as the training goes on: its digest says
+    which one the scores are of."""
+    report = json.loads((evaluation / "bleu.json").read_text(encoding="utf-8"))
+    assert report["data"] == str(prepared_test_set / "data-bin")
+    for name, arch in MODELS.items():
+        digest = hashlib.sha256(checkpoints[arch].read_bytes()).hexdigest()
+        assert report["models"][name]["checkpoint_sha256"] == [digest]
 
 
 def test_draws_a_heatmap_per_chosen_sentence_for_the_model_with_attention_only(evaluation):
