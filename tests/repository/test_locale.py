@@ -107,10 +107,15 @@ def test_fairseq_interactive_reads_and_writes_utf8_under_any_locale(interactive_
     assert translations(interactive_under[locale]) == reference
 
 
-# A Python program that translates a sentence (its first argument, in JSON: ASCII, which the
-# locale does not change) through the hub interface and through bahdanau-serve's translator, as
-# the server loads it, and writes what it got as ASCII.
-HUB_AND_SERVER = """
+# A Python program that does under its locale what two tools do, in one start of torch and fairseq
+# (the locale is the process's: each part reads it as its own process does). As a user's program,
+# it translates a sentence (its first argument, in JSON: ASCII, which the locale does not change)
+# through the hub interface and through bahdanau-serve's translator, as the server loads it, and
+# writes what they got as ASCII; then it runs bahdanau-evaluate's main on the arguments that
+# follow. fairseq-interactive stays a process of its own: importing the plugin there changes how
+# the process reads and writes (fairseq_patches.CHANGES), which a program that ran it first would
+# keep.
+HUB_SERVER_AND_EVALUATE = """
 import json, sys
 from pathlib import Path
 from bahdanau_plugin.models import RNNsearchModel
@@ -124,45 +129,50 @@ print(ascii(hub.apply_bpe(hub.tokenize(text))), ascii(hub.translate(text, max_le
 translator = Translator.load(checkpoint, prepared / "data-bin", cpu=True, **options)
 pieces = translator.apply_bpe(translator.tokenize(text))
 [translation] = translator.translate([Sentence(tuple(pieces), beam=2)])
-print(ascii(pieces), ascii(translation.source_words), ascii(translation.hypotheses[0]))
+print(ascii(pieces), ascii(translation.source_words), ascii(translation.hypotheses[0]), flush=True)
+sys.argv = ["bahdanau-evaluate", *sys.argv[4:]]
+from bahdanau_tools.evaluation import command_line
+command_line.main()
 """
 
 
 @pytest.fixture(scope="module")
-def hub_and_server_under(locales, prepared_model):
-    """locale -> what HUB_AND_SERVER wrote under it."""
-    prepared, checkpoint = prepared_model
-    words = [sys.executable, "-c", HUB_AND_SERVER, json.dumps(SENTENCE), checkpoint, prepared]
-    return {locale: command(words, env) for locale, env in locales.items()}
-
-
-@pytest.mark.parametrize("locale", OTHER_LOCALES)
-def test_the_hub_and_the_servers_translator_read_utf8_codes_under_any_locale(
-    hub_and_server_under, locale
-):
-    reference = output(hub_and_server_under[REFERENCE]).decode("ascii")
-    assert "<unk>" not in reference.splitlines()[0] and "\\xe8" in reference
-    assert output(hub_and_server_under[locale]).decode("ascii") == reference
-
-
-@pytest.fixture(scope="module")
-def evaluated_under(locales, prepared_model, tmp_path_factory):
-    """locale -> (bahdanau-evaluate run under it, its output folder)."""
+def hub_server_and_evaluate_under(locales, prepared_model, tmp_path_factory):
+    """locale -> (HUB_SERVER_AND_EVALUATE run under it, the evaluation's output folder)."""
     prepared, checkpoint = prepared_model
     runs = {}
     for locale, env in locales.items():
         out = tmp_path_factory.mktemp("evaluation")
-        words = [fairseq_tool("bahdanau-evaluate"), "--data", prepared / "data-bin"]
-        words += ["--out-dir", out, "--model", f"rnnsearch={checkpoint}", "--beam", 2]
-        runs[locale] = (command(words + ["--max-len-b", 10], env), out)
+        words = [sys.executable, "-c", HUB_SERVER_AND_EVALUATE, json.dumps(SENTENCE), checkpoint]
+        words += [prepared, "--data", prepared / "data-bin", "--out-dir", out]
+        words += ["--model", f"rnnsearch={checkpoint}", "--beam", 2, "--max-len-b", 10]
+        runs[locale] = (command(words, env), out)
     return runs
 
 
+def hub_and_server(run: tuple) -> str:
+    """What the hub and the server's translator got, in a HUB_SERVER_AND_EVALUATE run that
+    succeeded: its first two lines."""
+    completed, _ = run
+    return b"".join(output(completed).splitlines(keepends=True)[:2]).decode("ascii")
+
+
 @pytest.mark.parametrize("locale", OTHER_LOCALES)
-def test_bahdanau_evaluate_translates_and_scores_the_same_under_any_locale(evaluated_under, locale):
+def test_the_hub_and_the_servers_translator_read_utf8_codes_under_any_locale(
+    hub_server_and_evaluate_under, locale
+):
+    reference = hub_and_server(hub_server_and_evaluate_under[REFERENCE])
+    assert "<unk>" not in reference.splitlines()[0] and "\\xe8" in reference
+    assert hub_and_server(hub_server_and_evaluate_under[locale]) == reference
+
+
+@pytest.mark.parametrize("locale", OTHER_LOCALES)
+def test_bahdanau_evaluate_translates_and_scores_the_same_under_any_locale(
+    hub_server_and_evaluate_under, locale
+):
     """Its fairseq-generate reads the BPE codes in UTF-8 too."""
-    completed, out = evaluated_under[locale]
+    completed, out = hub_server_and_evaluate_under[locale]
     output(completed)
-    reference = evaluated_under[REFERENCE][1]
+    reference = hub_server_and_evaluate_under[REFERENCE][1]
     for name in ("rnnsearch/test.hyp", "bleu.txt"):
         assert (out / name).read_bytes() == (reference / name).read_bytes()
