@@ -550,8 +550,9 @@ def own_the_save_dir_in_training() -> None:
     to have room for a checkpoint, and a --restore-file must name a checkpoint file, before it
     resumes or trains, and be of no point before a numbered checkpoint there, once loaded
     (save_dir.py, checkpoint_safety.py); a resume mid-epoch through other batches than the
-    checkpoint's is said in a warning (resuming.py), and --patience counts on from the
-    checkpoint's count; and its checkpoints are written whole, a full disk one line
+    checkpoint's is said in a warning (resuming.py), --patience counts on from the checkpoint's
+    count, the batches are made as the run it continues made them, and a training already at its
+    limit trains nothing; and its checkpoints are written whole, a full disk one line
     (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the epoch's batches,
     all with --patience's count. fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
@@ -590,6 +591,8 @@ def _holding_the_save_dir(load_checkpoint):
         resuming.restore_the_patience(extra_state)  # every rank counts it
         if cfg.finetune_from_model and _first_launch(cfg, suffix):  # another training begins
             resuming.count_the_training_time_afresh(trainer)
+        if done := resuming.train_nothing_where_the_training_is_done(trainer):
+            logger.info(done)  # every rank trains nothing
         # where the run starts is known once it is loaded
         again = cfg.reset_dataloader and extra_state is not None  # epoch 1 after the checkpoint
         afresh = extra_state is None  # nothing to resume: fairseq trains from scratch

@@ -243,6 +243,29 @@ def count_the_training_time_afresh(trainer) -> None:
     trainer._start_time = time.time()
 
 
+def train_nothing_where_the_training_is_done(trainer) -> Optional[str]:
+    """Where the checkpoint resumed has reached --max-update, or trained past --stop-time-hours: no
+    epoch is trained, and the line that says so, None where the run trains on. fairseq checks its
+    limits after an update, not before the first, so the same command run again after it stopped
+    trained one update more and saved it over checkpoint_last.pt, and one more at each run (a
+    script that reruns every stage changed its finished model without a word). fairseq-train
+    reads --max-epoch after the load (``cfg.optimization.max_epoch or math.inf``), and trains no
+    epoch under a negative one."""
+    optimization = trainer.cfg.optimization
+    updates, hours = trainer.get_num_updates(), trainer.cumulative_training_time() / 3600
+    if 0 < optimization.max_update <= updates:
+        reached = f"{updates} updates, --max-update {optimization.max_update}"
+    elif 0 < optimization.stop_time_hours < hours:
+        reached = f"{hours:.2f} hours of training, --stop-time-hours {optimization.stop_time_hours}"
+    else:
+        return None
+    optimization.max_epoch = -1
+    return (
+        f"this training is done ({reached}): nothing is trained and its checkpoints stay as "
+        "they are; to train on, give a larger limit"
+    )
+
+
 def restore_the_patience(extra_state) -> None:
     """--patience's count from the checkpoint fairseq-train resumed (extra_state), where it holds
     one and the run keeps the checkpoint's best score, so that the run stops where an

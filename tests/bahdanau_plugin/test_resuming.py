@@ -14,6 +14,7 @@ from fairseq_cli import train
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.resuming import (
+    train_nothing_where_the_training_is_done,
     RecordingTheEpochsBatches,
     epochs_batches,
     fingerprint_of_batches,
@@ -383,3 +384,27 @@ def test_a_fine_tuning_counts_its_training_time_from_0_not_from_the_checkpoints(
     saved = torch.load(save_dir / "checkpoint_last.pt")
     assert saved["optimizer_history"][-1]["num_updates"] == 2
     assert saved["extra_state"]["previous_training_time"] < 3600
+
+
+def _trainer_resumed_at(updates: int, hours: float, **limits):
+    """What train_nothing_where_the_training_is_done reads of fairseq's trainer once it loaded."""
+    optimization = {"max_update": 0, "stop_time_hours": 0, "max_epoch": 0, **limits}
+    return SimpleNamespace(
+        cfg=OmegaConf.create({"optimization": optimization}),
+        get_num_updates=lambda: updates,
+        cumulative_training_time=lambda: hours * 3600,
+    )
+
+
+def test_a_checkpoint_past_stop_time_hours_trains_no_epoch_and_says_so():
+    """fairseq checks the time after an update: a rerun trained one more and saved it."""
+    trainer = _trainer_resumed_at(10, 2.5, stop_time_hours=2)
+    done = train_nothing_where_the_training_is_done(trainer)
+    assert done.startswith("this training is done (2.50 hours of training, --stop-time-hours 2)")
+    assert trainer.cfg.optimization.max_epoch < 0  # fairseq-train's loop runs no epoch
+
+
+def test_a_checkpoint_within_its_limits_trains_on():
+    trainer = _trainer_resumed_at(10, 1.5, max_update=20, stop_time_hours=2)
+    assert train_nothing_where_the_training_is_done(trainer) is None
+    assert trainer.cfg.optimization.max_epoch == 0

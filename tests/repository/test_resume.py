@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 
+import pytest
 import torch
 
 from ..support.tools import fairseq_env, fairseq_tool, run
@@ -46,11 +47,21 @@ def _kill_after_first_checkpoint_of_epoch_2(command):
     return process.returncode
 
 
-def test_a_training_killed_mid_epoch_in_epoch_2_resumes_to_the_same_parameters(data_bin, tmp_path):
+@pytest.fixture(scope="module")
+def uninterrupted(data_bin, tmp_path_factory):
+    """The --save-dir of the training run without a stop, and its command's arguments."""
+    save_dir = tmp_path_factory.mktemp("uninterrupted")
+    arguments = train_command(data_bin, save_dir, "rnnsearch_50", *FLAGS)
+    run("fairseq-train", *arguments)
+    return save_dir, arguments
+
+
+def test_a_training_killed_mid_epoch_in_epoch_2_resumes_to_the_same_parameters(
+    uninterrupted, data_bin, tmp_path
+):
     """fairseq made the resumed run's batches from --seed and the epoch it started in, 2, where the
     run it continued had made them in epoch 1: the rest of epoch 2 went through other batches."""
-    uninterrupted_dir, resumed_dir = tmp_path / "uninterrupted", tmp_path / "resumed"
-    run("fairseq-train", *train_command(data_bin, uninterrupted_dir, "rnnsearch_50", *FLAGS))
+    (uninterrupted_dir, _), resumed_dir = uninterrupted, tmp_path / "resumed"
     command = [
         fairseq_tool("fairseq-train"),
         *map(str, train_command(data_bin, resumed_dir, "rnnsearch_50", *FLAGS)),
@@ -66,3 +77,13 @@ def test_a_training_killed_mid_epoch_in_epoch_2_resumes_to_the_same_parameters(d
     assert expected.keys() == actual.keys()
     for name in expected:
         assert torch.equal(actual[name], expected[name]), name
+
+
+def test_the_same_command_again_after_the_training_is_done_trains_nothing(uninterrupted):
+    """fairseq checks --max-update after an update: a rerun trained one more and saved it over
+    checkpoint_last.pt, and one more at each rerun."""
+    save_dir, arguments = uninterrupted
+    done = (save_dir / "checkpoint_last.pt").read_bytes()
+    log = run("fairseq-train", *arguments)
+    assert "this training is done (35 updates, --max-update 35): nothing is trained" in log
+    assert (save_dir / "checkpoint_last.pt").read_bytes() == done
