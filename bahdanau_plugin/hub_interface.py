@@ -219,6 +219,12 @@ class RecurrentTranslationHubInterface(GeneratorHubInterface):
                 "replace_unk is chosen when the model is loaded, not per call: give it to "
                 "from_pretrained (replace_unk='' copies source words)"
             )
+        if "seed" in options:  # fairseq-generate's --seed is of its common options, not these
+            raise ConfigurationError(
+                f"seed={options['seed']!r}: the hub has no seed option; call "
+                "torch.manual_seed(SEED) before sample(..., sampling=True), and the same call "
+                "gives the same samples"
+            )
         unknown = sorted(set(options) - set(self.cfg.generation))
         if unknown:
             raise ConfigurationError(

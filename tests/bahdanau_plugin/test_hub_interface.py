@@ -119,8 +119,9 @@ def test_replace_unk_given_per_call_is_refused_saying_to_give_it_when_loading(
         (dict(beam=0), "beam=0: give a whole number, 1 or more"),
         (dict(beam=2, nbest=3), "--nbest 3 is over --beam 2"),
         (dict(print_alignment=True), "print_alignment=True: give 'hard' or 'soft'"),
+        (dict(sampling=True, seed=7), r"seed=7: the hub has no seed option; call torch.manual_se"),
     ],
-    ids=["misspelt", "beam-as-text", "beam-0", "nbest-over-beam", "print-alignment-true"],
+    ids=["misspelt", "beam-as-text", "beam-0", "nbest-over-beam", "print-alignment-true", "seed"],
 )
 def test_a_generation_option_fairseq_would_ignore_or_fail_on_is_refused_in_one_line(
     checkpoints, data_bin, options, message
