@@ -9,6 +9,7 @@ from unittest import mock
 import pytest
 from fairseq.data import Dictionary
 
+from bahdanau_plugin.speed import setting
 from bahdanau_plugin.unknown_words import source_text_path
 from bahdanau_tools.evaluation import command_line
 
@@ -40,7 +41,10 @@ def evaluate_in_this_process(*arguments) -> subprocess.CompletedProcess:
     what it writes, in the environment run_evaluate gives it: the fairseq-generate it starts runs
     as it runs there."""
     with mock.patch.dict(os.environ, fairseq_env()):
-        return command_in_this_process(command_line.main, *arguments)
+        try:
+            return command_in_this_process(command_line.main, *arguments)
+        finally:  # the fast path's setting, read once per process: this one's own again after
+            setting.mode.cache_clear()
 
 
 @pytest.fixture(scope="session")
