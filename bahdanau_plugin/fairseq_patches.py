@@ -586,7 +586,8 @@ def _holding_the_save_dir(load_checkpoint):
                 check_restore_file(cfg.restore_file, suffix)
             elif _continues_once(cfg, suffix):  # fairseq reads it as it is, without the suffix
                 check_restore_file(cfg.continue_once, "", "--continue-once")
-        with resuming.batches_made_as_in_the_first_epoch(trainer.task):
+        seeded_per_epoch = trainer.cfg.dataset.update_ordered_indices_seed
+        with resuming.batches_made_as_in_the_first_epoch(trainer.task, seeded_per_epoch):
             extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
         resuming.restore_the_patience(extra_state)  # every rank counts it
         if cfg.finetune_from_model and _first_launch(cfg, suffix):  # another training begins

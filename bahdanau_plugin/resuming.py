@@ -199,20 +199,26 @@ PATIENCE = "bahdanau_patience"
 
 
 @contextlib.contextmanager
-def batches_made_as_in_the_first_epoch(task):
+def batches_made_as_in_the_first_epoch(task, seeded_per_epoch: bool):
     """While fairseq-train loads its checkpoint and makes its training iterator: where fairseq keeps
     that iterator for every epoch after (its batches made once, then shuffled per epoch), it makes
     the batches as a run started in epoch 1 made them. fairseq orders the pairs under the numpy
     seed --seed + the epoch the run starts in (FairseqTask.get_batch_iterator), so a run resumed in
     epoch 2 or later batched the pairs otherwise than the run it continues, and went on, after the
     checkpoint's number of batches, through other batches than an uninterrupted run, for every
-    epoch after. The checkpoint's state of the iterator then puts it in its epoch and batch. An
-    iterator made again each epoch (sharded data) is made for its epoch, as fairseq makes it."""
+    epoch after. Under --update-ordered-indices-seed (``seeded_per_epoch``) fairseq-train also
+    adds that epoch to the seed it passes (Trainer.get_train_iterator): the seed is then made as in
+    epoch 1 too. The checkpoint's state of the iterator then puts it in its epoch and batch. An
+    iterator made again each epoch (sharded data, --update-epoch-batch-itr) is made for its epoch,
+    as fairseq makes it."""
     get_batch_iterator = task.get_batch_iterator
 
     def as_in_the_first_epoch(*args, **kwargs):
         dataset = kwargs["dataset"] if "dataset" in kwargs else args[0]
-        if not kwargs.get("disable_iterator_cache") and task.can_reuse_epoch_itr(dataset):
+        made_again = kwargs.get("disable_iterator_cache") or kwargs.get("update_epoch_batch_itr")
+        if not made_again and task.can_reuse_epoch_itr(dataset):  # fairseq's reuse
+            if seeded_per_epoch:  # fairseq-train passes both by keyword
+                kwargs["seed"] -= kwargs["epoch"] - 1
             kwargs["epoch"] = 1
         return get_batch_iterator(*args, **kwargs)
 

@@ -1,6 +1,7 @@
 """fairseq-train resuming under options that cannot take the checkpoint's state is one line that
 says what to give (bahdanau_plugin/resuming.py), not a traceback; nothing is written."""
 
+import contextlib
 import re
 import shutil
 from types import SimpleNamespace
@@ -9,11 +10,14 @@ import numpy as np
 import pytest
 import torch
 from fairseq import checkpoint_utils
+from fairseq.data import Dictionary, LanguagePairDataset
 from fairseq.data.iterators import EpochBatchIterator
+from fairseq.tasks import FairseqTask
 from fairseq_cli import train
 from omegaconf import OmegaConf
 
 from bahdanau_plugin.resuming import (
+    batches_made_as_in_the_first_epoch,
     train_nothing_where_the_training_is_done,
     RecordingTheEpochsBatches,
     epochs_batches,
@@ -243,6 +247,60 @@ def test_the_fingerprint_of_an_epochs_batches_is_of_those_fairseq_goes_through()
 
     assert epochs_batches(iterator, shuffle=True) == fingerprint_of_batches(gone_through)
     assert epochs_batches(iterator, shuffle=False) != fingerprint_of_batches(gone_through)
+
+
+SEED = 1
+
+
+def _pairs_of_few_lengths() -> LanguagePairDataset:
+    """Pairs of three lengths, so that the order fairseq sorts them in, and so their batches,
+    depends on the numpy seed it shuffles them under first."""
+    dictionary = Dictionary()
+    sentences = [torch.full((2 + index % 3,), dictionary.eos()) for index in range(60)]
+    sizes = [len(sentence) for sentence in sentences]
+    return LanguagePairDataset(sentences, sizes, dictionary, sentences, sizes, dictionary)
+
+
+def _batches_fairseq_train_makes(epoch, per_epoch_options=(), resuming=False):
+    """The batches of the training iterator that fairseq-train makes as it starts in ``epoch``
+    (Trainer.get_train_iterator: --seed, plus the epoch under --update-ordered-indices-seed),
+    resuming a checkpoint through the plugin or not."""
+    task, reseeded = FairseqTask(None), "update_ordered_indices_seed" in per_epoch_options
+    made = contextlib.nullcontext()
+    if resuming:
+        made = batches_made_as_in_the_first_epoch(task, seeded_per_epoch=reseeded)
+    with made:
+        iterator = task.get_batch_iterator(
+            dataset=_pairs_of_few_lengths(),
+            max_sentences=4,
+            seed=SEED + epoch if reseeded else SEED,
+            epoch=epoch,
+            update_epoch_batch_itr="update_epoch_batch_itr" in per_epoch_options,
+        )
+    return [list(batch) for batch in iterator.frozen_batches]
+
+
+def test_a_resume_in_epoch_3_makes_the_batches_the_run_made_in_epoch_1():
+    first = _batches_fairseq_train_makes(epoch=1)
+
+    assert _batches_fairseq_train_makes(epoch=3, resuming=True) == first
+    assert _batches_fairseq_train_makes(epoch=3) != first  # fairseq's own
+
+
+def test_a_resume_under_update_ordered_indices_seed_makes_the_batches_of_epoch_1_too():
+    seeded = ("update_ordered_indices_seed",)
+    first = _batches_fairseq_train_makes(epoch=1, per_epoch_options=seeded)
+
+    assert _batches_fairseq_train_makes(3, seeded, resuming=True) == first
+
+
+def test_a_resume_under_update_epoch_batch_itr_makes_its_epochs_batches_as_fairseq_does():
+    """fairseq then makes the batches again every epoch, for that epoch."""
+    anew = ("update_epoch_batch_itr",)
+    third = _batches_fairseq_train_makes(epoch=3, per_epoch_options=anew)
+
+    assert _batches_fairseq_train_makes(3, anew, resuming=True) == third
+    assert third != _batches_fairseq_train_makes(epoch=1, per_epoch_options=anew)
 
 
 def _count_patience_from_scratch(monkeypatch):
