@@ -47,6 +47,7 @@ from omegaconf.errors import ValidationError
 from . import errors
 from .checkpoint_safety import DEFAULT_RESTORE_FILE, fairseqs_load_checkpoint, trainers_loading
 from .models.pretrained_paths import data_bin_folder
+from .models.training_setup import adam_betas_refused, two_decay_rates
 
 
 def splits_held(data_bin: str) -> List[str]:
@@ -632,15 +633,6 @@ def optimizer_option_torch_refuses(error: BaseException) -> Optional[str]:
     )
 
 
-def _two_decay_rates(betas) -> bool:
-    """Whether betas is what Adam takes: two numbers, each at least 0 and under 1."""
-    return (
-        isinstance(betas, (tuple, list))
-        and len(betas) == 2
-        and all(isinstance(beta, (int, float)) and 0 <= beta < 1 for beta in betas)
-    )
-
-
 def adam_betas_adam_cannot_take(error: BaseException) -> Optional[str]:
     """fairseq's Adam reads --adam-betas as Python (eval) and never checks what it gets: text that
     is no Python ('0.9 0.98') failed in a SyntaxError as the optimizer was built; one number
@@ -651,15 +643,11 @@ def adam_betas_adam_cannot_take(error: BaseException) -> Optional[str]:
     stepped = errors.locals_where(error, inspect.unwrap(Adam.step).__code__)  # torch wraps it
     if built is not None and isinstance(error, (SyntaxError, NameError)):
         betas = built["self"].cfg.adam_betas
-    elif stepped is not None and not _two_decay_rates(stepped.get("group", {}).get("betas")):
+    elif stepped is not None and not two_decay_rates(stepped.get("group", {}).get("betas")):
         betas = stepped["group"]["betas"]
     else:
         return None
-    return (
-        f"--adam-betas {betas}: Adam takes two decay rates, each at least 0 and under 1, written "
-        "as a Python tuple: --adam-betas '(0.9, 0.999)', fairseq's default "
-        "(optimizer.adam_betas under fairseq-hydra-train)"
-    )
+    return adam_betas_refused(betas)
 
 
 # What each of fairseq's learning-rate schedulers asserts it is given as it is built, and the line

@@ -10,6 +10,7 @@ as fairseq's wav2vec models read ``ddp_backend``) and checks them when it first 
 checkpoint trained under any options still loads for translation.
 """
 
+import ast
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from typing import Any, Optional, Tuple
 
 from fairseq import utils
 from fairseq.dataclass.configs import GenerationConfig
+from omegaconf import ListConfig, OmegaConf
 
 from ..errors import ConfigurationError
 from .unknown_options import nearest_first
@@ -361,6 +363,44 @@ def refuse_a_negative_learning_rate(cfg) -> None:
             "and the loss would rise: give rates of 0 or more (optimization.lr under "
             "fairseq-hydra-train)"
         )
+
+
+def two_decay_rates(betas) -> bool:
+    """Whether betas is what Adam takes: two numbers, each at least 0 and under 1."""
+    return (
+        isinstance(betas, (tuple, list))
+        and len(betas) == 2
+        and all(isinstance(beta, (int, float)) and 0 <= beta < 1 for beta in betas)
+    )
+
+
+def adam_betas_refused(betas) -> str:
+    return (
+        f"--adam-betas {betas}: Adam takes two decay rates, each at least 0 and under 1, written "
+        "as a Python tuple: --adam-betas '(0.9, 0.999)', fairseq's default "
+        "(optimizer.adam_betas under fairseq-hydra-train)"
+    )
+
+
+def refuse_adam_betas_adam_cannot_take(cfg) -> None:
+    """fairseq's Adam evaluates --adam-betas as it is built and checks nothing: a first rate of 1
+    or more ('(1.5, 0.999)') trained, weighting old gradients above new ones, without a word
+    (fairseq's own, its lstm too); one rate, three, or a second rate of 1 or more failed at the
+    first update, data and model loaded, in a traceback that fairseq_errors explains. Checked as
+    the options are read (fairseq_patches.read_the_options_as_given), where the text is a Python
+    literal; other text is left to fairseq's evaluation and that explanation."""
+    optimizer = cfg.get("optimizer")
+    name = optimizer if isinstance(optimizer, str) else getattr(optimizer, "_name", None)
+    given = optimizer.get("adam_betas") if name == "adam" else None
+    if isinstance(given, ListConfig):  # a list in fairseq-hydra-train's configuration
+        betas = OmegaConf.to_container(given)
+    else:
+        try:
+            betas = ast.literal_eval(given) if isinstance(given, str) else None
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return
+    if betas is not None and not two_decay_rates(betas):
+        raise ConfigurationError(adam_betas_refused(given if isinstance(given, str) else betas))
 
 
 def refuse_training_on_a_split_it_validates(cfg) -> None:

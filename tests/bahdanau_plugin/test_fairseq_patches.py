@@ -419,6 +419,10 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
             "--lr-scheduler reduce_lr_on_plateau with --disable-validation",
         ),
         ({"optimization": {"lr": [0.01, -0.001]}}, "--lr 0.01,-0.001: a negative learning rate"),
+        (
+            {"optimizer": {"_name": "adam", "adam_betas": "(1.5, 0.999)"}},
+            "--adam-betas (1.5, 0.999): Adam takes two decay rates",
+        ),
     ],
     ids=[
         "patience-without-validation",
@@ -426,6 +430,7 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
         "no-first-shard",
         "plateau-without-validation",
         "negative-learning-rate",
+        "adam-betas",
     ],
 )
 def test_the_training_options_of_these_models_are_checked_before_fairseq_s_defaults(

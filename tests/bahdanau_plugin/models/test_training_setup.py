@@ -3,6 +3,7 @@ model's float32 gradients, in one line that names what works; a model built unde
 still translates. A --max-tokens that no batch can reach is one warning."""
 
 import logging
+import re
 
 import pytest
 import torch
@@ -23,6 +24,7 @@ from bahdanau_plugin.models.training_setup import (
     refuse_a_first_shard_repeated_no_times,
     refuse_a_negative_learning_rate,
     refuse_a_plateau_schedule_without_validation,
+    refuse_adam_betas_adam_cannot_take,
     refuse_patience_without_validation,
     refuse_training_on_a_split_it_validates,
     refuse_ranks_outside_the_world,
@@ -317,6 +319,35 @@ def test_learning_rates_of_0_or_more_are_taken(rates):
     """fairseq-hydra-train's optimizer.lr=0.1 reaches optimization.lr as no list, which fairseq's
     own check refuses after: a TypeError traceback came first."""
     refuse_a_negative_learning_rate(OmegaConf.create({"optimization": {"lr": rates}}))
+
+
+@pytest.mark.parametrize(
+    "betas, shown",
+    [
+        ("(1.5, 0.999)", "(1.5, 0.999)"),
+        ("(0.9)", "(0.9)"),
+        ("(0.9, 0.98, 0.9)", "(0.9, 0.98, 0.9)"),
+        ([0.9, 1.0], "[0.9, 1.0]"),
+    ],
+    ids=["a-first-rate-over-1", "one-rate", "three-rates", "a-hydra-list-with-a-rate-of-1"],
+)
+def test_adam_betas_adam_cannot_take_are_refused_as_the_options_are_read(betas, shown):
+    """A first rate over 1 trained, old gradients weighted above new ones, without a word; the
+    others failed at the first update, data and model loaded, in a traceback."""
+    cfg = OmegaConf.create({"optimizer": {"_name": "adam", "adam_betas": betas}})
+    with pytest.raises(ConfigurationError, match=f"^--adam-betas {re.escape(shown)}: Adam takes"):
+        refuse_adam_betas_adam_cannot_take(cfg)
+
+
+@pytest.mark.parametrize(
+    "betas",
+    ["(0.9, 0.98)", "[0, 0.999]", "0.9 0.98", "(0.9, 1 - 1e-3)"],
+    ids=["fairseq-s-default-form", "a-list", "no-python-left-to-fairseq", "an-expression"],
+)
+def test_adam_betas_adam_takes_or_that_are_no_literal_pass_as_the_options_are_read(betas):
+    """Text that is no Python literal is fairseq's to evaluate (fairseq_errors explains it)."""
+    cfg = OmegaConf.create({"optimizer": {"_name": "adam", "adam_betas": betas}})
+    refuse_adam_betas_adam_cannot_take(cfg)
 
 
 def test_fairseq_train_choosing_by_bleu_without_eval_bleu_is_one_line_before_anything_is_loaded(
