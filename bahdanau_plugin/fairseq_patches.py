@@ -375,13 +375,14 @@ def read_the_options_as_given() -> None:
     For these models, add_defaults now first refuses a path the shell left a '~' at the start of
     (refuse_a_home_folder_the_shell_left_unexpanded) and a key of those blocks that nothing takes,
     in one line (models/unknown_options.py), and an --update-freq or a batch size under 1, Adam's
-    --adam-betas other than two rates in [0, 1), a --best-checkpoint-metric read the wrong way
-    round or never computed, --eval-bleu-args that the validation's search cannot read, and
-    tokenized BLEU of detokenized text, which fairseq never checks (models/training_setup.py),
-    and applies the architecture (models/config.py:
-    apply_architecture) to the options as written, then refuses a --truncate-source that its
-    length limit undoes, and has every process of a distributed run read the checkpoint it
-    resumes (training_setup.read_a_resumed_checkpoint_in_every_process), then does fairseq's own;
+    --adam-betas other than two rates in [0, 1), an --lr-shrink that the fixed schedule never
+    applies, a --best-checkpoint-metric read the wrong way round or never computed,
+    --eval-bleu-args that the validation's search cannot read, and tokenized BLEU of detokenized
+    text, which fairseq never checks (models/training_setup.py), and applies the architecture
+    (models/config.py: apply_architecture) to the options as written, then refuses a
+    --truncate-source that its length limit undoes, and has every process of a distributed run
+    read the checkpoint it resumes (training_setup.read_a_resumed_checkpoint_in_every_process),
+    then does fairseq's own;
     for other models, fairseq's own alone. In any process, and in the copies fairseq-train's and
     fairseq-hydra-train's modules hold where loaded: fairseq-hydra-train's matters in a hydra
     multirun, whose later jobs find the plugin loaded, and the function's own module in a program
@@ -407,6 +408,7 @@ def _reading_the_options_as_given(add_defaults):
             training_setup.refuse_a_plateau_schedule_without_validation(cfg)
             training_setup.refuse_a_negative_learning_rate(cfg)
             training_setup.refuse_adam_betas_adam_cannot_take(cfg)
+            training_setup.refuse_a_shrink_the_fixed_schedule_never_applies(cfg)
             training_setup.refuse_a_best_checkpoint_metric_it_cannot_read(cfg)
             training_setup.refuse_eval_bleu_args_the_search_cannot_read(cfg)
             training_setup.refuse_tokenized_bleu_of_detokenized_text(cfg)

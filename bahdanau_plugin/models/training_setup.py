@@ -18,6 +18,7 @@ from typing import Any, Optional, Tuple
 
 from fairseq import utils
 from fairseq.dataclass.configs import GenerationConfig
+from fairseq.optim.lr_scheduler.fixed_schedule import FixedLRScheduleConfig
 from omegaconf import ListConfig, OmegaConf
 
 from ..errors import ConfigurationError
@@ -362,6 +363,25 @@ def refuse_a_negative_learning_rate(cfg) -> None:
             f"--lr {','.join(map(str, rates))}: a negative learning rate steps up the gradient, "
             "and the loss would rise: give rates of 0 or more (optimization.lr under "
             "fairseq-hydra-train)"
+        )
+
+
+def refuse_a_shrink_the_fixed_schedule_never_applies(cfg) -> None:
+    """--lr-scheduler fixed (fairseq-train's default) shrinks the rate by --lr-shrink every epoch
+    from --force-anneal N on, and without --force-anneal never: --lr-shrink 0.5 alone trained at
+    the same rate throughout, without a word (fairseq's own, its lstm too). Checked as the options
+    are read (fairseq_patches.read_the_options_as_given); fairseq-train fills in --lr-shrink's
+    default before then, so a shrink given at that default (0.1) cannot be told from none."""
+    scheduler = cfg.get("lr_scheduler")
+    name = scheduler if isinstance(scheduler, str) else getattr(scheduler, "_name", None)
+    if name != "fixed" or scheduler.get("force_anneal") is not None:
+        return
+    shrink = scheduler.get("lr_shrink")
+    if shrink is not None and shrink != FixedLRScheduleConfig.lr_shrink:
+        raise ConfigurationError(
+            f"--lr-shrink {shrink} does nothing under --lr-scheduler fixed without --force-anneal "
+            "N, the epoch from which the rate shrinks by it every epoch: give --force-anneal, or "
+            "drop --lr-shrink (lr_scheduler.force_anneal under fairseq-hydra-train)"
         )
 
 

@@ -423,6 +423,10 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
             {"optimizer": {"_name": "adam", "adam_betas": "(1.5, 0.999)"}},
             "--adam-betas (1.5, 0.999): Adam takes two decay rates",
         ),
+        (
+            {"lr_scheduler": {"_name": "fixed", "lr_shrink": 0.5, "force_anneal": None}},
+            "--lr-shrink 0.5 does nothing under --lr-scheduler fixed without --force-anneal",
+        ),
     ],
     ids=[
         "patience-without-validation",
@@ -431,6 +435,7 @@ def test_a_key_the_optimizer_of_these_models_does_not_take_is_refused_before_fai
         "plateau-without-validation",
         "negative-learning-rate",
         "adam-betas",
+        "lr-shrink-never-applied",
     ],
 )
 def test_the_training_options_of_these_models_are_checked_before_fairseq_s_defaults(

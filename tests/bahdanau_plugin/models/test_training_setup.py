@@ -25,6 +25,7 @@ from bahdanau_plugin.models.training_setup import (
     refuse_a_negative_learning_rate,
     refuse_a_plateau_schedule_without_validation,
     refuse_adam_betas_adam_cannot_take,
+    refuse_a_shrink_the_fixed_schedule_never_applies,
     refuse_patience_without_validation,
     refuse_training_on_a_split_it_validates,
     refuse_ranks_outside_the_world,
@@ -348,6 +349,34 @@ def test_adam_betas_adam_takes_or_that_are_no_literal_pass_as_the_options_are_re
     """Text that is no Python literal is fairseq's to evaluate (fairseq_errors explains it)."""
     cfg = OmegaConf.create({"optimizer": {"_name": "adam", "adam_betas": betas}})
     refuse_adam_betas_adam_cannot_take(cfg)
+
+
+def test_an_lr_shrink_the_fixed_schedule_never_applies_is_refused():
+    """Without --force-anneal the fixed schedule never shrinks: the rate stayed, without a word."""
+    cfg = _fairseq_train_options("--lr-shrink", "0.5")
+    with pytest.raises(ConfigurationError, match=r"^--lr-shrink 0.5 does nothing under "):
+        refuse_a_shrink_the_fixed_schedule_never_applies(cfg)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--lr-shrink", "0.5", "--force-anneal", "3"],
+        [],
+        ["--lr-scheduler", "reduce_lr_on_plateau", "--lr-shrink", "0.5"],
+    ],
+    ids=["with-force-anneal", "fairseq-s-default", "another-schedule"],
+)
+def test_an_lr_shrink_a_schedule_applies_passes(flags):
+    refuse_a_shrink_the_fixed_schedule_never_applies(_fairseq_train_options(*flags))
+
+
+def _fairseq_train_options(*flags):
+    """fairseq-train's configuration as add_defaults gets it: every option of the fixed schedule
+    filled in by argparse, given or not."""
+    parser = options.get_training_parser()
+    given = ["data-bin", "--user-dir", PLUGIN, "--arch", "rnnsearch_50", *flags]
+    return convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, given))
 
 
 def test_fairseq_train_choosing_by_bleu_without_eval_bleu_is_one_line_before_anything_is_loaded(
