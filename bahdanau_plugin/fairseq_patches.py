@@ -36,7 +36,7 @@ from fairseq.tasks import FairseqTask
 from fairseq.tasks.translation import TranslationTask
 from omegaconf import DictConfig, open_dict
 
-from . import resuming, save_dir
+from . import ranks, resuming, save_dir
 from .checkpoint_safety import (
     DEFAULT_RESTORE_FILE,
     FAIRSEQ_CHECKPOINT_TYPES,
@@ -556,9 +556,10 @@ def own_the_save_dir_in_training() -> None:
     (save_dir.py, checkpoint_safety.py); a resume mid-epoch through other batches than the
     checkpoint's is said in a warning (resuming.py), --patience counts on from the checkpoint's
     count, the batches are made as the run it continues made them, and a training already at its
-    limit trains nothing; and its checkpoints are written whole, a full disk one line
-    (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the epoch's batches,
-    all with --patience's count. fairseq-train calls
+    limit trains nothing; the processes of a distributed run stop in one line where their options,
+    data, start or parameters differ (ranks.py); and its checkpoints are written whole, a full
+    disk one line (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the
+    epoch's batches, all with --patience's count. fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
     at every save: the wrappers do their part there for these models and call fairseq's own, which
     is all they do for any other model. No option, task or hook runs before fairseq-train resumes,
@@ -593,6 +594,7 @@ def _holding_the_save_dir(load_checkpoint):
         seeded_per_epoch = trainer.cfg.dataset.update_ordered_indices_seed
         with resuming.batches_made_as_in_the_first_epoch(trainer.task, seeded_per_epoch):
             extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
+        ranks.refuse_processes_that_differ(trainer, epoch_itr)  # every rank, before any update
         resuming.restore_the_patience(extra_state)  # every rank counts it
         if cfg.finetune_from_model and _first_launch(cfg, suffix):  # another training begins
             resuming.count_the_training_time_afresh(trainer)

@@ -32,9 +32,10 @@ def _parameters(save_dir):
     return torch.load(save_dir / "checkpoint_last.pt")["model"]
 
 
-def _two_gloo_workers(data_bin, save_dir, *flags):
-    """fairseq-train as two CPU processes over gloo, fairseq's legacy all-reduce between them;
-    each worker's (return code, output)."""
+def _two_gloo_workers(data_bin, save_dir, *flags, own=((), ()), timeout=300):
+    """fairseq-train as two CPU processes over gloo, fairseq's legacy all-reduce between them,
+    each given its own flags too (own); each worker's (return code, output), both killed where
+    they run past timeout seconds."""
     init = f"tcp://127.0.0.1:{_free_port()}"
     distributed = [
         "--distributed-world-size",
@@ -61,6 +62,7 @@ def _two_gloo_workers(data_bin, save_dir, *flags):
                         *distributed,
                         "--distributed-rank",
                         str(rank),
+                        *own[rank],
                     ),
                 ),
             ],
@@ -71,7 +73,12 @@ def _two_gloo_workers(data_bin, save_dir, *flags):
         )
         for rank in range(2)
     ]
-    outputs = [worker.communicate(timeout=300) for worker in workers]
+    try:
+        outputs = [worker.communicate(timeout=timeout) for worker in workers]
+    except subprocess.TimeoutExpired:
+        for worker in workers:
+            worker.kill()
+        pytest.fail(f"the two workers ran past {timeout} s")
     return [(worker.returncode, out + err) for worker, (out, err) in zip(workers, outputs)]
 
 
@@ -155,3 +162,18 @@ def test_two_workers_resume_a_checkpoint_and_train_on_from_its_updates(runs, dat
     assert [code for code, _ in workers] == [0, 0], workers[0][1][-2000:] + workers[1][1][-2000:]
     resumed = torch.load(tmp_path / "checkpoint_last.pt")["optimizer_history"][-1]
     assert resumed["num_updates"] == UPDATES + 2
+
+
+def test_workers_given_another_seed_each_stop_before_training_in_one_line(data_bin, tmp_path):
+    """Under fairseq's own all-reduce, each process built its first parameters from its own --seed
+    and trained a model of its own, without a word: every process stops, within seconds, with the
+    line that names what differs (bahdanau_plugin/ranks.py)."""
+    flags = ["--max-update", "2", "--disable-validation"]
+    workers = _two_gloo_workers(data_bin, tmp_path, *flags, own=([], ["--seed", "4"]), timeout=120)
+    for returncode, output in workers:
+        assert returncode != 0
+        assert "Traceback" not in output
+        last = output.strip().splitlines()[-1]
+        differs = "differ in --seed: 3 in rank 0, 4 in rank 1, and would not train one model"
+        assert "error: the 2 processes of this distributed training " + differs in last
+    assert not (tmp_path / "checkpoint_last.pt").exists()
