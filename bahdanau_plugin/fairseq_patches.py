@@ -36,7 +36,7 @@ from fairseq.tasks import FairseqTask
 from fairseq.tasks.translation import TranslationTask
 from omegaconf import DictConfig, open_dict
 
-from . import ranks, resuming, save_dir
+from . import provenance, ranks, resuming, save_dir
 from .checkpoint_safety import (
     DEFAULT_RESTORE_FILE,
     FAIRSEQ_CHECKPOINT_TYPES,
@@ -559,7 +559,8 @@ def own_the_save_dir_in_training() -> None:
     limit trains nothing; the processes of a distributed run stop in one line where their options,
     data, start or parameters differ (ranks.py); and its checkpoints are written whole, a full
     disk one line (checkpoint_writing.py), those saved mid-epoch with the fingerprint of the
-    epoch's batches, all with --patience's count. fairseq-train calls
+    epoch's batches, all with --patience's count and the provenance of the runs that trained them
+    (provenance.py). fairseq-train calls
     checkpoint_utils.load_checkpoint once before training, with the trainer, and save_checkpoint
     at every save: the wrappers do their part there for these models and call fairseq's own, which
     is all they do for any other model. No option, task or hook runs before fairseq-train resumes,
@@ -596,6 +597,7 @@ def _holding_the_save_dir(load_checkpoint):
             extra_state, epoch_itr = load_checkpoint(cfg, trainer, **passthrough_args)
         ranks.refuse_processes_that_differ(trainer, epoch_itr)  # every rank, before any update
         resuming.restore_the_patience(extra_state)  # every rank counts it
+        provenance.carry_on(trainer, extra_state)  # the runs its checkpoints record
         if cfg.finetune_from_model and _first_launch(cfg, suffix):  # another training begins
             resuming.count_the_training_time_afresh(trainer)
         if done := resuming.train_nothing_where_the_training_is_done(trainer):
@@ -661,9 +663,11 @@ def _saving_these_models(save_checkpoint):
     def wrapper(cfg, trainer, epoch_itr, val_loss):
         if not _trains_these_models(trainer):
             return save_checkpoint(cfg, trainer, epoch_itr, val_loss)
-        # every file written whole; the iterator's state, mid-epoch, with its batches' fingerprint
+        # every file written whole; the iterator's state, mid-epoch, with its batches' fingerprint;
+        # the provenance of the runs that trained it
         with checkpoints_written_whole():
             recording = resuming.RecordingTheEpochsBatches(epoch_itr)
+            trainer = provenance.RecordingProvenance(trainer)
             return save_checkpoint(cfg, trainer, recording, val_loss)
 
     setattr(wrapper, SAVE_DIR_WRAPPER, True)
