@@ -47,6 +47,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
+from bahdanau_plugin import provenance
 from bahdanau_plugin.errors import ConfigurationError, print_errors_as_one_line
 from bahdanau_plugin.options import path_argument, positive_int
 from bahdanau_plugin.output_folder import output_folder, write_failures_explained
@@ -616,14 +617,22 @@ def model_scores(translations, references: Dict[str, List[str]], known: Sequence
     }
 
 
-def checkpoint_digests(arguments: argparse.Namespace) -> Dict[str, List[str]]:
-    """Each model's checkpoints' SHA-256 digests, an ensemble's in order, by model name: what
+def checkpoint_record(checkpoint: Path) -> dict:
+    """A model's checkpoints' SHA-256 digests and provenance, an ensemble's in order: the digest
     tells the checkpoint apart that checkpoint_best.pt or checkpoint_last.pt named when it was
-    translated, which the training that wrote it may have replaced since."""
+    translated, which the training that wrote it may have replaced since; the provenance, the code
+    that trained it (each run's: bahdanau_plugin/provenance.py), "unknown" for a checkpoint saved
+    before it was recorded."""
+    members = ensemble_members(checkpoint)
     return {
-        name: [file_hash(member, HASH) for member in ensemble_members(checkpoint)]
-        for name, checkpoint in arguments.model
+        "checkpoint_sha256": [file_hash(member, HASH) for member in members],
+        "checkpoint_provenance": [provenance.recorded(member) for member in members],
     }
+
+
+def checkpoint_records(arguments: argparse.Namespace) -> Dict[str, dict]:
+    """Each model's checkpoint_record, by model name."""
+    return {name: checkpoint_record(checkpoint) for name, checkpoint in arguments.model}
 
 
 def write_table1(
@@ -631,7 +640,7 @@ def write_table1(
     translations,
     references: Dict[str, List[str]],
     known: Sequence[int],
-    digests: Dict[str, List[str]],
+    records: Dict[str, dict],
 ) -> None:
     report = {
         "data": str(arguments.data),
@@ -646,7 +655,7 @@ def write_table1(
         "models": {
             name: {
                 "checkpoint": str(checkpoint),
-                "checkpoint_sha256": digests[name],
+                **records[name],
                 **model_scores(translations[name], references, known),
             }
             for name, checkpoint in arguments.model
@@ -691,7 +700,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
     check_inputs(arguments, split)
     references = read_all_references(arguments, split)
     check_checkpoints_load(arguments)
-    digests = checkpoint_digests(arguments)  # of the files as they are translated
+    records = checkpoint_records(arguments)  # of the files as they are translated
     generation = Generation(
         arguments.subset,
         arguments.source_lang,
@@ -709,7 +718,7 @@ def evaluate_into_the_folder(arguments: argparse.Namespace) -> None:
     remove_previous_results(arguments)
     known = sentences_without_unknown_words(split)
     translations = translate_all(arguments, generation, len(split), known)
-    write_table1(arguments, translations, references, known, digests)
+    write_table1(arguments, translations, references, known, records)
     write_figure2(arguments, split, translations, references)
     draw_heatmaps(arguments, split)
 

@@ -5,8 +5,13 @@ import hashlib
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
+import torch
+
+from bahdanau_plugin import provenance
+from bahdanau_tools.evaluation import command_line
 
 from ...support.png import assert_png
 from ...support.demo_data import TEST_SENTENCES
@@ -49,6 +54,28 @@ def test_records_the_data_bin_and_the_digest_of_each_checkpoint_it_translated(
     for name, arch in MODELS.items():
         digest = hashlib.sha256(checkpoints[arch].read_bytes()).hexdigest()
         assert report["models"][name]["checkpoint_sha256"] == [digest]
+
+
+def test_records_the_code_that_trained_each_checkpoint_beside_its_digest(evaluation, checkpoints):
+    """Of two checkpoints that score differently, which version of the code trained each."""
+    report = json.loads((evaluation / "bleu.json").read_text(encoding="utf-8"))
+    for name, arch in MODELS.items():
+        runs = torch.load(checkpoints[arch], weights_only=True)["extra_state"][provenance.KEY]
+        assert [run["git_commit"] for run in runs] == [provenance.of_the_code()["git_commit"]]
+        assert report["models"][name]["checkpoint_provenance"] == [runs]
+
+
+def test_a_checkpoint_saved_before_its_provenance_was_recorded_reads_as_unknown(
+    checkpoints, tmp_path
+):
+    """Each member of an ensemble, in order."""
+    old, new = tmp_path / "old.pt", checkpoints["rnnsearch_50"]
+    state = torch.load(new, weights_only=True)
+    del state["extra_state"][provenance.KEY]
+    torch.save(state, old)
+    record = command_line.checkpoint_record(Path(f"{old}:{new}"))
+    assert record["checkpoint_provenance"] == [provenance.UNKNOWN, provenance.recorded(new)]
+    assert record["checkpoint_sha256"][0] == hashlib.sha256(old.read_bytes()).hexdigest()
 
 
 def test_draws_a_heatmap_per_chosen_sentence_for_the_model_with_attention_only(evaluation):
