@@ -29,7 +29,7 @@ import torch.distributed
 from . import fingerprints
 from .errors import ConfigurationError
 from .models.unknown_options import NAME, options_taken
-from .resuming import fingerprint_of_batches
+from .resuming import PRECISIONS, fingerprint_of_batches
 
 # The blocks of fairseq's configuration whose component every process must share, by the option
 # that names it; each shares the options its component takes too.
@@ -40,11 +40,21 @@ COMPONENTS = {
     "criterion": "--criterion",
 }
 # The options of fairseq's other blocks that every process must share: the seed, which draws the
-# first parameters and shuffles each epoch; every option of the optimization (--update-freq, --lr,
-# --max-update: each process steps its own optimizer, and stops at its own limits); and those that
-# make the batches and the validations, which the processes go through together. None: all.
+# first parameters and shuffles each epoch; the precision, the type of the gradients they sum;
+# every option of the optimization (--update-freq, --lr, --max-update: each process steps its own
+# optimizer, and stops at its own limits); those that make the batches and the validations, which
+# the processes go through together; and those that decide when they validate and stop early
+# (fairseq-train validates at every save, in every process, and each process counts --patience
+# on its own). None: all.
 BLOCKS = {
-    "common": ["seed"],
+    "common": ["seed", *PRECISIONS],
+    "checkpoint": [
+        "save_interval",
+        "save_interval_updates",
+        "patience",
+        "best_checkpoint_metric",
+        "maximize_best_checkpoint_metric",
+    ],
     "optimization": None,
     "dataset": [
         "max_tokens",

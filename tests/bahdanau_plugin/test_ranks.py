@@ -40,6 +40,9 @@ def test_processes_given_their_own_rank_device_save_dir_logs_and_data_copy_share
         (["--max-tokens", "900"], "--max-tokens"),
         (["--encoder-hidden-dim", "8"], "--encoder-hidden-dim"),
         (["--adadelta-rho", "0.5"], "--adadelta-rho"),  # a legacy optimizer's
+        (["--bf16"], "--bf16"),
+        (["--save-interval-updates", "5"], "--save-interval-updates"),  # validates at each save
+        (["--patience", "3"], "--patience"),
     ],
 )
 def test_an_option_that_shapes_the_model_its_optimization_or_batches_is_shared(flags, option):
