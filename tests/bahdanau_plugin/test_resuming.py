@@ -386,7 +386,8 @@ def test_a_training_that_resumes_no_best_score_forgets_one_left_in_the_process(
     """hydra's multirun trains its jobs in one process, and fairseq kept the best score of the
     first: the second, in a --save-dir of its own, compared its validations with it and wrote no
     checkpoint_best.pt until one beat it."""
-    monkeypatch.setattr(checkpoint_utils.save_checkpoint, "best", 6.308, raising=False)
+    _count_patience_from_scratch(monkeypatch)  # restored after, whatever the test leaves
+    checkpoint_utils.save_checkpoint.best = 6.308  # the first job's
     keep_the_best_score(_checkpoint_configuration(tmp_path), "", None)  # a start from scratch
     assert not hasattr(checkpoint_utils.save_checkpoint, "best")
 
