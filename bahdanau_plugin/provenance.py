@@ -36,7 +36,7 @@ import fairseq
 import torch
 
 from .checkpoint_safety import saved_state
-from .resuming import _precision
+from .resuming import precision_flag
 from .speed import setting
 
 KEY = "bahdanau_provenance"
@@ -156,7 +156,7 @@ def of_this_run(trainer) -> Run:
         **of_the_code(),
         "fast_path": setting.mode(),
         "device": device_name(trainer.device),
-        "precision": _precision(trainer.cfg.common),
+        "precision": precision_flag(trainer.cfg.common),
     }
 
 

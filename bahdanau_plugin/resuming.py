@@ -84,7 +84,7 @@ def other_optimizer(error: BaseException) -> Optional[str]:
     run = _name(getattr(run_cfg, group, None)) or "another"
     there, here = f"{option} {saved}", f"{option} {run}"
     if saved == run:  # the same optimizer, wrapped for another precision (FP16Optimizer, say)
-        there, here = _precision(trained.get("common")), _precision(run_cfg.common)
+        there, here = precision_flag(trained.get("common")), precision_flag(run_cfg.common)
     filename = given["filename"]
     return (
         f"{_trained_otherwise(filename, there, here)}; to train with {here} from its parameters, "
@@ -138,7 +138,7 @@ def _in_a_schedulers_loading(error: BaseException) -> bool:
 PRECISIONS = ("memory_efficient_fp16", "memory_efficient_bf16", "fp16", "bf16", "amp")
 
 
-def _precision(common) -> str:
+def precision_flag(common) -> str:
     """A run's precision, as the flag that asks for it (float32: none)."""
     flag = next((f for f in PRECISIONS if common is not None and common.get(f)), None)
     return "--" + flag.replace("_", "-") if flag else "float32 (no --fp16, --bf16 or --amp)"
