@@ -8,6 +8,7 @@ import subprocess
 from argparse import Namespace
 from pathlib import Path
 
+import fairseq
 import pytest
 import torch
 from fairseq import options
@@ -16,6 +17,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from bahdanau_plugin import provenance
 from bahdanau_plugin.errors import ConfigurationError
 
 from ..support.paths import PLUGIN, REPO
@@ -149,6 +151,13 @@ def test_each_recipe_trains_with_fairseq_hydra_train(hydra_checkpoints, recipe):
     state = torch.load(hydra_checkpoints[recipe])
     assert state["cfg"]["model"]["_name"] == RECIPES[recipe]
     assert state["optimizer_history"][-1]["num_updates"] == UPDATES
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_recipe_s_checkpoint_records_the_code_that_trained_it(hydra_checkpoints, recipe):
+    """fairseq-hydra-train saves through the same wrapper as fairseq-train (provenance.py)."""
+    runs = torch.load(hydra_checkpoints[recipe])["extra_state"][provenance.KEY]
+    assert [run["fairseq"] for run in runs] == [fairseq.__version__]
 
 
 def test_the_paper_recipe_script_trains_with_fairseq_train(data_bin, tmp_path):
